@@ -1,0 +1,5 @@
+import sys
+
+from automemo.cli import main
+
+sys.exit(main())

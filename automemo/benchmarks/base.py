@@ -1,0 +1,94 @@
+"""The `Benchmark` interface (DESIGN §6).
+
+A benchmark hands out deterministic, stratified splits:
+- "train": `update` tasks (whose episodes every candidate learns from) and `retrieve` tasks
+  (the search-validation batch that scores candidates during search);
+- "test": held out, used only by `automemo eval`; it has its own `retrieve` tasks and the
+  `update` tasks whose episodes build memory before them (e.g. the test users' sessions in
+  Mini-Gallery, or the train update batch in MiniWoB++).
+
+Episodes are produced by `run_episode`: with the fixed agent for interactive benchmarks, or
+directly from data for conversation benchmarks (Mini-Gallery sessions need no agent).
+`run_episode` is called from several threads at once; a benchmark guards its own resources.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder
+from automemo.episode_store import EpisodeStore
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark task. `category` stratifies splits and per-category scores (question type,
+    site, task family); `data` is the benchmark's own (gold answer, clues, env name, seed...)."""
+
+    task_id: str
+    benchmark: str
+    category: str
+    instruction: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Split:
+    name: str
+    update: tuple[Task, ...]
+    retrieve: tuple[Task, ...]
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """A retrieve task's score. `value` in [0, 1] is what the search averages; `metrics` holds
+    the benchmark's named metrics (e.g. recall@10, ndcg@10, f1, em); `counted` is False for
+    tasks a metric excludes (Mini-Gallery's AR in retrieval mode)."""
+
+    value: float
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    counted: bool = True
+    feedback: str = ""
+
+
+class InfrastructureError(RuntimeError):
+    """The episode failed for a reason that is not the memo program's or the agent's fault
+    (browser crash, page-load failure, API error). The harness retries, then excludes it."""
+
+
+class Benchmark(abc.ABC):
+    name: str = "abstract"
+    family: str = "abstract"  # "web" | "visual" | "conversation"
+
+    @abc.abstractmethod
+    def split(self, name: str) -> Split:
+        """The "train" or "test" split. Deterministic for the benchmark's seed."""
+
+    @abc.abstractmethod
+    def partial(self, task: Task, store: EpisodeStore) -> PartialRecorder:
+        """What is known before the first turn (the input of `retrieve`). Images it needs are
+        written to `store` so that the sandbox can read them."""
+
+    @abc.abstractmethod
+    def run_episode(
+        self,
+        task: Task,
+        agent: Any,
+        payload: MemoryPayload | None,
+        store: EpisodeStore,
+    ) -> EpisodeRecorder:
+        """Run `task` with `agent` and memory `payload` (None: no memory). Raises
+        `InfrastructureError` for failures that are not the agent's."""
+
+    @abc.abstractmethod
+    def score(self, task: Task, episode: EpisodeRecorder, payload: MemoryPayload) -> TaskScore:
+        """Score a retrieve task from its episode and the payload it was given."""
+
+    def describe(self) -> dict[str, Any]:
+        """Config-like facts for the run record (sizes, seed, scoring mode)."""
+        return {"name": self.name, "family": self.family}
+
+    def close(self) -> None:
+        """Release browsers, pools, temp dirs."""

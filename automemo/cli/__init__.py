@@ -1,0 +1,48 @@
+"""The `automemo` command. Each subcommand lives in its own module under `automemo.cli`, which
+exposes `register(subparsers)`; heavy imports happen inside the command, not at start-up, so that
+`automemo --help` is instant."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Subcommand modules, in the order `automemo --help` lists them.
+COMMAND_MODULES = [
+    # "automemo.cli.sandbox_cmd",  # automemo sandbox build|check
+    # "automemo.cli.exam_cmd",  # automemo exam PROGRAM --episodes DIR
+    "automemo.cli.bench_cmd",  # automemo bench sandbox|eval|search|seeds
+]
+
+
+class UserError(Exception):
+    """A mistake the user can fix; printed without a traceback, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="automemo",
+        description="Search for a multimodal agent's memory mechanism as an executable memo program.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"automemo: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("automemo: interrupted; everything committed so far is kept.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""`automemo bench NAME`: benchmarks that print figures (speed and memory targets live here, not in
+timed unit tests, because these machines are shared and noisy; figures are compared as ratios
+measured within one run). Each benchmark is a module `automemo.bench.<name>` with
+`add_arguments(parser)` and `run(args) -> int`."""
+
+from __future__ import annotations
+
+import importlib
+
+BENCHES = {
+    "sandbox": "session open, call round trip and quick-exam time per sandbox backend",
+    "eval": "evaluation speed-up from concurrency and per-episode framework overhead",
+    "search": "framework time per search step with a zero-latency fake LLM",
+    "seeds": "update throughput and retrieve latency of every seed at 1k and 10k episodes",
+}
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("bench", help="print speed and memory figures")
+    benches = parser.add_subparsers(dest="bench", metavar="NAME", required=True)
+    for name, help_text in BENCHES.items():
+        p = benches.add_parser(name, help=help_text)
+        module = f"automemo.bench.{name}"
+        p.set_defaults(func=lambda args, m=module: importlib.import_module(m).run(args))
+        try:
+            importlib.import_module(module).add_arguments(p)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise

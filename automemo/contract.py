@@ -1,0 +1,465 @@
+"""The memo-program contract: the data a memo program sees and returns, and its base class.
+
+Stdlib only: this module is imported inside the sandbox guest, whose image carries no
+third-party packages beyond numpy, faiss, networkx, sqlite-utils and pillow.
+
+Every type is a frozen dataclass that round-trips through JSON (`to_json` / `from_json`).
+Parsing validates as it goes and raises `ContractError` naming the offending field, because
+the data comes from LLM-written programs and from files users edit by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+INTERFACE_VERSION = "1"
+"""Bumped when the memo-program interface changes in a way old programs would notice."""
+
+
+class ContractError(ValueError):
+    """Data does not fit the contract. The message names the field and what was expected."""
+
+
+# --- validation helpers -------------------------------------------------------------------------
+
+
+def _fail(path: str, expected: str, got: Any) -> ContractError:
+    shown = repr(got)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return ContractError(f"{path}: expected {expected}, got {type(got).__name__} {shown}")
+
+
+def _str(path: str, value: Any, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise _fail(path, "a string" + (" or null" if optional else ""), value)
+    return value
+
+
+def _int(path: str, value: Any, *, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(path, "an integer", value)
+    if minimum is not None and value < minimum:
+        raise ContractError(f"{path}: expected an integer >= {minimum}, got {value}")
+    return value
+
+
+def _float(path: str, value: Any, *, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _fail(path, "a finite number" + (" or null" if optional else ""), value)
+    return float(value)
+
+
+def _bool(path: str, value: Any, *, optional: bool = False) -> bool | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, bool):
+        raise _fail(path, "true or false" + (" or null" if optional else ""), value)
+    return value
+
+
+def check_json(path: str, value: Any) -> Any:
+    """Check that `value` is plain JSON data (dict with str keys, list, str, number, bool, None).
+
+    Tuples are accepted and become lists, so that frozen dataclasses may hold them.
+    Returns a fresh copy so that callers cannot mutate the recorder through the input.
+    """
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _fail(path, "a finite number (JSON has no NaN/inf)", value)
+        return value
+    if isinstance(value, (list, tuple)):
+        return [check_json(f"{path}[{i}]", v) for i, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise _fail(f"{path} key", "a string key", k)
+            out[k] = check_json(f"{path}.{k}", v)
+        return out
+    raise _fail(path, "JSON data (dict, list, str, number, bool, null)", value)
+
+
+def _mapping(path: str, value: Any) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise _fail(path, "an object", value)
+    return value
+
+
+def _list(path: str, value: Any) -> list:
+    if not isinstance(value, (list, tuple)):
+        raise _fail(path, "a list", value)
+    return list(value)
+
+
+class _Record:
+    """Shared JSON plumbing for the contract's dataclasses."""
+
+    _required: ClassVar[tuple[str, ...]] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_plain(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ContractError(f"{cls.__name__}: not valid JSON ({exc})") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def _check_keys(cls, data: Mapping, path: str) -> None:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ContractError(
+                f"{path}: unknown field(s) {unknown}; {cls.__name__} has {sorted(names)}"
+            )
+        missing = [k for k in cls._required if k not in data]
+        if missing:
+            raise ContractError(f"{path}: missing required field(s) {missing}")
+
+
+def _to_plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_to_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _to_plain(v) for k, v in value.items()}
+    return value
+
+
+# --- data types ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImageRef(_Record):
+    """An image in the run's episode store. `path` is relative to the store root, which the
+    sandbox mounts read-only; `sha256` lets a memo program deduplicate without reading pixels."""
+
+    path: str
+    sha256: str
+    caption: str | None = None
+
+    _required: ClassVar[tuple[str, ...]] = ("path", "sha256")
+
+    def __post_init__(self) -> None:
+        _str("ImageRef.path", self.path)
+        _str("ImageRef.sha256", self.sha256)
+        _str("ImageRef.caption", self.caption, optional=True)
+        if self.path.startswith("/") or ".." in self.path.split("/"):
+            raise ContractError(
+                f"ImageRef.path: must be relative to the episode store and stay inside it, "
+                f"got {self.path!r}"
+            )
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "ImageRef") -> ImageRef:
+        data = _mapping(path, data)
+        cls._check_keys(data, path)
+        return cls(
+            path=_str(f"{path}.path", data["path"]),
+            sha256=_str(f"{path}.sha256", data["sha256"]),
+            caption=_str(f"{path}.caption", data.get("caption"), optional=True),
+        )
+
+
+def _image_or_none(path: str, value: Any) -> ImageRef | None:
+    if value is None or isinstance(value, ImageRef):
+        return value
+    return ImageRef.from_dict(value, path)
+
+
+def _images(path: str, value: Any) -> tuple[ImageRef, ...]:
+    return tuple(
+        v if isinstance(v, ImageRef) else ImageRef.from_dict(v, f"{path}[{i}]")
+        for i, v in enumerate(_list(path, value))
+    )
+
+
+@dataclass(frozen=True)
+class Step(_Record):
+    """One agent turn: what it saw, what it did, why, and what went wrong if anything."""
+
+    index: int
+    observation: str = ""
+    screenshot: ImageRef | None = None
+    action: str = ""
+    thought: str = ""
+    error: str | None = None
+
+    _required: ClassVar[tuple[str, ...]] = ("index",)
+
+    def __post_init__(self) -> None:
+        _int("Step.index", self.index, minimum=0)
+        _str("Step.observation", self.observation)
+        _image_or_none("Step.screenshot", self.screenshot)
+        _str("Step.action", self.action)
+        _str("Step.thought", self.thought)
+        _str("Step.error", self.error, optional=True)
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "Step") -> Step:
+        data = _mapping(path, data)
+        cls._check_keys(data, path)
+        return cls(
+            index=_int(f"{path}.index", data["index"], minimum=0),
+            observation=_str(f"{path}.observation", data.get("observation", "")),
+            screenshot=_image_or_none(f"{path}.screenshot", data.get("screenshot")),
+            action=_str(f"{path}.action", data.get("action", "")),
+            thought=_str(f"{path}.thought", data.get("thought", "")),
+            error=_str(f"{path}.error", data.get("error"), optional=True),
+        )
+
+
+@dataclass(frozen=True)
+class PartialRecorder(_Record):
+    """What is known about a task before the agent's first turn: the input of `retrieve`."""
+
+    task_id: str
+    benchmark: str
+    instruction: str
+    task_images: tuple[ImageRef, ...] = ()
+    initial_observation: str = ""
+    initial_screenshot: ImageRef | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    _required: ClassVar[tuple[str, ...]] = ("task_id", "benchmark", "instruction")
+
+    def __post_init__(self) -> None:
+        _validate_partial(self, type(self).__name__)
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "PartialRecorder") -> PartialRecorder:
+        data = _mapping(path, data)
+        cls._check_keys(data, path)
+        return cls(**_partial_fields(data, path))
+
+
+def _partial_fields(data: Mapping, path: str) -> dict[str, Any]:
+    return dict(
+        task_id=_str(f"{path}.task_id", data["task_id"]),
+        benchmark=_str(f"{path}.benchmark", data["benchmark"]),
+        instruction=_str(f"{path}.instruction", data["instruction"]),
+        task_images=_images(f"{path}.task_images", data.get("task_images", ())),
+        initial_observation=_str(f"{path}.initial_observation", data.get("initial_observation", "")),
+        initial_screenshot=_image_or_none(
+            f"{path}.initial_screenshot", data.get("initial_screenshot")
+        ),
+        metadata=check_json(f"{path}.metadata", _mapping(f"{path}.metadata", data.get("metadata", {}))),
+    )
+
+
+def _validate_partial(rec: Any, path: str) -> None:
+    # Normalise in place: lists become tuples (hashable, immutable) and metadata is checked as
+    # JSON. object.__setattr__ is the documented way to do this in a frozen dataclass.
+    _str(f"{path}.task_id", rec.task_id)
+    _str(f"{path}.benchmark", rec.benchmark)
+    _str(f"{path}.instruction", rec.instruction)
+    object.__setattr__(rec, "task_images", _images(f"{path}.task_images", rec.task_images))
+    _str(f"{path}.initial_observation", rec.initial_observation)
+    object.__setattr__(
+        rec, "initial_screenshot", _image_or_none(f"{path}.initial_screenshot", rec.initial_screenshot)
+    )
+    object.__setattr__(
+        rec, "metadata", check_json(f"{path}.metadata", _mapping(f"{path}.metadata", rec.metadata))
+    )
+
+
+@dataclass(frozen=True)
+class EpisodeRecorder(_Record):
+    """A finished episode: the input of `update`. `reward` is the benchmark's score in [0, 1];
+    `success` is the judge's binary verdict; `usage` holds tokens/steps/wall time."""
+
+    task_id: str
+    benchmark: str
+    instruction: str
+    task_images: tuple[ImageRef, ...] = ()
+    initial_observation: str = ""
+    initial_screenshot: ImageRef | None = None
+    steps: tuple[Step, ...] = ()
+    final_answer: str | None = None
+    reward: float = 0.0
+    success: bool = False
+    judge_feedback: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    usage: Mapping[str, Any] = field(default_factory=dict)
+
+    _required: ClassVar[tuple[str, ...]] = ("task_id", "benchmark", "instruction")
+
+    def __post_init__(self) -> None:
+        path = type(self).__name__
+        _validate_partial(self, path)
+        steps = []
+        for i, s in enumerate(_list(f"{path}.steps", self.steps)):
+            steps.append(s if isinstance(s, Step) else Step.from_dict(s, f"{path}.steps[{i}]"))
+        object.__setattr__(self, "steps", tuple(steps))
+        _str(f"{path}.final_answer", self.final_answer, optional=True)
+        object.__setattr__(self, "reward", _float(f"{path}.reward", self.reward))
+        _bool(f"{path}.success", self.success)
+        _str(f"{path}.judge_feedback", self.judge_feedback, optional=True)
+        object.__setattr__(
+            self, "usage", check_json(f"{path}.usage", _mapping(f"{path}.usage", self.usage))
+        )
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "EpisodeRecorder") -> EpisodeRecorder:
+        data = _mapping(path, data)
+        cls._check_keys(data, path)
+        return cls(
+            **_partial_fields(data, path),
+            steps=data.get("steps", ()),
+            final_answer=_str(f"{path}.final_answer", data.get("final_answer"), optional=True),
+            reward=_float(f"{path}.reward", data.get("reward", 0.0)),
+            success=_bool(f"{path}.success", data.get("success", False)),
+            judge_feedback=_str(f"{path}.judge_feedback", data.get("judge_feedback"), optional=True),
+            usage=_mapping(f"{path}.usage", data.get("usage", {})),
+        )
+
+    def partial(self) -> PartialRecorder:
+        """The part of this episode that was known before the first turn."""
+        return PartialRecorder(
+            task_id=self.task_id,
+            benchmark=self.benchmark,
+            instruction=self.instruction,
+            task_images=self.task_images,
+            initial_observation=self.initial_observation,
+            initial_screenshot=self.initial_screenshot,
+            metadata=self.metadata,
+        )
+
+    def images(self) -> list[ImageRef]:
+        """Every image of the episode, task images first, then screenshots in step order."""
+        out = list(self.task_images)
+        if self.initial_screenshot:
+            out.append(self.initial_screenshot)
+        out += [s.screenshot for s in self.steps if s.screenshot]
+        return out
+
+
+@dataclass(frozen=True)
+class Budget(_Record):
+    """The retrieval budget, the same for every candidate of a run."""
+
+    max_chars: int = 50_000
+    max_images: int = 2
+
+    def __post_init__(self) -> None:
+        _int("Budget.max_chars", self.max_chars, minimum=0)
+        _int("Budget.max_images", self.max_images, minimum=0)
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "Budget") -> Budget:
+        data = _mapping(path, data)
+        cls._check_keys(data, path)
+        return cls(**dict(data))
+
+
+@dataclass(frozen=True)
+class MemoryPayload(_Record):
+    """What `retrieve` returns: `text` goes into the agent prompt, `images` are attached as extra
+    visual inputs, `metadata` is structured (e.g. `metadata["evidence"]`: ranked cited ids)."""
+
+    text: str = ""
+    images: tuple[ImageRef, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _str("MemoryPayload.text", self.text)
+        object.__setattr__(self, "images", _images("MemoryPayload.images", self.images))
+        object.__setattr__(
+            self,
+            "metadata",
+            check_json("MemoryPayload.metadata", _mapping("MemoryPayload.metadata", self.metadata)),
+        )
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "MemoryPayload") -> MemoryPayload:
+        data = _mapping(path, data)
+        cls._check_keys(data, path)
+        return cls(
+            text=_str(f"{path}.text", data.get("text", "")),
+            images=_images(f"{path}.images", data.get("images", ())),
+            metadata=_mapping(f"{path}.metadata", data.get("metadata", {})),
+        )
+
+    def size_chars(self) -> int:
+        """Characters charged against the budget: the text plus the serialised metadata, since
+        both reach the agent or the scorer."""
+        meta = json.dumps(self.metadata, ensure_ascii=False, sort_keys=True) if self.metadata else ""
+        return len(self.text) + len(meta)
+
+    def violations(self, budget: Budget) -> list[str]:
+        """Human-readable reasons this payload exceeds `budget`; empty when it fits."""
+        out = []
+        if self.size_chars() > budget.max_chars:
+            out.append(
+                f"payload has {self.size_chars()} characters (text + metadata), "
+                f"budget is {budget.max_chars}"
+            )
+        if len(self.images) > budget.max_images:
+            out.append(f"payload has {len(self.images)} images, budget is {budget.max_images}")
+        return out
+
+    def truncated(self, budget: Budget) -> MemoryPayload:
+        """The payload cut to the budget: images beyond `max_images` dropped (the program ranks
+        them, so the first ones are kept) and text cut so text + metadata fit `max_chars`.
+        Metadata larger than the whole budget is dropped rather than cut, since cut JSON
+        structure would mean something else."""
+        images = self.images[: budget.max_images]
+        meta = self.metadata
+        meta_chars = len(json.dumps(meta, ensure_ascii=False, sort_keys=True)) if meta else 0
+        if meta_chars > budget.max_chars:
+            meta, meta_chars = {}, 0
+        text = self.text[: max(0, budget.max_chars - meta_chars)]
+        if images == self.images and text == self.text and meta is self.metadata:
+            return self
+        return MemoryPayload(text=text, images=images, metadata=meta)
+
+
+# --- the program base class ---------------------------------------------------------------------
+
+
+class MemoProgram:
+    """Base class of every memo program. A program file defines `class Memo(MemoProgram)`.
+
+    `toolkit` gives the primitives of DESIGN §3 (llm, embeddings, faiss, networkx, sqlite,
+    images, a writable `state_dir`). One instance lives for one sandbox session: all `update`
+    calls, then (memory frozen) all `retrieve` calls.
+    """
+
+    def __init__(self, toolkit: Any) -> None:
+        self.toolkit = toolkit
+
+    def update(self, episode: EpisodeRecorder) -> None:
+        raise NotImplementedError
+
+    def retrieve(self, task: PartialRecorder) -> MemoryPayload:
+        raise NotImplementedError
+
+
+def payload_from_result(value: Any) -> MemoryPayload:
+    """Accept what a `retrieve` returned: a MemoryPayload or a dict of its fields. Anything else
+    is a contract violation with a message the repair prompt can act on."""
+    if isinstance(value, MemoryPayload):
+        return value
+    if isinstance(value, Mapping):
+        return MemoryPayload.from_dict(value, "retrieve() result")
+    raise _fail("retrieve() result", "a MemoryPayload (or a dict with text/images/metadata)", value)

@@ -1,0 +1,49 @@
+"""What an update-then-retrieve evaluation returns (DESIGN §7). Consumed by the search loop, the
+meta agent's evidence selection, `automemo eval` and the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from automemo.contract import MemoryPayload
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One retrieve task of one evaluation.
+
+    `score` counts toward the mean unless `excluded` (an infrastructure failure that survived its
+    retries) or not `counted` (a task the metric excludes, e.g. Mini-Gallery AR in retrieval
+    mode). A memo-program failure on this task (`error` set, e.g. retrieve timed out) scores 0.
+    `episode_path` is relative to the evaluation's evidence directory.
+    """
+
+    task_id: str
+    category: str
+    score: float
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    counted: bool = True
+    excluded: bool = False
+    error: str | None = None
+    payload: MemoryPayload | None = None
+    episode_path: str | None = None
+    feedback: str = ""
+    steps: int = 0
+    tokens: int = 0
+    wall_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    mean: float
+    n_scored: int
+    per_category: Mapping[str, float]
+    metrics: Mapping[str, float]          # mean of each named metric over scored tasks
+    tasks: tuple[TaskResult, ...]
+    excluded: tuple[str, ...] = ()        # task ids excluded after infrastructure failures
+    update_s: float = 0.0                 # time spent in `update` over all update episodes
+    wall_s: float = 0.0
+    tokens: int = 0
+    errors: Mapping[str, int] = field(default_factory=dict)  # program failures by kind
+    info: Mapping[str, Any] = field(default_factory=dict)

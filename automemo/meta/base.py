@@ -1,0 +1,71 @@
+"""The meta agent's interface (DESIGN §8): diagnose a parent from its evidence and write a child,
+repair a child that failed its quick exam, or write a program from nothing.
+
+Two implementations: the LLM meta agent (prompts in `prompts/`) and the offline parameter
+mutator. The search loop only sees this interface.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from automemo.evaluation.result import EvaluationResult
+
+
+@dataclass(frozen=True)
+class Improvement:
+    """An earlier parent→child step that raised the score: shown to the meta agent as an example."""
+
+    parent_id: int
+    child_id: int
+    parent_score: float
+    child_score: float
+    summary: str
+    diff: str = ""
+
+
+@dataclass(frozen=True)
+class ParentView:
+    node_id: int
+    source: str
+    score: float
+    n_evals: int
+    evaluation: EvaluationResult | None   # the latest full evaluation, with its evidence
+    evidence_dir: str | None = None        # where that evaluation's episodes and images are
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A candidate program plus why it was written. `summary` is the one-line change summary the
+    tree shows; `diagnosis` the structured analysis (JSON) that led to it; `usage` tokens/cost."""
+
+    source: str
+    summary: str
+    diagnosis: Mapping[str, Any] = field(default_factory=dict)
+    usage: Mapping[str, Any] = field(default_factory=dict)
+
+
+class MetaError(RuntimeError):
+    """The meta agent could not produce a usable proposal (invalid JSON twice, no code block...).
+    The step fails cleanly; the message says why."""
+
+
+class MetaAgent(abc.ABC):
+    @abc.abstractmethod
+    def propose(
+        self, parent: ParentView, improvements: Sequence[Improvement], *, node_id: int, seed: int
+    ) -> Proposal:
+        """Analyse `parent` and write a child. `node_id` is the id the child will get (for the
+        ledger); `seed` makes offline choices reproducible."""
+
+    @abc.abstractmethod
+    def repair(
+        self, source: str, exam_report: Mapping[str, Any], attempt: int, *, node_id: int, seed: int
+    ) -> Proposal:
+        """Fix `source`, which failed the quick exam described by `exam_report`."""
+
+    @abc.abstractmethod
+    def initialize(self, task_description: str, *, node_id: int, seed: int) -> Proposal:
+        """Write a program from nothing but the task description and the interface."""

@@ -1,0 +1,123 @@
+"""The sandbox seam: `Sandbox.open(program_source, limits) -> Session`, `Session.call(...)`.
+
+Memo programs are untrusted, LLM-written code. Every `update`/`retrieve` runs behind this
+interface, whose backends (Docker, bubblewrap, and an explicitly unsafe local process) differ
+only in how they isolate the guest process; the guest runner and its JSON-RPC protocol are shared.
+
+Host services (the toolkit's llm / embed_text / embed_image) are answered by a `HostServices`
+object on the host side of the channel, so no API key or model ever enters the guest.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandbox session. Defaults suit a memo program on a 2-core machine
+    running up to 8 evaluations side by side."""
+
+    memory_mb: int = 1024          # address space / cgroup memory of the whole guest
+    cpus: float = 1.0              # CPU quota (Docker); bubblewrap relies on prlimit + timeouts
+    pids: int = 64                 # process/thread cap: a fork bomb hits this, not the host
+    call_timeout_s: float = 60.0   # default wall-clock limit of one call; the tree is killed past it
+    open_timeout_s: float = 30.0   # how long the guest may take to import the program
+    max_result_bytes: int = 4_000_000  # a reply larger than this is a failure, not a host OOM
+    state_mb: int = 512            # size of the writable state dir (tmpfs in Docker)
+
+
+class SandboxError(RuntimeError):
+    """Base class: something went wrong running a program in the sandbox. `kind` is a short
+    machine-readable label (e.g. "timeout", "crash", "exception", "bad-result", "import"),
+    `detail` the human-readable part, `traceback` the guest's traceback tail if any."""
+
+    kind = "error"
+
+    def __init__(self, detail: str, *, traceback: str = "", exit_code: int | None = None):
+        super().__init__(detail)
+        self.detail = detail
+        self.traceback = traceback
+        self.exit_code = exit_code
+
+
+class ProgramError(SandboxError):
+    """The program raised an exception; the session is still alive."""
+
+    kind = "exception"
+
+
+class CallTimeout(SandboxError):
+    """A call ran past its wall-clock limit; the whole guest process tree was killed."""
+
+    kind = "timeout"
+
+
+class SessionDead(SandboxError):
+    """The guest process is gone (exit, crash, OOM kill, earlier timeout). Open a new session."""
+
+    kind = "crash"
+
+
+class BadResult(SandboxError):
+    """The guest answered with something the contract does not allow (too large, not JSON,
+    wrong type). The session is still alive."""
+
+    kind = "bad-result"
+
+
+class HostServices(Protocol):
+    """Answers the guest's requests for host-side toolkit services.
+
+    `handle("embed_text", {"texts": [...]})` etc. returns a JSON-serialisable result or raises
+    an exception whose message is sent back to the guest as the call's error.
+    """
+
+    def handle(self, method: str, params: dict[str, Any]) -> Any: ...
+
+
+class Session(abc.ABC):
+    """One program's live memory: its update and retrieve calls share process state.
+    Thread-safe: concurrent `call`s are serialised."""
+
+    @abc.abstractmethod
+    def call(self, method: str, payload: dict[str, Any], timeout: float | None = None) -> Any:
+        """Call `method` ("update" or "retrieve", or the runner's "ping"/"describe") with a
+        JSON payload and return the JSON result. Raises a `SandboxError` subclass."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Stop the guest and release everything it held. Idempotent."""
+
+    @property
+    @abc.abstractmethod
+    def alive(self) -> bool: ...
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Sandbox(abc.ABC):
+    """A backend that opens sessions."""
+
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    def open(
+        self,
+        program_source: str,
+        limits: Limits = Limits(),
+        *,
+        services: HostServices | None = None,
+        store_root: Path | None = None,
+    ) -> Session:
+        """Start a guest, load `program_source` (which must define `class Memo`), and return a
+        session. `store_root` is the episode store, mounted read-only so that `ImageRef.path`
+        resolves inside the guest. Raises `SandboxError` (kind "import") if the program does not
+        load, with the guest's traceback tail."""
