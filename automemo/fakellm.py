@@ -1,0 +1,274 @@
+"""A real, scriptable OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
+
+It speaks just enough of the API for the `openai` SDK: `POST /v1/chat/completions`,
+`POST /v1/embeddings` and `GET /v1/models`. Because it is a real server on a real socket, the
+client's retries, timeouts, connection handling and error parsing are exercised for real.
+
+Responses for chat completions come from, in order: the script queue (`script([...])`), the
+handler (`set_handler(fn)`), the fallback (`fallback`: "echo" repeats the last user text,
+"error" answers HTTP 500 so that an unscripted call is loud). A response is either the
+assistant's content as a string or a dict with any of:
+
+    content  the assistant text
+    status   an HTTP status to answer instead (429, 500, ...) with an OpenAI-style error body
+    delay    seconds to sleep before answering (a client timeout shorter than this fires)
+    raw      a raw body sent as-is with status 200 (garbage for error-handling tests)
+    usage    {"prompt_tokens": .., "completion_tokens": ..} instead of the chars/4 estimate
+
+Embeddings are deterministic: a vector seeded by the SHA-256 of the text, L2-normalised, of
+dimension `embedding_dim`; the same text always gets the same vector, in any process.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import math
+import random
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterable, Literal, Union
+
+Response = Union[str, dict]
+Handler = Callable[[dict], Response]
+
+
+def estimate_tokens(text: str) -> int:
+    """The usual rough rule of ~4 characters per token; never 0 for a non-empty text."""
+    return (len(text) + 3) // 4
+
+
+def hash_embedding(text: str, dim: int) -> list[float]:
+    """A deterministic unit vector for `text` (stable across processes and platforms)."""
+    rng = random.Random(hashlib.sha256(text.encode("utf-8")).digest())
+    vec = [rng.gauss(0.0, 1.0) for _ in range(dim)]
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+def _message_text(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+class FakeLLM:
+    """An OpenAI-compatible server with scripted answers. Use as a context manager, or call
+    `start()` / `stop()`. Thread-safe: the server answers requests on several threads."""
+
+    def __init__(
+        self,
+        *,
+        fallback: Literal["echo", "error"] = "echo",
+        embedding_dim: int = 64,
+        latency: float = 0.0,
+        model: str = "fake-model",
+    ) -> None:
+        self.fallback = fallback
+        self.embedding_dim = embedding_dim
+        self.latency = latency  # seconds added to every answer (benchmarks model a real API)
+        self.model = model
+        self._lock = threading.Lock()
+        self._queue: collections.deque[Response] = collections.deque()
+        self._handler: Handler | None = None
+        self._requests: list[dict] = []
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> FakeLLM:
+        if self._server is not None:
+            return self
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_request_handler(self))
+        server.daemon_threads = True
+        self._server = server
+        # A short poll interval keeps stop() fast: tests start and stop a server each.
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fakellm", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> FakeLLM:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("FakeLLM is not started; call start() or use it as a context manager")
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # --- scripting ------------------------------------------------------------------------------
+
+    def script(self, responses: Iterable[Response]) -> FakeLLM:
+        """Queue chat responses, consumed one per request in order (appends to what is queued)."""
+        with self._lock:
+            self._queue.extend(responses)
+        return self
+
+    def set_handler(self, fn: Handler | None) -> FakeLLM:
+        """Answer chat requests the script does not cover with `fn(request_json)`."""
+        with self._lock:
+            self._handler = fn
+        return self
+
+    def reset(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            self._handler = None
+            self._requests.clear()
+
+    @property
+    def requests(self) -> list[dict]:
+        """JSON bodies received so far (chat and embeddings), oldest first; a copy."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def pending(self) -> int:
+        """Scripted responses not yet consumed."""
+        with self._lock:
+            return len(self._queue)
+
+    # --- answering (called by the request handler threads) ----------------------------------------
+
+    def _record(self, path: str, body: dict) -> None:
+        with self._lock:
+            self._requests.append({**body, "_path": path})
+
+    def _next_chat_response(self, body: dict) -> Response:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+            handler = self._handler
+        if handler is not None:
+            return handler(body)
+        if self.fallback == "echo":
+            users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+            return _message_text(users[-1]) if users else ""
+        return {"status": 500, "content": "FakeLLM: no scripted response left and fallback='error'"}
+
+
+def _chat_completion(fake: FakeLLM, body: dict, content: str, usage: dict | None) -> dict:
+    prompt_text = "\n".join(_message_text(m) for m in body.get("messages", []))
+    usage = dict(usage or {})
+    usage.setdefault("prompt_tokens", estimate_tokens(prompt_text))
+    usage.setdefault("completion_tokens", estimate_tokens(content))
+    usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+    return {
+        "id": f"chatcmpl-fake-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model") or fake.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": usage,
+    }
+
+
+def _embeddings(fake: FakeLLM, body: dict) -> dict:
+    inputs = body.get("input", [])
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    data = [
+        {"object": "embedding", "index": i, "embedding": hash_embedding(str(t), fake.embedding_dim)}
+        for i, t in enumerate(inputs)
+    ]
+    tokens = sum(estimate_tokens(str(t)) for t in inputs)
+    return {
+        "object": "list",
+        "data": data,
+        "model": body.get("model") or fake.model,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
+def _error_body(status: int, message: str) -> dict:
+    kind = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
+    return {"error": {"message": message, "type": kind, "code": str(status)}}
+
+
+def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
+    class RequestHandler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def _send(self, status: int, body: bytes | dict) -> None:
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (its timeout fired): nothing to answer
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/models"):
+                self._send(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+            else:
+                self._send(404, _error_body(404, f"FakeLLM: no route GET {self.path}"))
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._send(400, _error_body(400, "FakeLLM: request body is not JSON"))
+                return
+            fake._record(self.path, body)
+            if fake.latency:
+                time.sleep(fake.latency)
+            if self.path.endswith("/embeddings"):
+                self._send(200, _embeddings(fake, body))
+                return
+            if not self.path.endswith("/chat/completions"):
+                self._send(404, _error_body(404, f"FakeLLM: no route POST {self.path}"))
+                return
+            response = fake._next_chat_response(body)
+            if isinstance(response, str):
+                response = {"content": response}
+            if response.get("delay"):
+                time.sleep(float(response["delay"]))
+            if "raw" in response:
+                raw_body = response["raw"]
+                self._send(200, raw_body.encode() if isinstance(raw_body, str) else raw_body)
+            elif response.get("status", 200) != 200:
+                status = int(response["status"])
+                self._send(status, _error_body(status, response.get("content") or f"fake {status}"))
+            else:
+                self._send(200, _chat_completion(fake, body, response.get("content", ""), response.get("usage")))
+
+    return RequestHandler
