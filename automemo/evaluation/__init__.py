@@ -1,0 +1,21 @@
+"""Update-then-retrieve evaluation (DESIGN §7): `Evaluator(benchmark, sandbox, store, ...)`
+scores a memo program's source; results, evidence and the results table live next to it."""
+
+from automemo.evaluation.config import EvaluationConfig
+from automemo.evaluation.evidence import Evidence, TaskEvidence, pick_examples, read_evidence
+from automemo.evaluation.executor import Executor, ThreadExecutor
+from automemo.evaluation.harness import Evaluator
+from automemo.evaluation.result import EvaluationResult, TaskResult
+
+__all__ = [
+    "EvaluationConfig",
+    "EvaluationResult",
+    "Evaluator",
+    "Evidence",
+    "Executor",
+    "TaskEvidence",
+    "TaskResult",
+    "ThreadExecutor",
+    "pick_examples",
+    "read_evidence",
+]

@@ -1,0 +1,52 @@
+"""Settings of an update-then-retrieve evaluation (DESIGN §7), every default commented here.
+
+Build from a mapping (a TOML table, CLI flags) with
+`automemo.configtools.build(EvaluationConfig, data)`, which fails fast on unknown keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from automemo.contract import Budget
+from automemo.sandbox.base import Limits
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    # Retrieve tasks in flight at once. The paper's search uses 8 (16 for final evaluation);
+    # the memo session serialises its own calls, so this parallelises the agent and browser.
+    concurrency: int = 8
+    # Extra attempts of an episode that raised InfrastructureError (browser crash, API error)
+    # before the task is excluded from the score and reported, as in the paper's protocol.
+    infra_retries: int = 2
+    # Wall-clock limit of one `update` call in the sandbox; past it the guest is killed, the
+    # episode is skipped and the session reopened with the updates that succeeded so far.
+    update_timeout_s: float = 60.0
+    # Wall-clock limit of one `retrieve` call; past it that task scores 0 and the session is
+    # reopened (updates replayed) before the next task.
+    retrieve_timeout_s: float = 30.0
+    # How often a session may die and be rebuilt within one evaluation before the remaining
+    # tasks are charged to the program: each rebuild replays every update, so a program that
+    # dies on most tasks would otherwise cost hours.
+    max_session_restarts: int = 5
+    # The retrieval budget, the same for every candidate of a run (50,000 chars, 2 images).
+    budget: Budget = field(default_factory=Budget)
+    # Sandbox resource limits of the memo session (memory, cpus, pids, open timeout...).
+    limits: Limits = field(default_factory=Limits)
+    # Tasks sampled for the quick examination of a new candidate (DESIGN §5).
+    exam_sample_size: int = 5
+    # Hide the progress bars (the search loop draws its own display).
+    quiet: bool = False
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.infra_retries < 0:
+            raise ValueError(f"infra_retries must be >= 0, got {self.infra_retries}")
+        if self.update_timeout_s <= 0 or self.retrieve_timeout_s <= 0:
+            raise ValueError("update_timeout_s and retrieve_timeout_s must be positive seconds")
+        if self.max_session_restarts < 0:
+            raise ValueError(f"max_session_restarts must be >= 0, got {self.max_session_restarts}")
+        if self.exam_sample_size < 1:
+            raise ValueError(f"exam_sample_size must be at least 1, got {self.exam_sample_size}")

@@ -1,0 +1,52 @@
+"""Where the episodes of an evaluation run: the `Executor` seam (DESIGN §7).
+
+The harness only asks an executor to `map` a function over items and hands back results as they
+finish, so that a distributed engine (one worker per machine, a job queue) can replace the
+thread pool when one machine is not enough, without touching the harness.
+"""
+
+from __future__ import annotations
+
+import abc
+import concurrent.futures
+from typing import Callable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(abc.ABC):
+    workers: int = 1
+
+    @abc.abstractmethod
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        """Call `fn` on every item and yield the results in the order they finish.
+
+        An exception raised by `fn` is re-raised from the iterator and the items not yet
+        started are cancelled: callers that want to survive per-item failures catch them
+        inside `fn` (the harness does, turning them into task results)."""
+
+
+class ThreadExecutor(Executor):
+    """Runs items on a pool of `workers` threads. Episodes spend their time waiting on an LLM
+    server, a browser or a sandbox process, so threads overlap them despite the GIL."""
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ValueError(f"an executor needs at least one worker, got {workers}")
+        self.workers = workers
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=self.workers, thread_name_prefix="automemo-eval"
+        )
+        futures = [pool.submit(fn, item) for item in items]
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                yield future.result()
+        finally:
+            # Reached on normal exhaustion, on an exception from `fn`, and when the consumer
+            # stops early (generator closed): never leave queued work running behind its back.
+            for future in futures:
+                future.cancel()
+            pool.shutdown(wait=True)

@@ -1,0 +1,326 @@
+"""Update-then-retrieve evaluation of one memo program (DESIGN §7).
+
+`Evaluator.evaluate(source)`:
+1. the split's update episodes, collected once with the fixed agent and no memory (collect.py);
+2. a fresh sandbox session: `update` on every episode in order (timed); memory is then frozen;
+3. each retrieve task, `concurrency` at a time behind the executor: `retrieve(partial)` through
+   the session, payload truncated to the budget, the episode run by the agent with it, scored.
+   Program failures score 0; infrastructure failures are retried, then excluded and reported;
+4. evidence per task as it finishes, and `summary.json` at the end (evidence.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from automemo.benchmarks.base import Benchmark, InfrastructureError, Split, Task
+from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder
+from automemo.episode_store import EpisodeStore
+from automemo.evaluation import evidence as evidence_io
+from automemo.evaluation.aggregate import summarize, usage_tokens
+from automemo.evaluation.collect import Collection, collect_update_episodes
+from automemo.evaluation.config import EvaluationConfig
+from automemo.evaluation.executor import Executor, ThreadExecutor
+from automemo.evaluation.memo_session import MemoCallFailed, MemoSession
+from automemo.evaluation.progress import track
+from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.sandbox.base import HostServices, Sandbox
+
+ServicesFactory = Callable[[Any], HostServices]
+
+
+class Evaluator:
+    """Scores memo programs on one benchmark with one fixed agent. Splits, partial recorders and
+    update episodes are computed once and shared by every `evaluate` call."""
+
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        sandbox: Sandbox,
+        store: EpisodeStore,
+        *,
+        agent: Any = None,
+        services_factory: ServicesFactory | None = None,
+        config: EvaluationConfig = EvaluationConfig(),
+        executor: Executor | None = None,
+    ) -> None:
+        self.benchmark = benchmark
+        self.sandbox = sandbox
+        self.store = store
+        self.agent = agent
+        self.config = config
+        self._services_factory = services_factory
+        self._executor = executor or ThreadExecutor(config.concurrency)
+        self._lock = threading.Lock()
+        self._splits: dict[str, Split] = {}
+        self._partials: dict[str, dict[str, PartialRecorder]] = {}
+        self._collections: dict[str, Collection] = {}
+        self._shapes: dict[str, tuple[bool, dict[str, float]]] = {}
+
+    # shared inputs ----------------------------------------------------------------------
+
+    def split(self, name: str) -> Split:
+        with self._lock:
+            if name not in self._splits:
+                self._splits[name] = self.benchmark.split(name)
+            return self._splits[name]
+
+    def collection(self, split: str = "train") -> Collection:
+        split_obj = self.split(split)
+        with self._lock:
+            if split not in self._collections:
+                self._collections[split] = collect_update_episodes(
+                    self.benchmark,
+                    split,
+                    split_obj.update,
+                    self.agent,
+                    self.store,
+                    executor=self._executor,
+                    infra_retries=self.config.infra_retries,
+                    quiet=self.config.quiet,
+                )
+            return self._collections[split]
+
+    def update_episodes(self, split: str = "train") -> list[EpisodeRecorder]:
+        """The split's update episodes in order (collected on first use, then from the store)."""
+        return list(self.collection(split).episodes)
+
+    def partials(self, split: str = "train") -> dict[str, PartialRecorder]:
+        """Partial recorders of the split's retrieve tasks, by task id."""
+        tasks = self.split(split).retrieve
+        with self._lock:
+            if split not in self._partials:
+                self._partials[split] = {
+                    t.task_id: self.benchmark.partial(t, self.store) for t in tasks
+                }
+            return self._partials[split]
+
+    def sample_for_exam(
+        self, n: int | None = None, seed: int = 0
+    ) -> tuple[list[EpisodeRecorder], list[PartialRecorder]]:
+        """`n` update episodes and `n` retrieve-task partials of the train split for the quick
+        exam (DESIGN §5), sampled with `seed`; episodes keep their update order."""
+        n = n or self.config.exam_sample_size
+        rng = random.Random(seed)
+        episodes = self.update_episodes("train")
+        chosen = sorted(rng.sample(range(len(episodes)), min(n, len(episodes))))
+        partials = list(self.partials("train").values())
+        return [episodes[i] for i in chosen], rng.sample(partials, min(n, len(partials)))
+
+    # evaluation -------------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        source: str,
+        *,
+        split: str = "train",
+        evidence_dir: Path | None = None,
+        node_id: Any = None,
+    ) -> EvaluationResult:
+        started = time.perf_counter()
+        collection = self.collection(split)
+        tasks = self.split(split).retrieve
+        partials = self.partials(split)
+        evidence_dir = Path(evidence_dir) if evidence_dir is not None else None
+        services = self._services_factory(node_id) if self._services_factory else None
+        memo = MemoSession(
+            self.sandbox,
+            source,
+            limits=self.config.limits,
+            services=services,
+            store_root=self.store.root,
+            update_timeout_s=self.config.update_timeout_s,
+            retrieve_timeout_s=self.config.retrieve_timeout_s,
+            max_restarts=self.config.max_session_restarts,
+        )
+        fatal: MemoCallFailed | None = None
+        records: list[evidence_io.TaskEvidence] = []
+        try:
+            try:
+                memo.start()
+            except MemoCallFailed as exc:
+                fatal = exc
+            if fatal is None:
+                with track("updating memory", len(collection.episodes), quiet=self.config.quiet) as bar:
+                    memo.load(collection.episodes, bar)
+                records = self._run_tasks(memo, tasks, partials, evidence_dir)
+        finally:
+            memo.close()
+        if fatal is not None:
+            records = [self._failed(t, fatal, 0.0) for t in tasks]
+            for record in records:
+                self._write_task(evidence_dir, record)
+        order = {t.task_id: i for i, t in enumerate(tasks)}
+        records.sort(key=lambda r: order[r.result.task_id])
+        result = summarize(
+            [r.result for r in records],
+            update_s=memo.update_s,
+            wall_s=time.perf_counter() - started,
+            update_error_kinds=[f.kind for f in memo.update_failures],
+            info=self._info(split, node_id, source, collection, memo, records, fatal),
+        )
+        if evidence_dir is not None:
+            evidence_io.write_summary(
+                evidence_dir,
+                result,
+                store_root=self.store.root,
+                update_failures=[f.to_dict() for f in memo.update_failures],
+            )
+        return result
+
+    def _run_tasks(
+        self,
+        memo: MemoSession,
+        tasks: Sequence[Task],
+        partials: dict[str, PartialRecorder],
+        evidence_dir: Path | None,
+    ) -> list[evidence_io.TaskEvidence]:
+        records = []
+        with track("retrieve tasks", len(tasks), quiet=self.config.quiet) as bar:
+            run = lambda task: self._run_task(memo, task, partials[task.task_id])  # noqa: E731
+            for record in self._executor.map(run, tasks):
+                # Written as each task finishes, so a crash mid-evaluation keeps what was seen.
+                self._write_task(evidence_dir, record)
+                records.append(record)
+                bar.advance()
+        return records
+
+    def _run_task(
+        self, memo: MemoSession, task: Task, partial: PartialRecorder
+    ) -> evidence_io.TaskEvidence:
+        started = time.perf_counter()
+        try:
+            raw, retrieve_s = memo.retrieve(partial)
+        except MemoCallFailed as exc:
+            return self._failed(task, exc, time.perf_counter() - started)
+        payload = raw.truncated(self.config.budget)
+        infra_errors: list[str] = []
+        episode = None
+        for _ in range(self.config.infra_retries + 1):
+            try:
+                episode = self.benchmark.run_episode(task, self.agent, payload, self.store)
+                break
+            except InfrastructureError as exc:
+                infra_errors.append(f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # the agent or environment broke on this payload
+                return self._failed(
+                    task,
+                    MemoCallFailed("episode", f"{type(exc).__name__}: {exc}", traceback.format_exc()),
+                    time.perf_counter() - started,
+                    payload=payload,
+                    retrieve_s=retrieve_s,
+                )
+        wall_s = time.perf_counter() - started
+        if episode is None:
+            return evidence_io.TaskEvidence(
+                result=TaskResult(
+                    task_id=task.task_id,
+                    category=task.category,
+                    score=0.0,
+                    excluded=True,
+                    error=f"infrastructure: {infra_errors[-1]}",
+                    payload=payload,
+                    wall_s=wall_s,
+                ),
+                retrieve_s=retrieve_s,
+                attempts=len(infra_errors),
+                infra_errors=tuple(infra_errors),
+            )
+        score = self.benchmark.score(task, episode, payload)
+        return evidence_io.TaskEvidence(
+            result=TaskResult(
+                task_id=task.task_id,
+                category=task.category,
+                score=score.value,
+                metrics=dict(score.metrics),
+                counted=score.counted,
+                payload=payload,
+                episode_path=evidence_io.episode_rel_path(task.task_id),
+                feedback=score.feedback,
+                steps=len(episode.steps) or int(episode.usage.get("steps", 0) or 0),
+                tokens=usage_tokens(episode.usage),
+                wall_s=time.perf_counter() - started,
+            ),
+            episode=episode,
+            retrieve_s=retrieve_s,
+            attempts=len(infra_errors) + 1,
+            infra_errors=tuple(infra_errors),
+        )
+
+    def _failed(
+        self,
+        task: Task,
+        exc: MemoCallFailed,
+        wall_s: float,
+        *,
+        payload: MemoryPayload | None = None,
+        retrieve_s: float = 0.0,
+    ) -> evidence_io.TaskEvidence:
+        """A task the program (or the agent on its payload) failed: 0 on every metric. Whether
+        it counts, and which metrics it zeroes, is asked of the benchmark's scorer with an
+        empty episode, so a failed AR question stays out of a retrieval-mode mean."""
+        counted, metrics = self._failure_shape(task)
+        return evidence_io.TaskEvidence(
+            result=TaskResult(
+                task_id=task.task_id,
+                category=task.category,
+                score=0.0,
+                metrics=metrics,
+                counted=counted,
+                error=f"{exc.kind}: {exc.detail}",
+                payload=payload,
+                wall_s=wall_s,
+            ),
+            traceback=exc.traceback,
+            retrieve_s=retrieve_s,
+        )
+
+    def _failure_shape(self, task: Task) -> tuple[bool, dict[str, float]]:
+        # Cached per category: what counts and which metrics exist depend on the task's kind,
+        # and a probe may cost a judge call.
+        with self._lock:
+            if task.category in self._shapes:
+                return self._shapes[task.category]
+        empty = EpisodeRecorder(
+            task_id=task.task_id, benchmark=task.benchmark, instruction=task.instruction
+        )
+        try:
+            probe = self.benchmark.score(task, empty, MemoryPayload())
+            shape = (probe.counted, {name: 0.0 for name in probe.metrics})
+        except Exception:
+            shape = (True, {})
+        with self._lock:
+            self._shapes[task.category] = shape
+        return shape
+
+    def _write_task(self, evidence_dir: Path | None, record: evidence_io.TaskEvidence) -> None:
+        if evidence_dir is not None:
+            evidence_io.write_task(evidence_dir, record)
+
+    def _info(self, split, node_id, source, collection, memo, records, fatal) -> dict[str, Any]:
+        retrieve_times = [r.retrieve_s for r in records if r.retrieve_s > 0]
+        return {
+            "split": split,
+            "node_id": node_id,
+            "benchmark": self.benchmark.name,
+            "sandbox": self.sandbox.name,
+            "program_sha256": hashlib.sha256(source.encode()).hexdigest(),
+            "concurrency": self._executor.workers,
+            "budget": self.config.budget.to_dict(),
+            "update_group": collection.group,
+            "n_update": len(collection.episodes),
+            "n_update_applied": memo.applied,
+            "update_failures": len(memo.update_failures),
+            "update_excluded": list(collection.excluded),
+            "session_restarts": memo.restarts,
+            "replay_s": memo.replay_s,
+            "retrieve_s_mean": sum(retrieve_times) / len(retrieve_times) if retrieve_times else 0.0,
+            "infra_retries": sum(len(r.infra_errors) for r in records),
+            "fatal": f"{fatal.kind}: {fatal.detail}" if fatal else None,
+        }
