@@ -1,0 +1,53 @@
+"""Search hyper-parameters (DESIGN §9). Defaults are the paper's (Table 7), in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from automemo.configtools import ConfigError
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    # Search steps after the root's first evaluation (which is step 0 and not counted): each step
+    # is one re-evaluation or one generation attempt (a failed generation still uses its step).
+    steps: int = 20
+    # c_e: exploration weight of the evaluate score U_eval and of the final LCB. 0.2 keeps the
+    # bonus within the typical spread of scores in [0, 1].
+    c_e: float = 0.2
+    # c_g: exploration weight of the generate score U_gen over a node's evaluated children.
+    c_g: float = 0.2
+    # κ: prior strength, how much a node's lead over the root counts as generation potential
+    # before its children show any.
+    kappa: float = 0.5
+    # α: pseudo-count of that prior; it fades as m(v) children get evaluated.
+    alpha: float = 1.0
+    # W: minimum width; a non-root node may be expanded only once its parent has W evaluated
+    # children, so the search does not dive down the first lucky branch.
+    min_width: int = 2
+    # Training tasks the quick exam samples per candidate.
+    exam_tasks: int = 5
+    # Repair attempts after a failed exam; the child is a failed generation after the last one.
+    repair_attempts: int = 3
+    # Run seed: every random choice derives from (seed, step), so a resumed run repeats exactly.
+    seed: int = 0
+    # Seed program of the root r (a name under seeds/).
+    root: str = "no_memory"
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.steps < 0:
+            problems.append(f"search.steps must be >= 0, got {self.steps}")
+        for name in ("c_e", "c_g", "kappa"):
+            if getattr(self, name) < 0:
+                problems.append(f"search.{name} must be >= 0, got {getattr(self, name)}")
+        if self.alpha <= 0:
+            problems.append(f"search.alpha must be > 0 (it is a pseudo-count), got {self.alpha}")
+        if self.min_width < 0:
+            problems.append(f"search.min_width must be >= 0, got {self.min_width}")
+        if self.exam_tasks < 1:
+            problems.append(f"search.exam_tasks must be >= 1, got {self.exam_tasks}")
+        if self.repair_attempts < 0:
+            problems.append(f"search.repair_attempts must be >= 0, got {self.repair_attempts}")
+        if problems:
+            raise ConfigError("; ".join(problems))

@@ -1,0 +1,183 @@
+"""The search policy of DESIGN §9, as pure functions of the tree's statistics.
+
+No I/O, no clock, no randomness: given `TreeStats` and a `SearchConfig`, the same action comes
+out every time, which is what makes the policy testable on hand-computed trees and a resumed run
+identical to an uninterrupted one. The formulas are a reconstruction (the paper's equations did
+not survive in its text); they live here and nowhere else, under the names DESIGN uses:
+
+    U_eval(v) = μ(v) + c_e · sqrt(ln N / n(v))
+    π(v)      = κ · max(0, μ(v) − μ(r))
+    ĝ(v)      = (G(v) + α · π(v)) / (m(v) + α),    G(v) = Σ_c max(0, s(c) − s_par(c))
+    U_gen(v)  = μ(v) + ĝ(v) + c_g · sqrt(ln N / (m(v) + 1))
+    LCB(v)    = μ(v) − c_e · sqrt(ln N / n(v))
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from automemo.search.config import SearchConfig
+
+TIE_TOLERANCE = 1e-12
+"""Scores closer than this are a tie: sums of the same terms in another order differ in the last
+bits, and a tie must go to generate / the older node whatever the float rounding did."""
+
+
+@dataclass(frozen=True)
+class NodeStats:
+    """One node as the policy sees it. `first_score` s(c) and `parent_snapshot` s_par(c) are None
+    for the root and for a node not evaluated yet; `failed` nodes (generations that never passed
+    their exam) are ignored by every formula."""
+
+    id: int
+    parent: int | None
+    mean: float          # μ(v) over its n full evaluations (0.0 while n = 0)
+    n: int               # n(v): full evaluations of v
+    m: int               # m(v): evaluated (non-failed) children of v
+    first_score: float | None = None
+    parent_snapshot: float | None = None
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class TreeStats:
+    nodes: tuple[NodeStats, ...]
+    total_evaluations: int   # N: full evaluations so far, the root's first one included
+
+    def __post_init__(self) -> None:
+        roots = [v for v in self.nodes if v.parent is None and not v.failed]
+        if len(roots) != 1:
+            raise ValueError(f"the tree needs exactly one root, found {len(roots)}")
+        ids = {v.id for v in self.nodes}
+        if len(ids) != len(self.nodes):
+            raise ValueError("node ids must be unique")
+        counted = sum(v.n for v in self.nodes if not v.failed)
+        if counted != self.total_evaluations:
+            raise ValueError(
+                f"N = {self.total_evaluations} but the nodes hold {counted} evaluations"
+            )
+        for v in self.nodes:
+            if v.failed:
+                continue
+            m = len(evaluated_children(self, v.id))
+            if m != v.m:
+                raise ValueError(f"node {v.id}: m = {v.m} but it has {m} evaluated children")
+
+    @property
+    def root(self) -> NodeStats:
+        return next(v for v in self.nodes if v.parent is None and not v.failed)
+
+    def node(self, node_id: int) -> NodeStats:
+        for v in self.nodes:
+            if v.id == node_id:
+                return v
+        raise KeyError(f"no node {node_id} in the tree")
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: Literal["evaluate", "generate"]
+    node_id: int
+    score: float          # U_eval or U_gen of the node when the action was chosen
+
+
+def evaluated_children(stats: TreeStats, node_id: int) -> list[NodeStats]:
+    return [c for c in stats.nodes if c.parent == node_id and not c.failed and c.n > 0]
+
+
+def _explore(total: int, count: float) -> float:
+    """sqrt(ln N / count): zero at N = 1 (one evaluation says nothing about exploring)."""
+    if total < 1:
+        raise ValueError("N must be >= 1: evaluate the root before asking the policy")
+    if count <= 0:
+        raise ValueError("the exploration term needs a positive count")
+    return math.sqrt(math.log(total) / count)
+
+
+def eval_score(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
+    """U_eval(v). Only defined for n(v) ≥ 1: an unevaluated node is never re-evaluated."""
+    if v.n < 1:
+        raise ValueError(f"node {v.id} has no evaluation; U_eval needs n(v) >= 1")
+    return v.mean + config.c_e * _explore(stats.total_evaluations, v.n)
+
+
+def prior(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
+    """π(v): a node that already beats the no-memory root is presumed worth expanding."""
+    return config.kappa * max(0.0, v.mean - stats.root.mean)
+
+
+def improvement(c: NodeStats) -> float:
+    """Δ(c) = max(0, s(c) − s_par(c)); zero for the root and unevaluated nodes."""
+    if c.first_score is None or c.parent_snapshot is None:
+        return 0.0
+    return max(0.0, c.first_score - c.parent_snapshot)
+
+
+def potential(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
+    """ĝ(v): observed gains of v's children, smoothed towards the prior by α pseudo-counts."""
+    gains = sum(improvement(c) for c in evaluated_children(stats, v.id))
+    return (gains + config.alpha * prior(v, stats, config)) / (v.m + config.alpha)
+
+
+def gen_score(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
+    """U_gen(v)."""
+    if v.n < 1:
+        raise ValueError(f"node {v.id} has no evaluation; U_gen needs μ(v)")
+    return (
+        v.mean
+        + potential(v, stats, config)
+        + config.c_g * _explore(stats.total_evaluations, v.m + 1)
+    )
+
+
+def is_expandable(v: NodeStats, stats: TreeStats, config: SearchConfig) -> bool:
+    """Minimum width: the root always; another node once its parent has W evaluated children."""
+    if v.failed or v.n < 1:
+        return False
+    if v.parent is None:
+        return True
+    return stats.node(v.parent).m >= config.min_width
+
+
+def candidates(stats: TreeStats, config: SearchConfig) -> list[Action]:
+    """Every action the policy weighs this step, with its score (recorded for the run's log)."""
+    out: list[Action] = []
+    for v in stats.nodes:
+        if v.failed or v.n < 1:
+            continue
+        out.append(Action("evaluate", v.id, eval_score(v, stats, config)))
+        if is_expandable(v, stats, config):
+            out.append(Action("generate", v.id, gen_score(v, stats, config)))
+    return out
+
+
+def choose_action(stats: TreeStats, config: SearchConfig) -> Action:
+    """The best of all evaluate and expandable generate actions; ties go to generate, then to
+    the older (smaller-id) node."""
+    options = candidates(stats, config)
+    if not options:
+        raise ValueError("no evaluated node in the tree: evaluate the root first")
+    best = max(a.score for a in options)
+    tied = [a for a in options if best - a.score <= TIE_TOLERANCE]
+    return min(tied, key=lambda a: (a.kind != "generate", a.node_id))
+
+
+def lcb(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
+    """LCB(v) = μ(v) − c_e · sqrt(ln N / n(v)): a score that one lucky evaluation cannot buy."""
+    if v.n < 1:
+        raise ValueError(f"node {v.id} has no evaluation; LCB needs n(v) >= 1")
+    return v.mean - config.c_e * _explore(stats.total_evaluations, v.n)
+
+
+def select_final(stats: TreeStats, config: SearchConfig) -> NodeStats:
+    """argmax LCB over evaluated nodes; a tie goes to the older node."""
+    evaluated = [v for v in stats.nodes if not v.failed and v.n > 0]
+    if not evaluated:
+        raise ValueError("no evaluated node to select from")
+    best = max(lcb(v, stats, config) for v in evaluated)
+    return min(
+        (v for v in evaluated if best - lcb(v, stats, config) <= TIE_TOLERANCE),
+        key=lambda v: v.id,
+    )
