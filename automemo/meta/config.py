@@ -1,0 +1,32 @@
+"""The meta agent's settings, every default in one place (DESIGN §8, RELATED-WORK §7)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MetaConfig:
+    # --- evidence shown to the analysis prompt (the paper's Table 7 protocol) ---------------
+    n_successes: int = 2                  # successful retrieve-time trajectories per analysis
+    n_failures: int = 2                   # failed ones
+    observation_chars: int = 50_000       # observation summary cap per episode
+    observation_images: int = 4           # observation images per episode
+    payload_chars: int = 20_000           # retrieved-memory summary cap per episode
+    payload_images: int = 2               # retrieved-memory images per episode
+
+    # --- earlier parent→child gains shown as examples ----------------------------------------
+    max_improvements: int = 3             # the largest gains; more would crowd out the evidence
+    improvement_diff_chars: int = 6_000   # each example's diff is cut to this
+
+    # --- LLM calls (role "meta") ----------------------------------------------------------------
+    analysis_max_tokens: int = 4_096      # the JSON feedback is short; this bounds a rambling model
+    generate_max_tokens: int = 16_384     # a complete program plus its summary line
+    temperature: float | None = None      # None: the meta role's configured temperature
+    source_chars: int = 60_000            # a parent program longer than this is cut in prompts
+    format_retries: int = 1               # re-asks after invalid JSON / no code block, then MetaError
+
+    # --- offline parameter mutator --------------------------------------------------------------
+    max_perturbed: int = 2                # a child changes one or two tunables
+    step_fraction: float = 0.25           # typical numeric step, as a fraction of the range
+    root_seed: str = "no_memory"          # never transplanted: it is the root already

@@ -1,0 +1,96 @@
+"""One exchange with the meta LLM that must yield something usable: ask, parse, and on a bad
+reply ask once more saying exactly what was wrong, then give up with `MetaError`.
+
+Usage (calls, tokens, cost, latency) is tallied across the exchanges of one proposal so that
+the tree can show what each child cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence, TypeVar
+
+from automemo.llm import LLMError, assistant_message, user_message
+from automemo.meta.base import MetaError
+from automemo.meta.config import MetaConfig
+from automemo.prompting import render
+
+T = TypeVar("T")
+
+
+@dataclass
+class UsageTally:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    models: set[str] = field(default_factory=set)
+
+    def add(self, result: Any) -> None:
+        self.calls += 1
+        self.prompt_tokens += int(result.prompt_tokens or 0)
+        self.completion_tokens += int(result.completion_tokens or 0)
+        self.cost_usd += float(result.cost_usd or 0.0)
+        self.latency_s += float(result.latency_s or 0.0)
+        if result.model:
+            self.models.add(result.model)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "latency_s": round(self.latency_s, 3),
+            "models": sorted(self.models),
+        }
+
+
+class MetaConversation:
+    """Calls of the `meta` role for one node, sharing a usage tally."""
+
+    def __init__(self, client: Any, config: MetaConfig, *, node_id: int | None) -> None:
+        self.client = client
+        self.config = config
+        self.node_id = node_id
+        self.usage = UsageTally()
+
+    def ask(
+        self,
+        messages: Sequence[dict],
+        parse: Callable[[str], T],
+        *,
+        expected: str,
+        purpose: str,
+        max_tokens: int,
+    ) -> T:
+        """Send `messages`; return `parse(reply)`. `parse` raises MetaError with a message the
+        model can act on; after `format_retries` re-asks the last such error propagates."""
+        history = list(messages)
+        for attempt in range(self.config.format_retries + 1):
+            try:
+                result = self.client.chat(
+                    "meta",
+                    history,
+                    node=self.node_id,
+                    purpose=purpose if attempt == 0 else f"{purpose}-retry",
+                    max_tokens=max_tokens,
+                    temperature=self.config.temperature,
+                )
+            except LLMError as exc:
+                # The client already retried; a dead endpoint fails this step, not the run.
+                # BudgetExceeded is not an LLMError: it propagates and stops the search.
+                raise MetaError(f"{purpose}: the meta LLM call failed: {exc}") from exc
+            self.usage.add(result)
+            try:
+                return parse(result.text)
+            except MetaError as exc:
+                if attempt == self.config.format_retries:
+                    raise MetaError(
+                        f"{purpose}: the meta model's answer was unusable after "
+                        f"{attempt + 1} attempt(s): {exc}"
+                    ) from exc
+                retry = render("meta_format_retry", problem=str(exc), expected=expected)
+                history += [assistant_message(result.text), user_message(retry)]
+        raise AssertionError("unreachable")  # the loop returns or raises
