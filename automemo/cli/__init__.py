@@ -12,6 +12,7 @@ import sys
 COMMAND_MODULES = [
     # "automemo.cli.sandbox_cmd",  # automemo sandbox build|check
     # "automemo.cli.exam_cmd",  # automemo exam PROGRAM --episodes DIR
+    "automemo.cli.eval_cmd",  # automemo eval PROGRAM --benchmark NAME
     "automemo.cli.bench_cmd",  # automemo bench sandbox|eval|search|seeds
 ]
 

@@ -6,6 +6,7 @@ from automemo.evaluation.evidence import Evidence, TaskEvidence, pick_examples, 
 from automemo.evaluation.executor import Executor, ThreadExecutor
 from automemo.evaluation.harness import Evaluator
 from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.evaluation.table import ResultsTable, Stat, build_table
 
 __all__ = [
     "EvaluationConfig",
@@ -13,9 +14,12 @@ __all__ = [
     "Evaluator",
     "Evidence",
     "Executor",
+    "ResultsTable",
+    "Stat",
     "TaskEvidence",
     "TaskResult",
     "ThreadExecutor",
+    "build_table",
     "pick_examples",
     "read_evidence",
 ]

@@ -1,0 +1,120 @@
+"""The results table of `automemo eval`: mean ± std over repeated evaluations of one program.
+
+Each figure is a `Stat` over repeats (sample standard deviation; 0 with a single repeat):
+the score, per-category scores, the benchmark's named metrics, tokens, steps per task, wall
+time. Rendered with rich for the terminal and as plain JSON for files.
+"""
+
+from __future__ import annotations
+
+import collections
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from automemo.evaluation.result import EvaluationResult
+
+
+@dataclass(frozen=True)
+class Stat:
+    mean: float
+    std: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> Stat:
+        values = list(values)
+        if not values:
+            return cls(0.0, 0.0, 0)
+        std = statistics.stdev(values) if len(values) > 1 else 0.0
+        return cls(statistics.fmean(values), std, len(values))
+
+    def show(self, digits: int = 3) -> str:
+        if self.n == 0:
+            return "—"
+        return f"{self.mean:.{digits}f} ± {self.std:.{digits}f}"
+
+
+@dataclass(frozen=True)
+class ResultsTable:
+    program: str
+    benchmark: str
+    split: str
+    repeats: int
+    score: Stat
+    per_category: Mapping[str, Stat]
+    metrics: Mapping[str, Stat]
+    n_scored: Stat            # tasks that counted, per repeat
+    excluded: Stat            # tasks excluded after infrastructure failures, per repeat
+    tokens: Stat              # agent/judge tokens, per repeat
+    steps: Stat               # mean agent steps per scored task, per repeat
+    wall_s: Stat              # wall time of one evaluation
+    update_s: Stat            # time in `update` over all update episodes
+    errors: Mapping[str, int]  # program failures by kind, summed over repeats
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def build_table(
+    results: Sequence[EvaluationResult], *, program: str, benchmark: str, split: str
+) -> ResultsTable:
+    if not results:
+        raise ValueError("a results table needs at least one evaluation")
+    categories = sorted({c for r in results for c in r.per_category})
+    metric_names = sorted({m for r in results for m in r.metrics})
+    errors: collections.Counter[str] = collections.Counter()
+    for r in results:
+        errors.update(r.errors)
+    return ResultsTable(
+        program=program,
+        benchmark=benchmark,
+        split=split,
+        repeats=len(results),
+        score=Stat.of(r.mean for r in results),
+        per_category={
+            c: Stat.of(r.per_category[c] for r in results if c in r.per_category) for c in categories
+        },
+        metrics={m: Stat.of(r.metrics[m] for r in results if m in r.metrics) for m in metric_names},
+        n_scored=Stat.of(r.n_scored for r in results),
+        excluded=Stat.of(len(r.excluded) for r in results),
+        tokens=Stat.of(r.tokens for r in results),
+        steps=Stat.of(_mean_steps(r) for r in results),
+        wall_s=Stat.of(r.wall_s for r in results),
+        update_s=Stat.of(r.update_s for r in results),
+        errors=dict(sorted(errors.items())),
+    )
+
+
+def _mean_steps(result: EvaluationResult) -> float:
+    scored = [t.steps for t in result.tasks if t.counted and not t.excluded]
+    return statistics.fmean(scored) if scored else 0.0
+
+
+def render(table: ResultsTable, console: Any = None) -> None:
+    """Print the table to `console` (a rich Console; stdout by default)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    title = (
+        f"{table.program} on {table.benchmark} ({table.split} split, "
+        f"{table.repeats} repeat{'s' if table.repeats != 1 else ''})"
+    )
+    out = Table(title=title, show_header=True, header_style="bold")
+    out.add_column("figure")
+    out.add_column("mean ± std", justify="right")
+    out.add_row("[bold]score[/bold]", f"[bold]{table.score.show()}[/bold]")
+    for name, stat in table.metrics.items():
+        out.add_row(name, stat.show())
+    for name, stat in table.per_category.items():
+        out.add_row(f"category {name}", stat.show())
+    out.add_row("tasks scored", table.n_scored.show(1))
+    out.add_row("tasks excluded (infrastructure)", table.excluded.show(1))
+    out.add_row("tokens", table.tokens.show(0))
+    out.add_row("steps per task", table.steps.show(2))
+    out.add_row("update time (s)", table.update_s.show(2))
+    out.add_row("wall time (s)", table.wall_s.show(2))
+    for kind, count in table.errors.items():
+        out.add_row(f"[red]program failures: {kind}[/red]", str(count))
+    console.print(out)
