@@ -1,0 +1,122 @@
+"""MuRAG: multimodal dense retrieval over rounds/steps and their raw images (Mem-Gallery's best).
+
+Stores: one memory unit per dialogue round or web step (its text, image captions, raw image
+references, citation ids, session/time tag) and one unit per image (caption + the image itself).
+Every unit gets a joint vector: the concatenation of its text embedding (MiniLM) and its image
+embedding (CLIP when configured, else the perceptual feature), each weighted, in one faiss
+inner-product index, so a unit's score is TEXT_WEIGHT·cos(text) + IMAGE_WEIGHT·cos(image).
+
+Retrieves: embeds the question the same way (instruction + captions as text, question images /
+initial screenshot as image), takes the top-K units by inner product (MIPS), returns their text in
+chronological order with session/time tags, keeps up to the image budget of raw images from the
+best image-bearing units, and cites the units' round/image ids ranked by score. Below a similarity
+floor it adds an explicit "answer Not mentioned" guard (Mem-Gallery's refusal questions).
+
+Follows: MuRAG as run in Mem-Gallery (Bai et al.; RELATED-WORK §2.3, §2.7).
+Approximates: the joint vision-language encoder (GME-Qwen2-VL) by concatenating two separate
+encoders, so text never matches pixels directly: a text query reaches an image through its
+caption and the text of its round, an image query through the image half of the vector.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from automemo.contract import EpisodeRecorder, MemoProgram, MemoryPayload, PartialRecorder
+from automemo.toolkit import memolib
+
+TOP_K = 10  # tunable: int 1..30
+TEXT_WEIGHT = 1.0  # tunable: float 0.0..1.0
+IMAGE_WEIGHT = 0.7  # tunable: float 0.0..1.0
+IMAGE_UNITS = True  # tunable: bool
+ABSTAIN_BELOW = 0.25  # tunable: float 0.0..0.9
+
+
+class Memo(MemoProgram):
+    def __init__(self, toolkit):
+        super().__init__(toolkit)
+        dims = toolkit.embedding_dims()
+        self.text_dim, self.image_dim = dims["text"], dims["image"]
+        self.index = toolkit.vector_index(self.text_dim + self.image_dim)
+        self.units: list[tuple[memolib.Unit, int]] = []  # (unit, episode update order)
+        self.episodes = 0
+
+    # --- update ------------------------------------------------------------------------------
+
+    def update(self, episode: EpisodeRecorder) -> None:
+        order = self.episodes
+        self.episodes += 1
+        units = memolib.units(episode)
+        if not units:  # an episode that never acted still teaches what was asked
+            units = [memolib.Unit(episode.task_id, 0, episode.instruction, evidence=(episode.task_id,))]
+        if IMAGE_UNITS:
+            units += self._image_units(units)
+        texts = [self._unit_text(episode, u) for u in units]
+        text_vecs = memolib.as_matrix(self.toolkit.embed_text(texts), self.text_dim)
+        image_vecs = np.zeros((len(units), self.image_dim), dtype=np.float32)
+        with_image = [i for i, u in enumerate(units) if u.images]
+        if with_image:
+            embedded = self.toolkit.embed_image([units[i].images[0] for i in with_image])
+            image_vecs[with_image] = memolib.as_matrix(embedded, self.image_dim)
+        joint = np.hstack([TEXT_WEIGHT * text_vecs, IMAGE_WEIGHT * image_vecs])
+        self.index.add(joint.astype(np.float32))
+        self.units += [(u, order) for u in units]
+
+    @staticmethod
+    def _image_units(units):
+        # An image is a memory item of its own (raw asset kept), cited by its own id when the
+        # benchmark gives one; its text is its caption plus the round it was shown in.
+        out = []
+        for u in units:
+            if len(u.images) < 1:
+                continue
+            image_ids = list(u.evidence[1:])
+            for i, image in enumerate(u.images):
+                cite = (image_ids[i],) if i < len(image_ids) else u.evidence[:1]
+                text = f"[image] {image.caption or ''}\n{u.text}"
+                out.append(memolib.Unit(u.episode_id, u.position, text, images=(image,),
+                                        evidence=cite, time=u.time))
+        return out
+
+    @staticmethod
+    def _unit_text(episode, unit):
+        if memolib.is_conversation(episode):
+            return unit.text
+        return f"{episode.instruction}\n{unit.text}"
+
+    # --- retrieve ----------------------------------------------------------------------------
+
+    def retrieve(self, task: PartialRecorder) -> MemoryPayload:
+        budget = memolib.budget_of(task)
+        hits = memolib.faiss_search(self.index, self._query_vector(task), TOP_K)
+        if not hits:
+            return memolib.make_payload([], budget=budget)
+        ranked = [(self.units[i][0], self.units[i][1], score) for i, score in hits]
+        evidence = [e for unit, _, _ in ranked for e in unit.evidence]
+        images = [img for unit, _, _ in ranked for img in unit.images]
+        sections = []
+        if ranked[0][2] < ABSTAIN_BELOW:
+            sections.append(
+                "Memory guard: nothing stored matches this question closely. If the memories "
+                "below do not contain the answer, answer \"Not mentioned.\""
+            )
+        chronological = sorted(ranked, key=lambda r: (r[1], r[0].position))
+        lines = []
+        for unit, order, score in memolib.dedupe(chronological, key=lambda r: (r[1], r[0].position, r[0].evidence)):
+            tag = f"[session {order + 1}{', ' + unit.time if unit.time else ''} | {', '.join(unit.evidence)}]"
+            lines.append(f"{tag} {unit.text}")
+        sections.append("Relevant memories (chronological):\n" + "\n".join(lines))
+        return memolib.make_payload(sections, budget=budget, images=images, evidence=evidence)
+
+    def _query_vector(self, task):
+        text = memolib.query_text(task)
+        q_text = memolib.as_matrix(self.toolkit.embed_text([text]), self.text_dim)
+        q_image = np.zeros((1, self.image_dim), dtype=np.float32)
+        images = memolib.task_images(task)
+        if images:
+            vecs = memolib.as_matrix(self.toolkit.embed_image(images), self.image_dim)
+            q_image = memolib.as_matrix([vecs.mean(axis=0)], self.image_dim)
+        # The weights sit on the stored half only, so the inner product is
+        # TEXT_WEIGHT * cos(text) + IMAGE_WEIGHT * cos(image): a unit without an image is not
+        # diluted for a text-only question, and an image question adds the visual match.
+        return np.hstack([q_text, q_image]).astype(np.float32)[0]
