@@ -69,6 +69,20 @@ class BadResult(SandboxError):
     kind = "bad-result"
 
 
+class ProgramLoadError(SandboxError):
+    """The program did not load (syntax error, import error, no `Memo` class, `__init__`
+    raised, or loading ran past `open_timeout_s`). No session was opened."""
+
+    kind = "import"
+
+
+class SandboxUnavailable(SandboxError):
+    """The backend cannot run here (no engine, no image, no bubblewrap). The message says how
+    to fix it (e.g. `automemo sandbox build`)."""
+
+    kind = "unavailable"
+
+
 class HostServices(Protocol):
     """Answers the guest's requests for host-side toolkit services.
 

@@ -1,0 +1,146 @@
+"""The Docker backend: one container per session, from the image `automemo sandbox build` makes.
+
+The container has no network, a read-only root, a tmpfs state dir as the only writable place
+besides a small /tmp, runs as nobody (65534) with every capability dropped and
+no-new-privileges, and is bounded in memory (no swap), CPU and pids. The automemo package and
+the episode store are bind-mounted read-only; the session socket's directory is the only host
+path it can write. Its environment is built from scratch, never copied from the host.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from automemo.paths import PACKAGE_DIR
+from automemo.sandbox import image
+from automemo.sandbox.base import HostServices, Limits, Sandbox, SandboxUnavailable, Session
+from automemo.sandbox.host import (
+    GUEST_CHANNEL,
+    GUEST_PACKAGE_DIR,
+    GUEST_PYTHON,
+    GUEST_STATE,
+    GUEST_STORE,
+    GUEST_UID,
+    ExitInfo,
+    GuestProcess,
+    SessionDirs,
+    exit_info_from_status,
+    guest_environment,
+    runner_command,
+    start_session,
+)
+
+LABEL = "automemo.sandbox"
+TMP_MB = 64  # /tmp for libraries that insist on a temp file; the state dir is the real storage
+
+
+class DockerGuest(GuestProcess):
+    def __init__(self, container: Any) -> None:
+        self.container = container
+        self._removed = False
+
+    def running(self) -> bool:
+        try:
+            self.container.reload()
+        except Exception:
+            return False
+        return self.container.status in ("created", "running")
+
+    def kill(self) -> None:
+        try:
+            self.container.kill()
+        except Exception:  # already stopped or gone: nothing left to kill
+            pass
+
+    def exit_info(self, timeout: float) -> ExitInfo:
+        try:
+            status = self.container.wait(timeout=timeout)["StatusCode"]
+            self.container.reload()
+        except Exception:
+            return ExitInfo()
+        info = exit_info_from_status(status)
+        if self.container.attrs.get("State", {}).get("OOMKilled"):
+            return ExitInfo(code=info.code, signal=info.signal, oom=True)
+        return info
+
+    def cleanup(self) -> None:
+        if self._removed:
+            return
+        self._removed = True
+        try:
+            self.container.remove(force=True)
+        except Exception:
+            pass
+
+    def log_tail(self) -> str:
+        try:
+            return self.container.logs(tail=30).decode(errors="replace")
+        except Exception:
+            return ""
+
+
+class DockerSandbox(Sandbox):
+    name = "docker"
+
+    def __init__(self, image_tag: str | None = None) -> None:
+        try:
+            import docker
+
+            self.client = docker.from_env()
+            self.client.ping()
+        except Exception as exc:
+            raise SandboxUnavailable(
+                f"no Docker engine answers ({type(exc).__name__}: {exc}); start one "
+                "(scripts/start-dockerd.sh) or use the bwrap backend") from None
+        self.image_tag = image_tag or image.load_definition().tag
+        try:
+            self.client.images.get(self.image_tag)
+        except Exception:
+            raise SandboxUnavailable(
+                f"the sandbox image {self.image_tag} is not built; run `automemo sandbox build`"
+            ) from None
+
+    def open(self, program_source: str, limits: Limits = Limits(), *,
+             services: HostServices | None = None, store_root: Path | None = None) -> Session:
+        from docker.types import LogConfig
+
+        volumes = {
+            str(PACKAGE_DIR): {"bind": GUEST_PACKAGE_DIR, "mode": "ro"},
+        }
+        if store_root is not None:
+            volumes[str(Path(store_root).resolve())] = {"bind": GUEST_STORE, "mode": "ro"}
+
+        def launch(dirs: SessionDirs) -> GuestProcess:
+            container = self.client.containers.run(
+                self.image_tag,
+                command=runner_command(GUEST_PYTHON, f"{GUEST_CHANNEL}/{dirs.socket_path.name}"),
+                detach=True,
+                init=True,  # tini reaps a program's zombies and passes on how the runner died
+                network_mode="none",
+                read_only=True,
+                user=f"{GUEST_UID}:{GUEST_UID}",
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                mem_limit=f"{limits.memory_mb}m",
+                memswap_limit=f"{limits.memory_mb}m",
+                nano_cpus=int(limits.cpus * 1e9),
+                pids_limit=limits.pids,
+                environment=guest_environment(str(Path(GUEST_PACKAGE_DIR).parent), GUEST_STATE),
+                working_dir=GUEST_STATE,
+                tmpfs={
+                    GUEST_STATE: f"size={limits.state_mb}m,uid={GUEST_UID},gid={GUEST_UID},"
+                                 "mode=0700,nosuid,nodev,noexec",
+                    "/tmp": f"size={TMP_MB}m,mode=1777,nosuid,nodev,noexec",
+                },
+                volumes={**volumes, str(dirs.channel): {"bind": GUEST_CHANNEL, "mode": "rw"}},
+                ipc_mode="none",
+                log_config=LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m"}),
+                labels={LABEL: "1"},
+            )
+            return DockerGuest(container)
+
+        return start_session(
+            launch, source=program_source, limits=limits, services=services,
+            guest_state_dir=GUEST_STATE, guest_store_root=GUEST_STORE,
+        )

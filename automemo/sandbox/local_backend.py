@@ -1,0 +1,88 @@
+"""The UNSAFE backend: the guest runner as a plain subprocess of the host, with no isolation.
+
+Only for `--unsafe-no-sandbox` (programs you trust) and as a speed reference. It shares the
+runner, protocol and session code with the real sandboxes and gives the guest a clean
+environment, but the program can read and write anything the host user can, and reach the
+network.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from automemo.paths import PACKAGE_DIR
+from automemo.sandbox.base import HostServices, Limits, Sandbox, Session
+from automemo.sandbox.host import (
+    ExitInfo,
+    GuestProcess,
+    SessionDirs,
+    exit_info_from_status,
+    guest_environment,
+    runner_command,
+    start_session,
+)
+
+
+class LocalProcessGuest(GuestProcess):
+    def __init__(self, proc: subprocess.Popen, log_path: Path) -> None:
+        self.proc = proc
+        self.log_path = log_path
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        # The runner leads its own process group, so a program's children die with it.
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def exit_info(self, timeout: float) -> ExitInfo:
+        try:
+            return exit_info_from_status(self.proc.wait(timeout=timeout))
+        except subprocess.TimeoutExpired:
+            return ExitInfo()
+
+    def cleanup(self) -> None:
+        pass
+
+    def log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
+
+class UnsafeLocalSandbox(Sandbox):
+    name = "unsafe"
+
+    def open(self, program_source: str, limits: Limits = Limits(), *,
+             services: HostServices | None = None, store_root: Path | None = None) -> Session:
+        store = Path(store_root).resolve() if store_root is not None else None
+
+        def launch(dirs: SessionDirs) -> GuestProcess:
+            log_path = dirs.root / "guest.log"
+            env = guest_environment(str(PACKAGE_DIR.parent), str(dirs.state))
+            env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
+            with open(log_path, "wb") as log:
+                proc = subprocess.Popen(
+                    runner_command(sys.executable, str(dirs.socket_path)),
+                    env=env, cwd=dirs.state, stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=subprocess.STDOUT, start_new_session=True,
+                )
+            return LocalProcessGuest(proc, log_path)
+
+        return start_session(
+            launch, source=program_source, limits=limits, services=services,
+            guest_state_dir=None, guest_store_root=str(store) if store else "/nonexistent-store",
+            owner_uid=None,
+        )

@@ -1,0 +1,252 @@
+"""The guest runner: the process inside the sandbox that hosts one memo program.
+
+Run as `python3 -m automemo.sandbox.runner SOCKET_PATH`. Stdlib + `automemo.contract` +
+`automemo.toolkit.guest` only; numpy/faiss load only if the program uses them, so a session
+opens in tens of milliseconds.
+
+It connects to the host's socket and serves requests one at a time:
+- "load" {source, state_dir, store_root, max_result_bytes}: compile the program, build
+  `Memo(toolkit)`; failures are reported with kind "import" and the traceback tail;
+- "update" {episode}, "retrieve" {task}: call the program; retrieve's result is validated with
+  `contract.payload_from_result` and refused past `max_result_bytes` (kind "bad-result");
+- "ping", "describe": liveness and facts about the guest.
+A program exception (even `sys.exit`) is reported with kind "exception" and the session lives
+on. The program's prints go to a bounded buffer, never to the channel.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import sys
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+from automemo import contract
+from automemo.sandbox import protocol
+from automemo.toolkit.api import ToolkitUnavailable
+
+PROGRAM_FILENAME = "memo_program.py"
+TRACEBACK_CHARS = 4000
+OUTPUT_TAIL_CHARS = 8000
+HOST_MESSAGE_LIMIT = 1 << 30  # the host is trusted; this only guards against a broken channel
+
+
+class OutputTail(io.TextIOBase):
+    """Keeps the last few thousand characters the program printed (shown by "describe")."""
+
+    def __init__(self, limit: int = OUTPUT_TAIL_CHARS) -> None:
+        self.limit = limit
+        self.text = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        self.text = (self.text + str(s))[-self.limit:]
+        return len(s)
+
+
+class CallFailed(Exception):
+    def __init__(self, kind: str, message: str, tb: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.message, self.tb = kind, message, tb
+
+
+class GuestChannel:
+    """The guest's end of the socket: answers host requests, asks for host services."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.serving = False  # host services are answerable only while the host waits on a call
+        self._next_id = 0
+
+    def call_host(self, method: str, params: dict) -> Any:
+        if not self.serving or os.getpid() != MAIN_PID:
+            raise RuntimeError(
+                f"toolkit.{method}: host services can be used only from update/retrieve/__init__, "
+                "in the program's main thread"
+            )
+        self._next_id += 1
+        msg_id = f"g{self._next_id}"
+        try:
+            protocol.send(self.sock, {"id": msg_id, "method": method, "params": params})
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"toolkit.{method}: arguments are not JSON-serialisable ({exc})") from None
+        reply = protocol.recv(self.sock, HOST_MESSAGE_LIMIT)
+        if reply.get("id") != msg_id:
+            raise RuntimeError(f"toolkit.{method}: the host answered out of order")
+        if "error" in reply:
+            err = reply["error"]
+            if err.get("kind") == "unavailable":
+                raise ToolkitUnavailable(err.get("message", method))
+            raise RuntimeError(f"host service {method!r} failed: {err.get('message', '')}")
+        return reply.get("result")
+
+
+class Runner:
+    def __init__(self, channel: GuestChannel, output: OutputTail) -> None:
+        self.channel = channel
+        self.output = output
+        self.memo: Any = None
+        self.max_result_bytes = 4_000_000
+        self.info: dict[str, Any] = {}
+
+    def dispatch(self, method: str, params: dict) -> Any:
+        handler = getattr(self, f"do_{method}", None)
+        if handler is None:
+            raise CallFailed("bad-request", f"unknown method {method!r}")
+        if method in ("update", "retrieve") and self.memo is None:
+            raise CallFailed("bad-request", "no program is loaded")
+        return handler(params)
+
+    def do_ping(self, params: dict) -> str:
+        return "pong"
+
+    def do_describe(self, params: dict) -> dict[str, Any]:
+        return {
+            **self.info,
+            "python": sys.version.split()[0],
+            "pid": os.getpid(),
+            "uid": os.getuid(),
+            "gid": os.getgid(),
+            "output_tail": self.output.text,
+            "loaded_modules": sorted(m for m in ("numpy", "faiss", "networkx", "PIL")
+                                     if m in sys.modules),
+        }
+
+    def do_load(self, params: dict) -> dict[str, Any]:
+        self.max_result_bytes = int(params.get("max_result_bytes", self.max_result_bytes))
+        source = params["source"]
+        from automemo.toolkit.guest import Toolkit
+
+        toolkit = Toolkit(Path(params["state_dir"]), Path(params["store_root"]),
+                          self.channel.call_host)
+        try:
+            code = compile(source, PROGRAM_FILENAME, "exec")
+            module = types.ModuleType("memo_program")
+            module.__file__ = PROGRAM_FILENAME
+            sys.modules["memo_program"] = module
+            exec(code, module.__dict__)
+            memo_class = module.__dict__.get("Memo")
+            if not isinstance(memo_class, type):
+                raise CallFailed("import", "the program defines no class named Memo")
+            missing = [m for m in ("update", "retrieve") if not callable(getattr(memo_class, m, None))]
+            if missing:
+                raise CallFailed("import", f"class Memo has no method(s) {', '.join(missing)}")
+            self.memo = memo_class(toolkit)
+        except CallFailed:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a broken program must not kill the runner
+            raise CallFailed("import", describe_exception(exc), traceback_tail(exc)) from None
+        self.info = {"memo_class": f"{type(self.memo).__module__}.{type(self.memo).__name__}",
+                     "state_dir": params["state_dir"], "store_root": params["store_root"]}
+        return {"loaded": True}
+
+    def do_update(self, params: dict) -> None:
+        episode = contract.EpisodeRecorder.from_dict(params["episode"])
+        self._run_program(self.memo.update, episode)
+        return None
+
+    def do_retrieve(self, params: dict) -> dict[str, Any]:
+        task = contract.PartialRecorder.from_dict(params["task"])
+        value = self._run_program(self.memo.retrieve, task)
+        try:
+            payload = contract.payload_from_result(value).to_dict()
+        except contract.ContractError as exc:
+            raise CallFailed("bad-result", str(exc)) from None
+        size = len(protocol.encode({"id": 0, "result": payload}))
+        if size > self.max_result_bytes:
+            raise CallFailed(
+                "bad-result",
+                f"retrieve() returned a {size:,}-byte payload; the sandbox accepts at most "
+                f"{self.max_result_bytes:,} bytes (the retrieval budget is far smaller)",
+            )
+        return payload
+
+    def _run_program(self, fn: Any, arg: Any) -> Any:
+        try:
+            return fn(arg)
+        except BaseException as exc:  # noqa: BLE001 - sys.exit and friends are program errors too
+            if os.getpid() != MAIN_PID:  # a forked child must never answer on the channel
+                os._exit(0)
+            raise CallFailed("exception", describe_exception(exc), traceback_tail(exc)) from None
+        finally:
+            if os.getpid() != MAIN_PID:
+                os._exit(0)
+
+
+def describe_exception(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"the program called sys.exit({exc.code!r}); a memo program must not exit"
+    if isinstance(exc, KeyboardInterrupt):
+        return "the program raised KeyboardInterrupt"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def traceback_tail(exc: BaseException) -> str:
+    # Frames of the runner itself say nothing to whoever repairs the program: start at its code.
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    lines = traceback.format_exception(type(exc), exc, tb)
+    return "".join(lines)[-TRACEBACK_CHARS:]
+
+
+def serve(sock: socket.socket) -> None:
+    output = OutputTail()
+    sys.stdout = sys.stderr = output
+    channel = GuestChannel(sock)
+    runner = Runner(channel, output)
+    while True:
+        try:
+            message = protocol.recv(sock, HOST_MESSAGE_LIMIT)
+        except protocol.ChannelClosed:
+            return
+        if not protocol.is_request(message):
+            continue  # a stray reply (e.g. to a host call a program abandoned): nothing to do
+        msg_id = message["id"]
+        channel.serving = True
+        try:
+            reply = {"id": msg_id, "result": runner.dispatch(message["method"], message.get("params") or {})}
+        except CallFailed as exc:
+            reply = protocol.error_message(msg_id, exc.kind, exc.message, exc.tb)
+        except contract.ContractError as exc:
+            reply = protocol.error_message(msg_id, "bad-request", str(exc))
+        except Exception as exc:  # a runner bug: report it rather than die silently
+            reply = protocol.error_message(msg_id, "runner", describe_exception(exc),
+                                           traceback.format_exc()[-TRACEBACK_CHARS:])
+        finally:
+            channel.serving = False
+        try:
+            frame = protocol.encode(reply)
+        except (TypeError, ValueError) as exc:
+            frame = protocol.encode(protocol.error_message(msg_id, "bad-result", f"not JSON: {exc}"))
+        protocol.send_frame(sock, frame)
+
+
+MAIN_PID = os.getpid()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m automemo.sandbox.runner SOCKET_PATH", file=sys.stderr)
+        return 2
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(argv[0])
+    # From here on stdout/stderr belong to the program's prints; file descriptors 1 and 2 go
+    # to /dev/null so that C-level writes cannot fill a log the host would have to read.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    serve(sock)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
