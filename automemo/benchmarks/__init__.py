@@ -1,0 +1,66 @@
+"""Benchmarks (DESIGN §6): `load(name, options, llm=...)` builds one by name.
+
+Each benchmark class declares its options as a frozen dataclass (`Options`, every default
+commented there); `load` validates the user's options against it, so a misspelt option fails
+before anything runs. Modules are imported on demand: MiniWoB++ pulls selenium, Mini-Gallery only
+Pillow.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Mapping
+
+from automemo.benchmarks.base import Benchmark, InfrastructureError, Split, Task, TaskScore
+from automemo.configtools import ConfigError, build
+
+# name -> ("module:Class", one-line description)
+REGISTRY: dict[str, tuple[str, str]] = {
+    "minigallery": (
+        "automemo.benchmarks.minigallery.benchmark:MiniGallery",
+        "seeded Mem-Gallery-style multimodal conversations; retrieval or QA scoring (offline)",
+    ),
+    "miniwob": (
+        "automemo.benchmarks.miniwob:MiniWoB",
+        "MiniWoB++ web tasks in headless Debian chromium; environment reward (offline)",
+    ),
+    "webvoyager": (
+        "automemo.benchmarks.files:WebVoyagerTasks",
+        "WebVoyager tasks from a local JSONL file; needs the live web to run",
+    ),
+    "mind2web": (
+        "automemo.benchmarks.files:Mind2WebTasks",
+        "Mind2Web tasks from a local JSON file; needs the live web to run",
+    ),
+    "agentvista": (
+        "automemo.benchmarks.files:AgentVistaTasks",
+        "AgentVista visual-reasoning tasks from a local JSON/JSONL file with their images",
+    ),
+    "mmsearch_plus": (
+        "automemo.benchmarks.files:MMSearchPlusTasks",
+        "MMSearch-Plus questions from a local JSON/JSONL file; needs a search tool to run well",
+    ),
+}
+
+
+def benchmark_class(name: str) -> type[Benchmark]:
+    if name not in REGISTRY:
+        raise ValueError(
+            f"unknown benchmark {name!r}; known benchmarks: {', '.join(sorted(REGISTRY))}"
+        )
+    module, cls = REGISTRY[name][0].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def load(name: str, options: Mapping[str, Any] | None = None, *, llm: Any = None) -> Benchmark:
+    """Build benchmark `name` with `options` (a plain mapping, e.g. a TOML table). Unknown
+    names and unknown or mistyped options raise ValueError / ConfigError naming them."""
+    cls = benchmark_class(name)
+    try:
+        opts = build(cls.Options, options or {}, path=f"benchmark.{name}")
+    except ConfigError as exc:
+        raise ConfigError(f"benchmark {name!r}: {exc}") from None
+    return cls(opts, llm=llm)
+
+
+__all__ = ["Benchmark", "InfrastructureError", "Split", "Task", "TaskScore", "REGISTRY", "load", "benchmark_class"]
