@@ -27,7 +27,7 @@ def _commit_root(run):
     folder = step.node_dir(0)
     (folder / "program.py").write_text("class Memo: pass\n")
     ev = step.evaluation_dir(0, 0)
-    (ev / "result.json").write_text(json.dumps({"mean": 0.25}))
+    (ev / "summary.json").write_text(json.dumps({"mean": 0.25}))
     step.add_node({"id": 0, "parent": None, "action": "root", "status": "evaluated",
                    "summary": "no memory", "program_path": "nodes/0/program.py"})
     step.add_evaluation({"node_id": 0, "k": 0, "mean": 0.25, "n_scored": 4,
@@ -74,7 +74,7 @@ def test_recover_discards_everything_of_an_uncommitted_step(tmp_path):
     # step 1 stages a child and a re-evaluation of the root, spends on the LLM, then "crashes"
     step = StepJournal(run, 1)
     (step.node_dir(1) / "program.py").write_text("x")
-    (step.evaluation_dir(0, 1) / "result.json").write_text("{}")
+    (step.evaluation_dir(0, 1) / "summary.json").write_text("{}")
     step.add_node({"id": 1, "parent": 0, "status": "evaluated", "summary": "s",
                    "program_path": "nodes/1/program.py"})
     _ledger_row(run)
@@ -89,7 +89,7 @@ def test_recover_discards_everything_of_an_uncommitted_step(tmp_path):
     assert [n["id"] for n in run.nodes()] == [0]
     # the step can now be redone and committed
     step = StepJournal(run, 1)
-    (step.evaluation_dir(0, 1) / "result.json").write_text("{}")
+    (step.evaluation_dir(0, 1) / "summary.json").write_text("{}")
     step.add_evaluation({"node_id": 0, "k": 1, "mean": 0.5})
     step.commit({"kind": "evaluate", "node_id": 0, "outcome": "evaluated"})
     assert [e["k"] for e in run.evaluations(0)] == [0, 1]

@@ -191,7 +191,7 @@ class RunDir:
         )
 
     def evaluation_result(self, node_id: int, k: int) -> dict[str, Any] | None:
-        path = self.evaluation_dir(node_id, k) / "result.json"
+        path = self.evaluation_dir(node_id, k) / "summary.json"
         return json.loads(path.read_text()) if path.exists() else None
 
     def actions(self) -> list[dict[str, Any]]:
@@ -222,8 +222,10 @@ class RunDir:
             usd = _first(cols, "cost_usd", "usd", "cost")
             prompt = _first(cols, "prompt_tokens")
             completion = _first(cols, "completion_tokens")
+            # Failed attempts are rows too (status != "ok"); a call is a successful one.
+            calls = "SUM(status = 'ok')" if "status" in cols else "COUNT(*)"
             sql = (
-                "SELECT role, COUNT(*) AS calls, "
+                f"SELECT role, {calls} AS calls, "
                 f"COALESCE(SUM({prompt or 0}), 0) AS prompt_tokens, "
                 f"COALESCE(SUM({completion or 0}), 0) AS completion_tokens, "
                 f"COALESCE(SUM({usd or 0}), 0.0) AS usd FROM ledger GROUP BY role ORDER BY role"

@@ -1,0 +1,55 @@
+"""The search's terminal display: one line per step as it starts and ends (step, action, node,
+scores, spend). Plain lines rather than a live panel, because the evaluator draws its own
+transient progress bars in between and rich allows one live display at a time."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+
+class SearchDisplay:
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self._console = None
+        if not quiet:
+            from rich.console import Console
+
+            self._console = Console(stderr=True, highlight=False)
+
+    def _print(self, text: str) -> None:
+        if self._console is not None:
+            self._console.print(text)
+
+    def started(self, run_path: str, steps: int, resumed_after: int | None) -> None:
+        if resumed_after is None:
+            self._print(f"[bold]search[/bold] {run_path}: {steps} steps after the root's evaluation")
+        else:
+            self._print(
+                f"[bold]search[/bold] {run_path}: resuming after committed step {resumed_after}"
+            )
+
+    def step_started(self, step: int, steps: int, what: str) -> None:
+        self._print(f"[cyan]step {step}/{steps}[/cyan] {what} …")
+
+    def step_done(self, step: int, steps: int, outcome: str, best: Mapping[str, Any] | None,
+                  spend: Mapping[str, float]) -> None:
+        best_text = (
+            f"best LCB #{best['node_id']} μ={best['mean']:.3f} n={best['n']} LCB={best['lcb']:.3f}"
+            if best else "no evaluated node"
+        )
+        self._print(
+            f"[cyan]step {step}/{steps}[/cyan] {outcome} | {best_text} | "
+            f"{int(spend.get('tokens', 0))} tokens ${spend.get('usd', 0.0):.4f}"
+        )
+
+    def stopped(self, reason: str) -> None:
+        self._print(f"[yellow]stopped:[/yellow] {reason}")
+
+    def finished(self, final: Mapping[str, Any]) -> None:
+        if final.get("node_id") is None:
+            self._print("[red]no program was evaluated; nothing to select[/red]")
+            return
+        self._print(
+            f"[bold green]selected node {final['node_id']}[/bold green] μ={final['mean']:.3f} "
+            f"n={final['n']} LCB={final['lcb']:.3f} ({final['program_path']})"
+        )

@@ -1,0 +1,346 @@
+"""The search loop (DESIGN §9–§11): asks the pure policy for an action each step and does the
+I/O — full evaluations, generations through the meta agent and the quick exam — committing one
+step at a time to the run directory so that `--resume` continues exactly where a crash left off.
+
+Determinism: every random choice is derived from (run seed, step, purpose), never from global
+state, and a resumed step starts from the same committed tree; with a deterministic evaluator
+and meta agent a resumed run equals an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from automemo.contract import Budget
+from automemo.episode_store import atomic_write
+from automemo.evaluation.evidence import read_evidence
+from automemo.evaluation.result import EvaluationResult
+from automemo.llm import BudgetExceeded
+from automemo.meta.base import Improvement, MetaAgent, ParentView
+from automemo.paths import seed_path
+from automemo.runs.journal import StepJournal, record_event, recover
+from automemo.runs.rundir import RunDir
+from automemo.sandbox.base import Limits
+from automemo.search import policy
+from automemo.search.config import SearchConfig
+from automemo.search.display import SearchDisplay
+from automemo.search.generation import Generation, generate_child
+from automemo.search.tree import Tree
+
+
+def derive_seed(run_seed: int, step: int, purpose: str) -> int:
+    """A 31-bit seed for one purpose of one step: the same on every replay of that step."""
+    digest = hashlib.sha256(f"{run_seed}:{step}:{purpose}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name
+        )
+    )
+
+
+def _quick_exam(*args, **kwargs):
+    from automemo.exam import quick_exam
+
+    return quick_exam(*args, **kwargs)
+
+
+@dataclass
+class Collaborators:
+    """What the loop drives. `evaluator`: `automemo.evaluation.Evaluator` (or anything with
+    `evaluate`, `sample_for_exam` and `store`); `services_factory(node_id)` gives the host
+    services of a node's sandbox sessions; `llm` (optional) is asked whether a cap is reached."""
+
+    evaluator: Any
+    meta: MetaAgent
+    sandbox: Any
+    llm: Any = None
+    services_factory: Callable[[int], Any] | None = None
+    budget: Budget = field(default_factory=Budget)
+    limits: Limits = field(default_factory=Limits)
+    exam: Callable[..., Any] = _quick_exam
+
+
+class SearchLoop:
+    def __init__(self, run: RunDir, config: SearchConfig, parts: Collaborators, *,
+                 quiet: bool = False) -> None:
+        self.run = run
+        self.config = config
+        self.parts = parts
+        self.display = SearchDisplay(quiet=quiet)
+        self.tree = Tree()
+
+    # the loop ----------------------------------------------------------------------------------
+
+    def run_search(self) -> dict[str, Any]:
+        """Run (or resume) the search to its step budget or an LLM cap; returns final.json."""
+        last = recover(self.run)
+        self.display.started(str(self.run.path), self.config.steps, last)
+        if last is not None:
+            record_event(self.run, "resumed", f"resumed after committed step {last}")
+        self.tree = Tree.from_rundir(self.run)
+        stop_reason = "steps"
+        try:
+            if last is None:
+                self._check_caps()
+                self._evaluate_root()
+            for step in range((last or 0) + 1, self.config.steps + 1):
+                self._check_caps()
+                self._step(step)
+        except BudgetExceeded as exc:
+            # The step in progress is abandoned (its files and rows never commit); the money it
+            # spent stays in the ledger because it was really spent.
+            stop_reason = "budget"
+            record_event(self.run, "stopped", str(exc), {"reason": "budget"}, keep_ledger=True)
+            self.display.stopped(str(exc))
+        final = self.final(stop_reason)
+        self.run.write_final(final)
+        self.display.finished(final)
+        return final
+
+    def _check_caps(self) -> None:
+        reason = self.parts.llm.exhausted() if self.parts.llm is not None else None
+        if reason:
+            raise BudgetExceeded(f"no new action started: {reason}")
+
+    def _step(self, step: int) -> None:
+        stats = self.tree.stats()
+        action = policy.choose_action(stats, self.config)
+        candidates = [
+            {"kind": a.kind, "node_id": a.node_id, "score": a.score}
+            for a in policy.candidates(stats, self.config)
+        ]
+        journal = StepJournal(self.run, step)
+        started = time.perf_counter()
+        try:
+            if action.kind == "evaluate":
+                self.display.step_started(step, self.config.steps, f"evaluate #{action.node_id}")
+                row = self._evaluate_existing(journal, action.node_id)
+            else:
+                self.display.step_started(step, self.config.steps, f"generate from #{action.node_id}")
+                row = self._generate(journal, step, action.node_id)
+        except BaseException:
+            journal.abandon()
+            raise
+        row.update(kind=action.kind, node_id=action.node_id, policy_score=action.score,
+                   candidates=candidates, wall_s=time.perf_counter() - started)
+        self._commit(journal, step, row)
+
+    def _commit(self, journal: StepJournal, step: int, row: dict[str, Any]) -> None:
+        journal.add_event("step", row.get("detail") or row["outcome"], {"outcome": row["outcome"]})
+        journal.commit(row)
+        self.tree = Tree.from_rundir(self.run)
+        self.display.step_done(step, self.config.steps, row.get("detail") or row["outcome"],
+                               self._best(), self._spend())
+
+    # evaluate ----------------------------------------------------------------------------------
+
+    def _evaluate_root(self) -> None:
+        journal = StepJournal(self.run, 0)
+        started = time.perf_counter()
+        self.display.step_started(0, self.config.steps, f"evaluate the root ({self.config.root})")
+        try:
+            source = seed_path(self.config.root).read_text()
+            _write_text(journal.node_dir(0) / "program.py", source)
+            result = self.parts.evaluator.evaluate(
+                source, evidence_dir=journal.evaluation_dir(0, 0), node_id=0
+            )
+        except BaseException:
+            journal.abandon()
+            raise
+        journal.add_node(_node_row(0, None, "root", "evaluated", f"seed {self.config.root}",
+                                   source, None))
+        journal.add_evaluation(_evaluation_row(0, 0, result))
+        self._commit(journal, 0, {
+            "kind": "evaluate_root", "node_id": 0, "outcome": "evaluated",
+            "detail": f"root μ={result.mean:.3f}", "wall_s": time.perf_counter() - started,
+        })
+
+    def _evaluate_existing(self, journal: StepJournal, node_id: int) -> dict[str, Any]:
+        k = self.tree.node(node_id).n
+        source = self.run.program_source(node_id)
+        try:
+            result = self.parts.evaluator.evaluate(
+                source, evidence_dir=journal.evaluation_dir(node_id, k), node_id=node_id
+            )
+        except BudgetExceeded:
+            raise
+        except Exception as exc:  # infrastructure broke beyond the evaluator's own retries
+            return {"outcome": "eval_error", "detail": f"evaluation of #{node_id} failed: {exc}"}
+        journal.add_evaluation(_evaluation_row(node_id, k, result))
+        return {"outcome": "evaluated",
+                "detail": f"evaluated #{node_id} (k={k}): {result.mean:.3f}"}
+
+    # generate ----------------------------------------------------------------------------------
+
+    def _generate(self, journal: StepJournal, step: int, parent_id: int) -> dict[str, Any]:
+        child_id = self.tree.next_id()
+        parent = self.tree.node(parent_id)
+        episodes, partials = self.parts.evaluator.sample_for_exam(
+            self.config.exam_tasks, seed=derive_seed(self.config.seed, step, "exam")
+        )
+        services = self.parts.services_factory(child_id) if self.parts.services_factory else None
+        observe = getattr(self.parts.meta, "observe_tree", None)
+        if observe is not None:  # lets the offline mutator avoid re-proposing a known program
+            observe([self.run.program_source(n.id) for n in self.tree.nodes() if n.source_path])
+
+        def exam(source: str):
+            return self.parts.exam(
+                source, self.parts.sandbox, episodes, partials, budget=self.parts.budget,
+                limits=self.parts.limits, services=services,
+                store_root=self.parts.evaluator.store.root,
+            )
+
+        gen = generate_child(
+            self.parts.meta, self._parent_view(parent_id), self._improvements(),
+            node_id=child_id, seed=derive_seed(self.config.seed, step, "propose"), exam=exam,
+            repair_attempts=self.config.repair_attempts,
+            repair_seed=lambda a: derive_seed(self.config.seed, step, f"repair-{a}"),
+        )
+        folder = journal.node_dir(child_id)
+        _write_generation_files(folder, gen)
+        failure = gen.failure
+        result = None
+        if gen.passed:
+            try:
+                result = self.parts.evaluator.evaluate(
+                    gen.source, evidence_dir=journal.evaluation_dir(child_id, 0), node_id=child_id
+                )
+            except BudgetExceeded:
+                raise
+            except Exception as exc:
+                failure = f"evaluation: {exc}"
+        status = "evaluated" if result is not None else "failed"
+        journal.add_node({
+            **_node_row(child_id, parent_id, "generate", status, gen.summary, gen.source,
+                        parent.mean),
+            "repair_attempts": max(0, len(gen.attempts) - 1), "failure": failure,
+        })
+        if result is not None:
+            journal.add_evaluation(_evaluation_row(child_id, 0, result))
+            repairs = len(gen.attempts) - 1
+            return {"outcome": "evaluated", "child_id": child_id,
+                    "detail": f"#{child_id} from #{parent_id}: {result.mean:.3f}"
+                              f" ({repairs} repair{'s' if repairs != 1 else ''}) {gen.summary}"}
+        outcome = "meta_error" if failure.startswith("meta") else (
+            "failed_exam" if failure.startswith("exam") else "eval_error")
+        return {"outcome": outcome, "child_id": child_id,
+                "detail": f"#{child_id} from #{parent_id} failed: {failure[:200]}"}
+
+    def _parent_view(self, node_id: int) -> ParentView:
+        node = self.tree.node(node_id)
+        evidence = self.run.evaluation_dir(node_id, node.n - 1)
+        evaluation: EvaluationResult | None
+        try:
+            evaluation = read_evidence(evidence).result
+        except FileNotFoundError:
+            evaluation = None
+        return ParentView(node_id=node_id, source=self.run.program_source(node_id),
+                          score=node.mean, n_evals=node.n, evaluation=evaluation,
+                          evidence_dir=str(evidence))
+
+    def _improvements(self) -> list[Improvement]:
+        """Every committed parent→child gain, largest first (the meta agent keeps the top few)."""
+        out = []
+        for child in self.tree.nodes():
+            if child.failed or child.parent is None or child.first_score is None:
+                continue
+            if child.parent_snapshot is None or child.first_score <= child.parent_snapshot:
+                continue
+            old = self.run.program_source(child.parent)
+            new = self.run.program_source(child.id)
+            out.append(Improvement(
+                parent_id=child.parent, child_id=child.id, parent_score=child.parent_snapshot,
+                child_score=child.first_score, summary=child.summary,
+                diff=unified_diff(old, new, f"node {child.parent}", f"node {child.id}"),
+            ))
+        out.sort(key=lambda i: (-(i.child_score - i.parent_score), i.child_id))
+        return out
+
+    # reporting ---------------------------------------------------------------------------------
+
+    def _best(self) -> dict[str, Any] | None:
+        final = self.final("")
+        return final if final.get("node_id") is not None else None
+
+    def _spend(self) -> dict[str, float]:
+        totals = self.run.ledger_totals()
+        return {
+            "tokens": sum(t["prompt_tokens"] + t["completion_tokens"] for t in totals.values()),
+            "usd": sum(t["usd"] for t in totals.values()),
+        }
+
+    def final(self, stop_reason: str) -> dict[str, Any]:
+        """The selection by LCB over every evaluated node, with all candidates' LCB."""
+        base = {"stop_reason": stop_reason, "steps_done": self.run.last_step() or 0,
+                "steps": self.config.steps}
+        evaluated = [n for n in self.tree.nodes() if not n.failed and n.n > 0]
+        if not evaluated:
+            return {**base, "node_id": None, "candidates": []}
+        stats = self.tree.stats()
+        chosen = policy.select_final(stats, self.config)
+        candidates = [
+            {"node_id": n.id, "mean": n.mean, "n": n.n,
+             "lcb": policy.lcb(stats.node(n.id), stats, self.config)}
+            for n in evaluated
+        ]
+        node = self.tree.node(chosen.id)
+        return {
+            **base, "node_id": node.id, "mean": node.mean, "n": node.n,
+            "lcb": policy.lcb(chosen, stats, self.config),
+            "total_evaluations": stats.total_evaluations, "program_path": node.source_path,
+            "summary": node.summary, "candidates": candidates,
+        }
+
+
+# rows and files --------------------------------------------------------------------------------
+
+
+def _write_text(path, text: str) -> None:
+    atomic_write(path, text.encode())
+
+
+def _write_json(path, value: Any) -> None:
+    atomic_write(path, json.dumps(value, indent=2, sort_keys=True, default=str).encode())
+
+
+def _write_generation_files(folder, gen: Generation) -> None:
+    if gen.source is not None:
+        _write_text(folder / "program.py", gen.source)
+    for attempt in gen.attempts:
+        if attempt.source is not None:
+            _write_text(folder / "attempts" / f"{attempt.attempt}.py", attempt.source)
+    _write_json(folder / "exam.json", [a.to_dict() for a in gen.attempts])
+    _write_json(folder / "diagnosis.json", {
+        "summary": gen.summary, "diagnosis": dict(gen.diagnosis), "usage": dict(gen.usage),
+        "failure": gen.failure,
+    })
+
+
+def _node_row(node_id: int, parent: int | None, action: str, status: str, summary: str,
+              source: str | None, parent_snapshot: float | None) -> dict[str, Any]:
+    return {
+        "id": node_id, "parent": parent, "action": action, "status": status,
+        "summary": summary.strip().splitlines()[0] if summary.strip() else "",
+        "program_path": f"nodes/{node_id}/program.py" if source is not None else "",
+        "program_sha256": hashlib.sha256(source.encode()).hexdigest() if source else "",
+        "parent_snapshot": parent_snapshot, "repair_attempts": 0, "failure": "",
+    }
+
+
+def _evaluation_row(node_id: int, k: int, result: EvaluationResult) -> dict[str, Any]:
+    return {
+        "node_id": node_id, "k": k, "mean": result.mean, "n_scored": result.n_scored,
+        "metrics": dict(result.metrics), "per_category": dict(result.per_category),
+        "excluded": list(result.excluded), "errors": dict(result.errors),
+        "tokens": result.tokens, "wall_s": result.wall_s, "update_s": result.update_s,
+        "evidence_dir": f"nodes/{node_id}/evaluations/{k}",
+    }
