@@ -69,3 +69,8 @@ class MetaAgent(abc.ABC):
     @abc.abstractmethod
     def initialize(self, task_description: str, *, node_id: int, seed: int) -> Proposal:
         """Write a program from nothing but the task description and the interface."""
+
+    def observe_tree(self, sources: Sequence[str]) -> None:
+        """The programs the tree already holds (failed generations included), told by the search
+        before each generate action, so that an agent can avoid proposing them again (the
+        offline mutator prefers seeds not yet tried). Default: ignored."""

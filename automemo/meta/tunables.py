@@ -17,6 +17,7 @@ a parent→child step shows readable.
 from __future__ import annotations
 
 import ast
+import collections
 import io
 import re
 import tokenize
@@ -93,6 +94,7 @@ def parse_tunables(source: str) -> list[Tunable]:
     except SyntaxError as exc:
         raise TunableError(f"line {exc.lineno}: cannot parse the program ({exc.msg})") from None
     assignments = {node.lineno: node for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))}
+    statements_per_line = collections.Counter(node.lineno for node in tree.body)
     out: list[Tunable] = []
     seen: dict[str, int] = {}
     for line, spec in markers.items():
@@ -102,6 +104,8 @@ def parse_tunables(source: str) -> list[Tunable]:
                 f"line {line}: a '# {MARKER}' marker must sit on a module-level assignment "
                 f"of one literal (NAME = literal)"
             )
+        if statements_per_line[line] > 1:
+            raise TunableError(f"line {line}: a tunable's line must hold its assignment alone")
         tunable = _declaration(node, spec, line)
         if tunable.name in seen:
             raise TunableError(

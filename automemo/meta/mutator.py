@@ -1,0 +1,184 @@
+"""The offline meta agent (DESIGN §8): no LLM, yet a whole search runs and improves on the root.
+
+`propose` perturbs one or two of the parent's declared tunables within their ranges; a parent
+with nothing to tune (the no-memory root, or an LLM-written program without markers) gets a seed
+transplanted instead, preferring seeds the tree has not tried yet. Every choice derives from
+(seed, node_id) so that a resumed search redoes a step exactly. The diagnosis is a rule-based
+summary of the evidence in the same JSON shape as the LLM analysis.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Proposal
+from automemo.meta.config import MetaConfig
+from automemo.meta.diagnosis import rule_based_diagnosis
+from automemo.meta.tunables import Tunable, TunableError, apply, parse_tunables, skeleton
+from automemo.paths import SEEDS_DIR
+
+
+def _sha(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def can_move(tunable: Tunable) -> bool:
+    """Whether the declared range leaves any value other than the current one."""
+    if tunable.kind == "bool":
+        return True
+    if tunable.kind == "choice":
+        return any(c != tunable.value for c in tunable.choices)
+    return tunable.high > tunable.low
+
+
+def perturb_value(tunable: Tunable, rng: random.Random, step_fraction: float) -> Any:
+    """A new value for `tunable`, inside its range and different from the current one when the
+    range allows. Numeric steps are Gaussian with a spread of `step_fraction` of the range, so
+    most moves are local and a few are bold."""
+    current = tunable.value
+    if tunable.kind == "bool":
+        return not current
+    if tunable.kind == "choice":
+        others = [c for c in tunable.choices if c != current]
+        return rng.choice(others) if others else current
+    low, high = tunable.low, tunable.high
+    span = high - low
+    if span <= 0:
+        return current
+    if tunable.kind == "int":
+        step = max(1, round(abs(rng.gauss(0.0, step_fraction * span))))
+        direction = rng.choice((-1, 1))
+        value = min(high, max(low, current + direction * step))
+        if value == current:
+            value = min(high, max(low, current - direction * step))
+        return int(value)
+    delta = rng.gauss(0.0, step_fraction * span)
+    if abs(delta) < 0.02 * span:  # a move too small to show in an evaluation
+        delta = math.copysign(0.02 * span, delta or 1.0)
+    digits = max(2, 3 - math.floor(math.log10(span)))
+    value = round(min(high, max(low, current + delta)), digits)
+    if value == current:
+        value = round(min(high, max(low, current - delta)), digits)
+    return float(value)
+
+
+def _show(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+class ParameterMutator(MetaAgent):
+    def __init__(self, config: MetaConfig = MetaConfig(), *, seeds_dir: str | Path = SEEDS_DIR) -> None:
+        self.config = config
+        self.seeds = self._load_seeds(Path(seeds_dir))
+        self._tried: set[str] = set()           # skeletons of programs the tree holds
+        self._origin: dict[str, str] = {}       # sha of a proposed program -> its passing parent
+
+    def _load_seeds(self, folder: Path) -> dict[str, str]:
+        if not folder.is_dir():
+            raise MetaError(f"the seeds folder {folder} does not exist; the offline mutator transplants from it")
+        seeds = {
+            p.stem: p.read_text()
+            for p in sorted(folder.glob("*.py"))
+            if not p.name.startswith("_") and p.stem != self.config.root_seed
+        }
+        if not seeds:
+            raise MetaError(
+                f"no seed programs in {folder} besides {self.config.root_seed!r}; the offline "
+                f"mutator needs at least one to transplant"
+            )
+        return seeds
+
+    # --- MetaAgent --------------------------------------------------------------------------
+
+    def observe_tree(self, sources: Sequence[str]) -> None:
+        self._tried = {_skeleton(s) for s in sources}
+
+    def propose(
+        self, parent: ParentView, improvements: Sequence[Improvement], *, node_id: int, seed: int
+    ) -> Proposal:
+        rng = random.Random(f"mutate:{seed}:{node_id}")
+        tunables = _tunables(parent.source)
+        if tunables:
+            source, mutation = self._perturb(parent.source, tunables, rng)
+        else:
+            source, mutation = self._transplant(rng)
+        self._origin[_sha(source)] = parent.source
+        diagnosis = rule_based_diagnosis(parent, mutation, seed=seed, config=self.config)
+        return Proposal(source, mutation["summary"], diagnosis=diagnosis, usage={})
+
+    def repair(
+        self, source: str, exam_report: Mapping[str, Any], attempt: int, *, node_id: int, seed: int
+    ) -> Proposal:
+        """Re-perturb the passing parent this program came from (other values), and on the last
+        attempt, or with nothing to perturb, revert to that parent. A program of unknown origin
+        is re-perturbed itself, or replaced by a transplant."""
+        rng = random.Random(f"repair:{seed}:{node_id}:{attempt}")
+        check = exam_report.get("failed_check") or "the exam"
+        parent = self._origin.get(_sha(source))
+        base = parent if parent is not None else source
+        tunables = _tunables(base)
+        if parent is not None and (attempt >= 3 or not tunables):
+            fixed, mutation = parent, {"kind": "revert", "summary": f"revert to the last passing variant after {check} failed"}
+        elif tunables:
+            fixed, mutation = self._perturb(base, tunables, rng)
+            mutation["summary"] = f"re-perturb after {check} failed: {mutation['summary']}"
+        else:
+            fixed, mutation = self._transplant(rng)
+        if parent is not None:
+            self._origin[_sha(fixed)] = parent
+        diagnosis = {"repair_of": check, "attempt": attempt, "mutation": mutation}
+        return Proposal(fixed, mutation["summary"], diagnosis=diagnosis, usage={})
+
+    def initialize(self, task_description: str, *, node_id: int, seed: int) -> Proposal:
+        source, mutation = self._transplant(random.Random(f"initialize:{seed}:{node_id}"))
+        return Proposal(source, mutation["summary"], diagnosis={"mutation": mutation}, usage={})
+
+    # --- the two moves ------------------------------------------------------------------------
+
+    def _perturb(
+        self, source: str, tunables: list[Tunable], rng: random.Random
+    ) -> tuple[str, dict[str, Any]]:
+        movable = [t for t in tunables if can_move(t)]
+        if not movable:
+            return self._transplant(rng)
+        k = rng.randint(1, min(self.config.max_perturbed, len(movable)))
+        chosen = sorted(rng.sample(movable, k), key=lambda t: t.line)
+        changes = {t.name: perturb_value(t, rng, self.config.step_fraction) for t in chosen}
+        child = apply(source, changes)
+        old = {t.name: t.value for t in chosen}
+        summary = "perturb " + ", ".join(f"{n} {_show(old[n])}→{_show(v)}" for n, v in changes.items())
+        return child, {
+            "kind": "perturb",
+            "summary": summary,
+            "changes": {n: {"from": old[n], "to": v} for n, v in changes.items()},
+        }
+
+    def _transplant(self, rng: random.Random) -> tuple[str, dict[str, Any]]:
+        names = sorted(self.seeds)
+        untried = [n for n in names if _skeleton(self.seeds[n]) not in self._tried]
+        name = rng.choice(untried or names)
+        note = "not yet tried" if untried else "every seed was tried already"
+        return self.seeds[name], {
+            "kind": "transplant",
+            "seed": name,
+            "summary": f"transplant seed {name} ({note})",
+        }
+
+
+def _tunables(source: str) -> list[Tunable]:
+    # A program whose markers are malformed has nothing the mutator may safely turn.
+    try:
+        return parse_tunables(source)
+    except TunableError:
+        return []
+
+
+def _skeleton(source: str) -> str:
+    try:
+        return skeleton(source)
+    except TunableError:
+        return source

@@ -1,0 +1,214 @@
+"""The offline parameter mutator: moves stay in the declared ranges, choices are deterministic per
+(seed, node id), the root gets a seed transplanted (untried ones first), repair re-perturbs then
+reverts, and the diagnosis has the LLM analysis's JSON shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from automemo.contract import ImageRef, MemoryPayload
+from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.meta import MetaConfig, ParentView, build_meta_agent
+from automemo.meta.analysis import FEEDBACK_SCHEMA, parse_feedback
+from automemo.meta.codeblock import check_program
+from automemo.meta.mutator import ParameterMutator
+from automemo.meta.tunables import parse_tunables
+from automemo.paths import SEEDS_DIR
+
+ROOT = '''from automemo.contract import MemoProgram, MemoryPayload
+
+
+class Memo(MemoProgram):
+    def update(self, episode):
+        pass
+
+    def retrieve(self, task):
+        return MemoryPayload()
+'''
+
+
+def _seed(top_k: int, mode: str) -> str:
+    return (
+        f'"""A seed with mode {mode}."""\n'
+        "from automemo.contract import MemoProgram, MemoryPayload\n\n"
+        f"TOP_K = {top_k}  # tunable: int 1..30\n"
+        "THRESHOLD = 0.35  # tunable: float 0.0..0.9\n"
+        f'MODE = "{mode}"  # tunable: choice dense|hybrid|graph\n'
+        "USE_IMAGES = True  # tunable: bool\n\n\n"
+        "class Memo(MemoProgram):\n"
+        "    def update(self, episode):\n        pass\n\n"
+        "    def retrieve(self, task):\n        return MemoryPayload(text=MODE * TOP_K)\n"
+    )
+
+
+@pytest.fixture
+def seeds_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    (folder / "no_memory.py").write_text(ROOT)
+    (folder / "alpha.py").write_text(_seed(5, "dense"))
+    (folder / "beta.py").write_text(_seed(10, "hybrid"))
+    (folder / "gamma.py").write_text(_seed(15, "graph"))
+    (folder / "_helpers.py").write_text("X = 1\n")
+    return folder
+
+
+def _evaluation() -> EvaluationResult:
+    def task(i: int, category: str, score: float, text: str = "memo", error: str | None = None) -> TaskResult:
+        payload = MemoryPayload(text=text, metadata={"evidence": ["r1"]} if text else {})
+        return TaskResult(f"t{i}", category, score, payload=payload, error=error)
+
+    tasks = (
+        task(1, "FR", 1.0), task(2, "FR", 0.8), task(3, "VS", 0.0, text=""),
+        task(4, "VS", 0.1), task(5, "TR", 0.0, error="timeout: retrieve ran past 30 s"), task(6, "TR", 0.9),
+    )
+    return EvaluationResult(
+        mean=0.4667, n_scored=6, per_category={"FR": 0.9, "VS": 0.05, "TR": 0.45}, metrics={},
+        tasks=tasks, errors={"timeout": 1},
+    )
+
+
+def _parent(source: str, node_id: int = 3) -> ParentView:
+    return ParentView(node_id=node_id, source=source, score=0.4667, n_evals=1, evaluation=_evaluation())
+
+
+def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
+    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    parent = _seed(10, "hybrid")
+    before = {t.name: t for t in parse_tunables(parent)}
+    seen_counts = set()
+    for node_id in range(60):
+        child = mutator.propose(_parent(parent), [], node_id=node_id, seed=7)
+        after = {t.name: t.value for t in parse_tunables(child.source)}  # re-parsing re-checks ranges
+        changed = {n for n in after if after[n] != before[n].value}
+        assert 1 <= len(changed) <= 2, child.summary
+        seen_counts.add(len(changed))
+        for name in changed:
+            t = before[name]
+            if t.kind in ("int", "float"):
+                assert t.low <= after[name] <= t.high
+            assert name in child.summary
+        check_program(child.source)
+        assert child.diagnosis["mutation"]["kind"] == "perturb"
+    assert seen_counts == {1, 2}
+
+
+def test_numeric_moves_at_a_range_boundary_go_inward(seeds_dir):
+    mutator = ParameterMutator(MetaConfig(max_perturbed=1), seeds_dir=seeds_dir)
+    parent = 'K = 30  # tunable: int 1..30\nclass Memo:\n    pass\n'
+    values = {parse_tunables(mutator.propose(_parent(parent), [], node_id=i, seed=1).source)[0].value for i in range(20)}
+    assert values and all(1 <= v < 30 for v in values)
+
+
+def test_choices_are_deterministic_per_seed_and_node(seeds_dir):
+    a = ParameterMutator(seeds_dir=seeds_dir)
+    b = ParameterMutator(seeds_dir=seeds_dir)
+    parent = _parent(_seed(10, "hybrid"))
+    runs_a = [a.propose(parent, [], node_id=n, seed=s).source for s in (1, 2) for n in (4, 5)]
+    runs_b = [b.propose(parent, [], node_id=n, seed=s).source for s in (1, 2) for n in (4, 5)]
+    assert runs_a == runs_b
+    assert len(set(runs_a)) > 1, "different (seed, node) pairs should not all give the same child"
+
+
+def test_root_gets_an_untried_seed_transplanted(seeds_dir):
+    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    expected = {p.stem: p.read_text() for p in seeds_dir.glob("*.py")}
+    first = mutator.propose(_parent(ROOT, 0), [], node_id=1, seed=0)
+    assert first.diagnosis["mutation"]["kind"] == "transplant"
+    name = first.diagnosis["mutation"]["seed"]
+    assert name in {"alpha", "beta", "gamma"}
+    assert first.source == expected[name]
+    assert f"transplant seed {name}" in first.summary
+
+    # The tree now holds the root, the first transplant and a perturbed variant of it: those
+    # seeds count as tried, so the next transplants are the other two, then any seed again.
+    variant = mutator.propose(_parent(first.source), [], node_id=2, seed=0).source
+    tried = [ROOT, first.source, variant]
+    names = []
+    for node_id in (3, 4):
+        mutator.observe_tree(tried)
+        child = mutator.propose(_parent(ROOT, 0), [], node_id=node_id, seed=0)
+        names.append(child.diagnosis["mutation"]["seed"])
+        tried.append(child.source)
+    assert sorted([name, *names]) == ["alpha", "beta", "gamma"]
+    mutator.observe_tree(tried)
+    again = mutator.propose(_parent(ROOT, 0), [], node_id=5, seed=0)
+    assert "every seed was tried already" in again.summary
+
+
+def test_program_with_malformed_markers_is_treated_as_untunable(seeds_dir):
+    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    broken = "K = 99  # tunable: int 1..30\nclass Memo:\n    pass\n"
+    child = mutator.propose(_parent(broken), [], node_id=2, seed=0)
+    assert child.diagnosis["mutation"]["kind"] == "transplant"
+
+
+def test_repair_re_perturbs_the_passing_parent_then_reverts_to_it(seeds_dir):
+    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    parent = _seed(10, "hybrid")
+    child = mutator.propose(_parent(parent), [], node_id=8, seed=3)
+    report = {"passed": False, "failed_check": "retrieve", "error": "boom"}
+    first = mutator.repair(child.source, report, 1, node_id=8, seed=11)
+    assert first.source not in (child.source, parent)
+    assert first.summary.startswith("re-perturb after retrieve failed")
+    parse_tunables(first.source)
+    third = mutator.repair(first.source, report, 3, node_id=8, seed=13)
+    assert third.source == parent
+    assert "revert to the last passing variant" in third.summary
+
+
+def test_repair_of_a_foreign_untunable_program_transplants(seeds_dir):
+    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    fixed = mutator.repair(ROOT.replace("pass", "raise ValueError"), {"failed_check": "update"}, 1, node_id=2, seed=0)
+    assert fixed.diagnosis["mutation"]["kind"] == "transplant"
+
+
+def test_diagnosis_is_rule_based_and_has_the_analysis_shape(seeds_dir):
+    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    proposal = mutator.propose(_parent(_seed(10, "dense")), [], node_id=4, seed=2)
+    d = proposal.diagnosis
+    feedback = parse_feedback(json.dumps({k: d[k] for k in FEEDBACK_SCHEMA["required"]}))
+    assert "mean 0.467 over 6 scored tasks" in feedback["summary"]
+    assert "weakest categories: VS 0.050, TR 0.450, FR 0.900" in feedback["summary"]
+    assert any("1 of 6 payloads are empty" in c for c in feedback["content_issues"])
+    assert any("timeout x1" in s for s in feedback["structural_issues"])
+    assert any("below-average categories: TR, VS" in s for s in feedback["structural_issues"])
+    assert feedback["suggestions"][0]["change"] == proposal.summary
+    labels = {r["task_id"]: r["label"] for r in feedback["memory_relevance"]}
+    outcomes = {e["task_id"]: e["outcome"] for e in d["evidence"]}
+    assert sum(1 for o in outcomes.values() if o == "success") == 2
+    assert sum(1 for o in outcomes.values() if o == "failure") == 2
+    for task_id, label in labels.items():
+        expected = {"t3": "missing", "t5": "missing"}.get(task_id, "helpful" if outcomes[task_id] == "success" else "irrelevant")
+        assert label == expected, (task_id, label)
+
+
+def test_real_seeds_transplant_from_the_root():
+    seeds = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_") and p.stem != "no_memory")
+    assert seeds, "the repository ships seed programs"
+    mutator = build_meta_agent(None, seeds_dir=SEEDS_DIR)
+    assert isinstance(mutator, ParameterMutator)
+    child = mutator.propose(_parent(ROOT, 0), [], node_id=1, seed=0)
+    assert child.diagnosis["mutation"]["seed"] in seeds
+    check_program(child.source)
+    assert parse_tunables(child.source), "seeds declare tunables for the mutator to turn next"
+
+
+def test_seeds_folder_without_seeds_is_a_clear_error(tmp_path):
+    (tmp_path / "no_memory.py").write_text(ROOT)
+    with pytest.raises(Exception, match="no seed programs in .* besides 'no_memory'"):
+        ParameterMutator(seeds_dir=tmp_path)
+
+
+def test_image_refs_in_payloads_do_not_break_the_diagnosis(seeds_dir):
+    ref = ImageRef(path="images/ab/abc.png", sha256="abc")
+    evaluation = EvaluationResult(
+        mean=1.0, n_scored=1, per_category={"VS": 1.0}, metrics={},
+        tasks=(TaskResult("t1", "VS", 1.0, payload=MemoryPayload(text="x", images=(ref,))),),
+    )
+    parent = ParentView(node_id=1, source=_seed(3, "graph"), score=1.0, n_evals=1, evaluation=evaluation)
+    d = ParameterMutator(seeds_dir=seeds_dir).propose(parent, [], node_id=2, seed=0).diagnosis
+    assert any("mean images 1.0" in c for c in d["content_issues"])
