@@ -12,3 +12,24 @@ def fake_llm():
     """A started OpenAI-compatible fake server on 127.0.0.1 (see automemo.fakellm); stopped after."""
     with FakeLLM() as server:
         yield server
+
+
+_TORCHVISION_SCHEMAS: list = []
+
+
+@pytest.fixture(scope="session")
+def torch_cpu_shim():
+    """Lets the PyPI torchvision (a CUDA build) import next to CPU torch by defining the two op
+    schemas it looks for (DESIGN §14). Test-environment only; request it before anything imports
+    sentence-transformers or open_clip."""
+    import torch
+
+    if not _TORCHVISION_SCHEMAS:
+        try:
+            lib = torch.library.Library("torchvision", "DEF")
+            lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+            lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+            _TORCHVISION_SCHEMAS.append(lib)  # the definitions live as long as this object
+        except RuntimeError:
+            pass  # already defined in this process (e.g. by tests/seedtools.py)
+    yield

@@ -1,0 +1,162 @@
+"""Embeddings served to memo programs (DESIGN §3): configuration, the encoder pair of a run, and
+the content-hash cache in front of both.
+
+    encoders = default_encoders(EmbeddingConfig(), llm=client)
+    encoders.text.embed(["a sentence"])        # (1, 384) float32, L2-normalised
+    encoders.image.embed_files([path])         # (1, d_image) float32, L2-normalised
+    encoders.describe()                        # what the run's resolved config records
+
+Encoders are built once per run and shared by every session: models load lazily (a program that
+never embeds costs nothing) and the cache makes re-embedding the same episodes for every
+candidate a lookup.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Sequence
+
+import numpy as np
+
+from automemo.configtools import ConfigError
+from automemo.toolkit.embedding_cache import EmbeddingCache, content_key
+from automemo.toolkit.image_encoders import OpenClipEncoder, PerceptualImageEncoder
+from automemo.toolkit.text_encoders import MiniLMEncoder, OpenAIEmbeddingEncoder
+
+if TYPE_CHECKING:
+    from automemo.llm import LLMClient
+
+__all__ = [
+    "CachedImageEncoder", "CachedTextEncoder", "EmbeddingCache", "EmbeddingConfig", "Encoders",
+    "MiniLMEncoder", "OpenAIEmbeddingEncoder", "OpenClipEncoder", "PerceptualImageEncoder",
+    "default_encoders",
+]
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    text: Literal["minilm", "openai"] = "minilm"      # local all-MiniLM-L6-v2, or the memo role's endpoint
+    openai_model: str = "text-embedding-3-small"      # embedding model name when text = "openai"
+    image: Literal["auto", "perceptual", "open_clip"] = "auto"  # auto: open_clip iff clip_pretrained is set
+    clip_model: str = "ViT-B-32"                      # open_clip architecture name
+    clip_pretrained: str = ""                         # checkpoint path or pretrained tag; empty = no CLIP
+    clip_model_config: str = ""                       # JSON config of a custom open_clip architecture
+    cache_path: str = ""                              # sqlite file for the cache; empty = memory only
+    batch_size: int = 64                              # texts per forward pass of the local model
+
+
+class CachedTextEncoder:
+    def __init__(self, encoder: Any, cache: EmbeddingCache) -> None:
+        self.encoder = encoder
+        self.cache = cache
+
+    @property
+    def name(self) -> str:
+        return self.encoder.name
+
+    @property
+    def dim(self) -> int:
+        return self.encoder.dim
+
+    def embed(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
+        keys = [content_key(self.encoder.name, t.encode("utf-8")) for t in texts]
+        found = self.cache.get_many(keys)
+        todo = {k: t for k, t in zip(keys, texts) if k not in found}  # dict: duplicates once
+        if todo:
+            fresh = self.encoder.encode(list(todo.values()), node=node)
+            computed = dict(zip(todo, fresh))
+            self.cache.put_many(computed)
+            found.update(computed)
+        return _stack(keys, found, self.dim if not keys else None)
+
+
+class CachedImageEncoder:
+    def __init__(self, encoder: Any, cache: EmbeddingCache) -> None:
+        self.encoder = encoder
+        self.cache = cache
+
+    @property
+    def name(self) -> str:
+        return self.encoder.name
+
+    @property
+    def dim(self) -> int:
+        return self.encoder.dim
+
+    def embed_files(self, paths: Sequence[Path]) -> np.ndarray:
+        from PIL import Image
+
+        blobs = [Path(p).read_bytes() for p in paths]
+        keys = [content_key(self.encoder.name, b) for b in blobs]
+        found = self.cache.get_many(keys)
+        todo = {k: b for k, b in zip(keys, blobs) if k not in found}
+        if todo:
+            images = []
+            for key, blob in todo.items():
+                try:
+                    with Image.open(io.BytesIO(blob)) as img:
+                        images.append(img.convert("RGB"))
+                except Exception as exc:  # noqa: BLE001 - PIL raises many types for bad files
+                    where = paths[keys.index(key)]
+                    raise ValueError(f"{where} is not a readable image: {exc}") from None
+            computed = dict(zip(todo, self.encoder.encode(images)))
+            self.cache.put_many(computed)
+            found.update(computed)
+        return _stack(keys, found, self.dim if not keys else None)
+
+
+def _stack(keys: list[str], vectors: dict[str, np.ndarray], empty_dim: int | None) -> np.ndarray:
+    if not keys:
+        return np.zeros((0, empty_dim or 0), dtype=np.float32)
+    return np.stack([vectors[k] for k in keys]).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Encoders:
+    text: CachedTextEncoder
+    image: CachedImageEncoder
+
+    def dims(self) -> dict[str, int]:
+        return {"text": int(self.text.dim), "image": int(self.image.dim)}
+
+    def describe(self) -> dict[str, Any]:
+        """Which encoders a run uses, for its resolved config (no model is loaded to answer)."""
+        perceptual = isinstance(self.image.encoder, PerceptualImageEncoder)
+        return {
+            "text": self.text.name,
+            "image": self.image.name,
+            "image_fallback": perceptual,
+            "note": (
+                "no CLIP weights configured: images use the deterministic perceptual feature "
+                "(colour histogram + 16x16 grey thumbnail, L2-normalised)"
+                if perceptual else "images use open_clip"
+            ),
+        }
+
+
+def default_encoders(config: EmbeddingConfig = EmbeddingConfig(), llm: LLMClient | None = None) -> Encoders:
+    """The run's encoder pair from its config. Raises ConfigError when the config asks for
+    something it cannot have (an embeddings endpoint without a memo role, CLIP without weights)."""
+    cache = EmbeddingCache(config.cache_path or None)
+    if config.text == "openai":
+        if llm is None or not llm.configured("memo"):
+            raise ConfigError(
+                "embedding.text = \"openai\" needs the memo LLM role (llm.memo.model and base_url); "
+                "configure it or use embedding.text = \"minilm\""
+            )
+        text: Any = OpenAIEmbeddingEncoder(llm, config.openai_model)
+    else:
+        text = MiniLMEncoder(batch_size=config.batch_size)
+    use_clip = config.image == "open_clip" or (config.image == "auto" and bool(config.clip_pretrained))
+    if use_clip and not config.clip_pretrained:
+        raise ConfigError(
+            "embedding.image = \"open_clip\" needs embedding.clip_pretrained (a checkpoint path or a "
+            "pretrained tag); with none, use embedding.image = \"auto\" for the perceptual feature"
+        )
+    image: Any = (
+        OpenClipEncoder(config.clip_model, config.clip_pretrained, model_config=config.clip_model_config)
+        if use_clip else PerceptualImageEncoder()
+    )
+    return Encoders(CachedTextEncoder(text, cache), CachedImageEncoder(image, cache))

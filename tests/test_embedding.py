@@ -1,0 +1,142 @@
+"""Embeddings: the real MiniLM model, the perceptual image feature, a tiny open_clip model round
+trip, the OpenAI endpoint encoder against the fake server, and the content-hash cache."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from automemo.configtools import ConfigError
+from automemo.llm import LLMClient, LLMConfig, RoleConfig
+from automemo.toolkit.embedding import (
+    EmbeddingCache, EmbeddingConfig, MiniLMEncoder, OpenClipEncoder, PerceptualImageEncoder,
+    default_encoders,
+)
+
+
+def _png(tmp_path, name, draw):
+    img = Image.new("RGB", (64, 48), "white")
+    draw(ImageDraw.Draw(img))
+    path = tmp_path / f"{name}.png"
+    img.save(path)
+    return path
+
+
+def test_minilm_puts_similar_sentences_closer_than_unrelated(torch_cpu_shim):
+    vectors = MiniLMEncoder().encode([
+        "How do I reset my account password?",
+        "I forgot my password and need to change it.",
+        "The recipe needs two cups of flour and an egg.",
+    ])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similar, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]
+    assert similar > unrelated + 0.3
+
+
+def test_cached_text_encoder_embeds_each_text_once_and_persists(torch_cpu_shim, tmp_path):
+    cfg = EmbeddingConfig(cache_path=str(tmp_path / "cache.db"))
+    encoders = default_encoders(cfg)
+    first = encoders.text.embed(["alpha", "beta", "alpha"])
+    cache = encoders.text.cache
+    assert len(cache) == 2 and cache.misses == 2  # "alpha" twice in one call: encoded once
+    again = encoders.text.embed(["beta", "alpha"])
+    assert np.array_equal(again, first[[1, 0]]) and cache.hits == 2
+    reopened = default_encoders(cfg).text
+    assert np.array_equal(reopened.embed(["alpha"])[0], first[0]) and reopened.cache.hits == 1
+
+
+def test_perceptual_feature_is_deterministic_and_separates_images(tmp_path):
+    encoder = PerceptualImageEncoder()
+    red_box = Image.new("RGB", (80, 60), "white")
+    ImageDraw.Draw(red_box).rectangle([10, 10, 40, 40], fill="red")
+    red_box_moved = Image.new("RGB", (80, 60), "white")
+    ImageDraw.Draw(red_box_moved).rectangle([12, 12, 42, 42], fill="red")
+    blue_stripes = Image.new("RGB", (80, 60), "navy")
+    ImageDraw.Draw(blue_stripes).rectangle([0, 0, 79, 20], fill="yellow")
+    vectors = encoder.encode([red_box, red_box_moved, blue_stripes, red_box.copy()])
+    assert vectors.shape == (4, encoder.dim) == (4, 320)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(vectors[0], vectors[3])
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
+    flat = encoder.encode([Image.new("RGB", (8, 8), "gray")])[0]
+    assert np.isfinite(flat).all() and abs(np.linalg.norm(flat) - 1) < 1e-5
+
+
+def test_default_encoders_fall_back_to_perceptual_and_say_so(tmp_path):
+    encoders = default_encoders(EmbeddingConfig())
+    described = encoders.describe()
+    assert described["image_fallback"] is True and "perceptual" in described["note"]
+    assert described["text"] == "all-MiniLM-L6-v2"
+    path = _png(tmp_path, "a", lambda d: d.ellipse([5, 5, 30, 30], fill="green"))
+    first = encoders.image.embed_files([path, path])
+    assert first.shape == (2, 320) and np.array_equal(first[0], first[1])
+    assert encoders.image.cache.misses == 1
+
+
+def test_bad_embedding_configs_fail_fast():
+    with pytest.raises(ConfigError, match="clip_pretrained"):
+        default_encoders(EmbeddingConfig(image="open_clip"))
+    with pytest.raises(ConfigError, match="memo LLM role"):
+        default_encoders(EmbeddingConfig(text="openai"))
+
+
+def test_openai_encoder_goes_through_the_client_and_ledger(fake_llm):
+    client = LLMClient(LLMConfig(memo=RoleConfig(model="chat-model", base_url=fake_llm.base_url)))
+    encoders = default_encoders(EmbeddingConfig(text="openai", openai_model="emb-1"), llm=client)
+    vectors = encoders.text.embed(["x", "y"], node=5)
+    assert vectors.shape == (2, fake_llm.embedding_dim) and encoders.text.dim == 64
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    rows = client.ledger.rows(kind="embed", node=5)
+    assert len(rows) == 1 and rows[0]["model"] == "emb-1" and rows[0]["role"] == "memo"
+
+
+def test_cache_survives_reopen_with_exact_vectors(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c.db")
+    vector = np.array([0.1, -0.2, 0.3], dtype=np.float32)
+    cache.put_many({"k": vector})
+    found = EmbeddingCache(tmp_path / "c.db").get_many(["k", "missing"])
+    assert list(found) == ["k"] and np.array_equal(found["k"], vector)
+
+
+TINY_CLIP = {
+    "embed_dim": 16,
+    "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16, "head_width": 16},
+    "text_cfg": {"context_length": 8, "vocab_size": 64, "width": 16, "heads": 1, "layers": 1},
+}
+
+
+def test_open_clip_loads_a_checkpoint_and_encodes(torch_cpu_shim, tmp_path):
+    import open_clip
+    import torch
+
+    config_path = tmp_path / "tiny-test-clip.json"
+    config_path.write_text(json.dumps(TINY_CLIP))
+    open_clip.add_model_config(str(config_path))
+    torch.manual_seed(0)
+    reference, _, preprocess = open_clip.create_model_and_transforms("tiny-test-clip")
+    reference.eval()
+    checkpoint = tmp_path / "tiny.pt"
+    torch.save(reference.state_dict(), checkpoint)
+
+    encoders = default_encoders(EmbeddingConfig(
+        clip_model="tiny-test-clip", clip_pretrained=str(checkpoint), clip_model_config=str(config_path)
+    ))
+    assert isinstance(encoders.image.encoder, OpenClipEncoder) and not encoders.describe()["image_fallback"]
+    red = _png(tmp_path, "red", lambda d: d.rectangle([0, 0, 30, 30], fill="red"))
+    blue = _png(tmp_path, "blue", lambda d: d.rectangle([20, 10, 60, 40], fill="blue"))
+    vectors = encoders.image.embed_files([red, blue, red])
+    assert vectors.shape == (3, 16) and encoders.dims()["image"] == 16
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(vectors[0], vectors[2]) and not np.allclose(vectors[0], vectors[1])
+    with torch.no_grad():  # the encoder used the saved weights, not a fresh random model
+        expected = reference.encode_image(preprocess(Image.open(red).convert("RGB")).unsqueeze(0))[0].numpy()
+    assert np.allclose(vectors[0], expected / np.linalg.norm(expected), atol=1e-5)
+
+
+def test_open_clip_without_weights_is_a_clear_error():
+    with pytest.raises(ValueError, match="needs weights"):
+        OpenClipEncoder("ViT-B-32", "")
