@@ -1,0 +1,31 @@
+"""Fixed execution agents and judges (DESIGN §6). `build_agent(benchmark, llm)` picks the agent a
+benchmark needs: the web agent for web benchmarks, the visual/QA agent for visual and
+conversation benchmarks in QA mode, and None where no agent acts (Mini-Gallery retrieval mode,
+whose score needs no LLM at all)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def build_agent(benchmark: Any, llm: Any) -> Any:
+    needs = getattr(benchmark, "agent_kind", None)
+    kind = needs() if callable(needs) else ("web" if benchmark.family == "web" else "visual")
+    if kind is None:
+        return None
+    if llm is None or not llm.configured("agent"):
+        raise ValueError(
+            f"benchmark {benchmark.name!r} needs an execution agent: configure the agent role "
+            "(llm.agent.model and llm.agent.base_url)"
+            + ("; or use minigallery's retrieval mode, which needs no LLM" if benchmark.name == "minigallery" else "")
+        )
+    if kind == "web":
+        from automemo.agents.web import WebAgent
+
+        return WebAgent(llm)
+    from automemo.agents.visual import VisualAgent
+
+    return VisualAgent(llm)
+
+
+__all__ = ["build_agent"]

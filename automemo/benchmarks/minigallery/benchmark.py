@@ -52,6 +52,10 @@ class MiniGallery(Benchmark):
         self._lock = threading.Lock()
         self._splits: dict[str, GallerySplit] = {}
 
+    def agent_kind(self) -> str | None:
+        """The agent `automemo.agents.build_agent` must build: none in retrieval mode."""
+        return None if self.options.mode == "retrieval" else "visual"
+
     # data ------------------------------------------------------------------------------------
 
     def data(self, name: str) -> GallerySplit:

@@ -1,0 +1,68 @@
+"""Judges: the environment's own reward, exact / token-F1 answer checkers, and binary
+LLM-as-judge prompts (`prompts/judge.j2`) for trajectories (at most 5 screenshots, the last ones,
+as in the paper's protocol) and for answers against a reference."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from automemo.benchmarks.minigallery.scoring import exact_match, normalize_answer, token_f1
+from automemo.llm.messages import user_message
+from automemo.prompting import render
+
+MAX_JUDGE_SCREENSHOTS = 5
+
+_VERDICT = re.compile(r"verdict\s*:\s*\**\s*(success|failure|yes|no|pass|fail|correct|incorrect)\b", re.IGNORECASE)
+_POSITIVE = {"success", "yes", "pass", "correct"}
+
+
+def parse_verdict(reply: str) -> bool | None:
+    """True / False from the last `Verdict:` line; None when there is none (the caller decides,
+    and says so in the feedback, rather than guessing from free text)."""
+    found = _VERDICT.findall(reply or "")
+    if not found:
+        return None
+    return found[-1].lower() in _POSITIVE
+
+
+def environment_verdict(reward: float) -> bool:
+    """The environment's own judgement: success when its reward is positive."""
+    return reward > 0
+
+
+def answer_checks(answer: str, gold: str) -> dict[str, float]:
+    """Deterministic checkers: exact match after normalisation and token F1."""
+    return {"em": exact_match(answer, gold), "f1": token_f1(answer, gold)}
+
+
+class _LLMJudge:
+    def __init__(self, llm: Any) -> None:
+        if llm is None or not llm.configured("judge"):
+            raise ValueError("an LLM judge needs the judge role configured (llm.judge.model)")
+        self.llm = llm
+
+    def _ask(self, text: str, images: Sequence[bytes], node: Any, purpose: str) -> tuple[bool, str]:
+        result = self.llm.chat("judge", [user_message(text, list(images))], node=node, purpose=purpose, max_tokens=256)
+        verdict = parse_verdict(result.text)
+        if verdict is None:
+            return False, f"judge reply had no verdict line, counted as failure: {result.text[:300]}"
+        return verdict, result.text.strip()[:1000]
+
+
+class TrajectoryJudge(_LLMJudge):
+    def judge(
+        self, instruction: str, actions: Sequence[str], answer: str | None, screenshots: Sequence[bytes], *, node: Any = None
+    ) -> tuple[bool, str]:
+        shots = list(screenshots)[-MAX_JUDGE_SCREENSHOTS:]
+        text = render("judge", mode="trajectory", instruction=instruction, actions=list(actions), answer=answer or "",
+                      n_screenshots=len(shots), max_screenshots=MAX_JUDGE_SCREENSHOTS)
+        return self._ask(text, shots, node, "judge-trajectory")
+
+
+class AnswerJudge(_LLMJudge):
+    def judge(self, question: str, gold: str, answer: str, *, node: Any = None) -> tuple[bool, str]:
+        if normalize_answer(answer) == normalize_answer(gold):  # no need to pay for the obvious
+            return True, "exact match with the reference"
+        text = render("judge", mode="answer", question=question, gold=gold, answer=answer)
+        return self._ask(text, (), node, "judge-answer")
