@@ -12,6 +12,9 @@ import sys
 COMMAND_MODULES = [
     # "automemo.cli.sandbox_cmd",  # automemo sandbox build|check
     # "automemo.cli.exam_cmd",  # automemo exam PROGRAM --episodes DIR
+    "automemo.cli.search_cmd",  # automemo search [--preset NAME] [--resume RUN]
+    "automemo.cli.tree_cmd",  # automemo tree RUN
+    "automemo.cli.show_cmd",  # automemo show RUN NODE
     "automemo.cli.eval_cmd",  # automemo eval PROGRAM --benchmark NAME
     "automemo.cli.bench_cmd",  # automemo bench sandbox|eval|search|seeds
 ]

@@ -1,0 +1,143 @@
+"""`automemo search`: run (or resume) a budget-aware tree search for a memo program.
+
+Configuration is layered: a preset (`--preset minigallery`), then a TOML file (`--config FILE`,
+every key documented in automemo/presets/default.toml), then flags. The run lands in
+`RUNS_DIR/<run_id>/`; `--resume RUN_DIR` continues one after a crash, a kill or a spent cap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from automemo.cli import UserError
+
+SANDBOXES = ("auto", "docker", "bwrap")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("search", help="search for a memo program (budget-aware tree search)",
+                       description=__doc__.split("\n\n")[1])
+    p.add_argument("--preset", metavar="NAME", help="a preset under automemo/presets (minigallery, miniwob, default)")
+    p.add_argument("--config", type=Path, metavar="FILE", help="a TOML config (keys as in presets/default.toml)")
+    p.add_argument("--benchmark", metavar="NAME", help="benchmark name, e.g. minigallery, miniwob")
+    p.add_argument("--steps", type=int, metavar="N", help="search steps after the root's evaluation (default 20)")
+    p.add_argument("--seed", type=int, help="run seed; every random choice derives from it")
+    p.add_argument("--meta-model", metavar="M", help="model of the meta agent (none: offline parameter mutator)")
+    p.add_argument("--meta-base-url", metavar="URL", help="OpenAI-compatible …/v1 URL of the meta model")
+    p.add_argument("--agent-model", metavar="M", help="model of the fixed execution agent")
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR", help="where runs are written (default runs/)")
+    p.add_argument("--sandbox", choices=SANDBOXES, help="sandbox backend (default auto)")
+    p.add_argument("--unsafe-no-sandbox", action="store_true",
+                   help="run memo programs as plain local processes, without isolation: only for trusted code")
+    p.add_argument("--max-usd", type=float, metavar="USD", help="stop cleanly once this much is spent on LLM calls")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="stop cleanly once this many LLM tokens are used")
+    p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted run from its last committed step")
+    p.add_argument("--run-id", metavar="ID", help="name of the new run's folder (default: time-based)")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(func=run)
+
+
+CONFIG_FLAGS = ("preset", "config", "benchmark", "steps", "seed", "meta_model", "meta_base_url",
+                "agent_model", "sandbox", "max_usd", "max_tokens", "run_id")
+
+
+def overrides_from_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags as a nested config mapping (only those given)."""
+    out: dict[str, Any] = {}
+
+    def put(path: str, value: Any) -> None:
+        if value is None:
+            return
+        *parents, leaf = path.split(".")
+        node = out
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = value
+
+    put("benchmark.name", args.benchmark)
+    put("search.steps", args.steps)
+    put("search.seed", args.seed)
+    put("llm.meta.model", args.meta_model)
+    put("llm.meta.base_url", args.meta_base_url)
+    put("llm.agent.model", args.agent_model)
+    put("sandbox.backend", "unsafe" if args.unsafe_no_sandbox else args.sandbox)
+    put("llm.max_usd", args.max_usd)
+    put("llm.max_total_tokens", args.max_tokens)
+    return out
+
+
+def resolve_config(args: argparse.Namespace):
+    from automemo.config import build_run_config, load_run_config
+    from automemo.configtools import ConfigError
+
+    if args.unsafe_no_sandbox and args.sandbox:
+        raise UserError(f"--unsafe-no-sandbox and --sandbox {args.sandbox} contradict each other; pass one")
+    if args.steps is not None and args.steps < 0:
+        raise UserError(f"--steps must be >= 0, got {args.steps}")
+    try:
+        if args.resume:
+            given = [f"--{f.replace('_', '-')}" for f in CONFIG_FLAGS if getattr(args, f) is not None]
+            if given:
+                raise UserError(
+                    f"--resume continues a run with the config it was started with; drop {', '.join(given)}"
+                )
+            from automemo.runs import RunDir, RunDirError
+
+            try:
+                run = RunDir.open(args.resume)
+            except RunDirError as exc:
+                raise UserError(str(exc)) from None
+            config = build_run_config(run.config())
+        else:
+            run = None
+            config = load_run_config(args.preset, args.config, overrides_from_flags(args))
+    except ConfigError as exc:
+        raise UserError(f"bad configuration: {exc}") from None
+    if config.sandbox.backend == "unsafe" and not args.unsafe_no_sandbox:
+        raise UserError(
+            "this configuration runs memo programs without a sandbox; pass --unsafe-no-sandbox "
+            "to confirm (only for programs you trust), or set sandbox.backend to auto/docker/bwrap"
+        )
+    return run, config
+
+
+def run(args: argparse.Namespace) -> int:
+    run_dir, config = resolve_config(args)
+    from automemo.config import run_config_to_dict
+    from automemo.llm import LLMError
+    from automemo.runs import RunDir, RunDirError
+    from automemo.runs.journal import record_event
+    from automemo.sandbox import SandboxError
+    from automemo.search.assemble import build_search
+
+    if run_dir is None:
+        try:
+            run_dir = RunDir.create(args.runs_dir, run_config_to_dict(config), args.run_id)
+        except RunDirError as exc:
+            raise UserError(str(exc)) from None
+        record_event(run_dir, "created", f"run {run_dir.run_id} created")
+    if not args.quiet:
+        print(f"run directory: {run_dir.path}")
+    try:
+        search = build_search(run_dir, config, quiet=args.quiet)
+    except SandboxError as exc:
+        raise UserError(
+            f"sandbox {config.sandbox.backend!r} is not usable: {exc}. Build the image with "
+            f"`automemo sandbox build`, choose another with --sandbox, or (trusted programs "
+            f"only) --unsafe-no-sandbox"
+        ) from None
+    except (LLMError, ValueError, KeyError) as exc:
+        raise UserError(f"cannot start the search: {exc}") from None
+    try:
+        final = search.loop.run_search()
+    finally:
+        search.close()
+    if args.quiet:
+        print(json.dumps({"run": str(run_dir.path), "node_id": final.get("node_id"),
+                          "stop_reason": final["stop_reason"]}))
+    else:
+        print(f"inspect: automemo tree {run_dir.path}   export: automemo export {run_dir.path} --out DIR")
+    return 0

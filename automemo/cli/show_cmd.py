@@ -1,0 +1,88 @@
+"""`automemo show RUN NODE`: one node of a run — its diagnosis, the unified diff against its
+parent, its exam attempts, per-task scores of its latest evaluation and sample payloads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from automemo.cli import UserError
+
+SAMPLE_PAYLOADS = 3      # payloads shown; the rest are in the evidence folder
+PAYLOAD_CHARS = 600      # each payload's text is cut to this on screen
+
+
+def register(sub) -> None:
+    p = sub.add_parser("show", help="show one node of a run: diagnosis, diff, scores, payloads")
+    p.add_argument("run", type=Path, metavar="RUN", help="a run directory, e.g. runs/<run_id>")
+    p.add_argument("node", type=int, metavar="NODE", help="node id (see `automemo tree RUN`)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.syntax import Syntax
+    from rich.table import Table
+
+    from automemo.cli.tree_cmd import node_rows, open_run
+    from automemo.evaluation.evidence import read_evidence
+    from automemo.search.loop import unified_diff
+
+    run_dir = open_run(args.run)
+    rows = node_rows(run_dir)
+    if args.node not in rows:
+        raise UserError(f"run {run_dir.run_id} has no node {args.node}; nodes: {sorted(rows)}")
+    row = rows[args.node]
+    console = Console(highlight=False)
+    console.rule(f"node #{row['id']}")
+    score = f"μ={row['mean']:.3f} n={row['n']} LCB={row['lcb']:.3f}" if row["mean"] is not None else "no evaluation"
+    console.print(f"status {row['status']}  action {row['action']} (step {row['step']})  parent "
+                  f"{row['parent'] if row['parent'] is not None else '-'}  {score}"
+                  + ("  [bold yellow]★ selected[/bold yellow]" if row["selected"] else ""))
+    console.print(f"summary: {escape(row['summary'] or '')}")
+    if row["failure"]:
+        console.print(f"[red]failure:[/red] {escape(row['failure'])}")
+
+    diagnosis = run_dir.node_json(row["id"], "diagnosis.json")
+    console.rule("diagnosis")
+    console.print(escape(json.dumps(diagnosis.get("diagnosis", {}), indent=2)) if diagnosis else "(the root has none)")
+
+    console.rule("diff against the parent")
+    if row["parent"] is None:
+        console.print("(the root has no parent)")
+    elif not row["program_path"]:
+        console.print("(no program was produced)")
+    else:
+        diff = unified_diff(run_dir.program_source(row["parent"]), run_dir.program_source(row["id"]),
+                            f"node {row['parent']}", f"node {row['id']}")
+        console.print(Syntax(diff, "diff", word_wrap=True) if diff else "(identical to the parent)")
+
+    exam = run_dir.node_json(row["id"], "exam.json")
+    if exam:
+        console.rule("quick exam")
+        for attempt in exam:
+            report = attempt["report"]
+            verdict = "[green]passed[/green]" if attempt["passed"] else f"[red]failed[/red] {escape(str(report.get('failed_check')))}"
+            console.print(f"attempt {attempt['attempt']}: {verdict} {escape(str(report.get('error', ''))[:200])}")
+
+    evaluations = run_dir.evaluations(row["id"])
+    if not evaluations:
+        return 0
+    latest = evaluations[-1]
+    console.rule(f"evaluation k={latest['k']} (of {len(evaluations)}): mean {latest['mean']:.3f}")
+    evidence = read_evidence(run_dir.path / latest["evidence_dir"])
+    table = Table("task", "category", "score", "metrics", "error")
+    for task in evidence.result.tasks:
+        metrics = " ".join(f"{k}={v:.2f}" for k, v in sorted(task.metrics.items()))
+        table.add_row(task.task_id, task.category, f"{task.score:.3f}", metrics, escape(task.error or ""))
+    console.print(table)
+    console.rule("sample payloads")
+    shown = [t for t in evidence.result.tasks if t.payload is not None][:SAMPLE_PAYLOADS]
+    for task in shown:
+        text = task.payload.text
+        cut = text[:PAYLOAD_CHARS] + ("…" if len(text) > PAYLOAD_CHARS else "")
+        console.print(f"[bold]{task.task_id}[/bold] ({len(text)} chars, {len(task.payload.images)} images, "
+                      f"metadata {escape(json.dumps(dict(task.payload.metadata))[:200])})")
+        console.print(escape(cut) or "(empty text)")
+    return 0

@@ -1,0 +1,131 @@
+"""The run's whole configuration (`RunConfig`): what `automemo search` resolves from a preset, a
+TOML file and command-line flags, and writes to `runs/<id>/config.json`.
+
+Each section is the owning module's own config dataclass, defaults commented there; this file
+only composes them. `load_run_config` layers preset < file < flags and fails fast, naming the
+key path, on anything unknown. `automemo/presets/default.toml` lists every key with its default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+from automemo import configtools
+from automemo.configtools import ConfigError
+from automemo.contract import Budget
+from automemo.evaluation.config import EvaluationConfig
+from automemo.llm.config import LLMConfig
+from automemo.meta.config import MetaConfig
+from automemo.sandbox.base import Limits
+from automemo.search.config import SearchConfig
+from automemo.toolkit.embedding import EmbeddingConfig
+
+PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+
+
+@dataclass(frozen=True)
+class BenchmarkSection:
+    # Which benchmark (`automemo.benchmarks.REGISTRY`): minigallery and miniwob run offline.
+    name: str = "minigallery"
+    # The benchmark's own options, checked against its Options dataclass when it is loaded.
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SandboxSection:
+    # docker | bwrap | auto (docker if an engine answers and the image exists, else bwrap).
+    # "unsafe" runs programs without isolation and needs the explicit --unsafe-no-sandbox flag.
+    backend: Literal["docker", "bwrap", "unsafe", "auto"] = "auto"
+    # Resource limits of every memo-program session (quick exam and evaluation alike).
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    benchmark: BenchmarkSection = field(default_factory=BenchmarkSection)
+    # Roles meta / agent / judge / memo and the run's token and USD caps.
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    sandbox: SandboxSection = field(default_factory=SandboxSection)
+    # The retrieval budget, the same for every candidate (quick exam and evaluation).
+    budget: Budget = field(default_factory=Budget)
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    meta: MetaConfig = field(default_factory=MetaConfig)
+    embeddings: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+
+    def __post_init__(self) -> None:
+        # One budget, one set of limits and one exam size per run: `[budget]`, `[sandbox.limits]`
+        # and `search.exam_tasks` are the authority; the evaluation section carries the same
+        # values (the resolved config shows them in both places, as a reader expects).
+        ev, default = self.evaluation, EvaluationConfig()
+        authority = {
+            "budget": (self.budget, "[budget]"),
+            "limits": (self.sandbox.limits, "[sandbox.limits]"),
+            "exam_sample_size": (self.search.exam_tasks, "search.exam_tasks"),
+        }
+        for key, (value, where) in authority.items():
+            mine = getattr(ev, key)
+            if mine != value and mine != getattr(default, key):
+                raise ConfigError(f"evaluation.{key} differs from {where}; set it once, in {where}")
+        resolved = dataclasses.replace(ev, **{k: v for k, (v, _) in authority.items()})
+        object.__setattr__(self, "evaluation", resolved)
+
+
+def preset_path(name: str) -> Path:
+    path = PRESETS_DIR / f"{name}.toml"
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in PRESETS_DIR.glob("*.toml")))
+        raise ConfigError(f"no preset named {name!r}; presets: {known}")
+    return path
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+
+
+def build_run_config(data: Mapping[str, Any]) -> RunConfig:
+    try:
+        return configtools.build(RunConfig, data)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(str(exc)) from None
+
+
+def load_run_config(
+    preset: str | None = None,
+    config_file: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> RunConfig:
+    """Preset, then the user's TOML file, then flag overrides (nested mapping), key by key."""
+    data: dict[str, Any] = {}
+    if preset:
+        data = configtools.merge(data, read_toml(preset_path(preset)))
+    if config_file:
+        data = configtools.merge(data, read_toml(config_file))
+    data = configtools.merge(data, overrides or {})
+    return build_run_config(data)
+
+
+def run_config_to_dict(config: RunConfig) -> dict[str, Any]:
+    """Plain data for config.json. Tuples (prices) become lists; no secret is in a RunConfig:
+    API keys are referenced by the NAME of their environment variable."""
+    return _plain(configtools.to_dict(config))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
