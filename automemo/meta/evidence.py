@@ -162,7 +162,8 @@ def _trajectory(
     result, episode = task.result, task.episode
     observation = observation_summary(episode) if episode else "(no trajectory was recorded)"
     if task.traceback:
-        observation += f"\n--- program traceback (retrieve)\n{task.traceback}"
+        # Ahead of the trajectory, so that cutting a long trajectory never loses it.
+        observation = f"program traceback:\n{clip(task.traceback, 4_000)}\n---\n{observation}"
     obs_images = _pick_spread(episode.images() if episode else [], config.observation_images)
     payload = result.payload or MemoryPayload()
     return Trajectory(
