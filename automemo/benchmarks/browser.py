@@ -1,0 +1,126 @@
+"""Headless Debian chromium through chromedriver, one browser per worker thread.
+
+Episodes of an evaluation run on several threads at once; a browser is not thread-safe, so each
+thread gets its own, started on first use and kept for the next episode of that thread (starting
+chromium costs seconds, an episode well under one). A crashed browser is quit and replaced by the
+caller through `restart()`. Chromium runs with a fresh user-data dir and with every background
+service that would try the network switched off: the machines have no internet, and a sync or
+update check would only add noise and delay.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from automemo.benchmarks.base import InfrastructureError
+
+CHROMIUM_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",              # the browser runs as root in CI containers
+    "--disable-gpu",
+    "--disable-dev-shm-usage",   # small /dev/shm in containers makes tabs crash
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--mute-audio",
+)
+
+
+@dataclass(frozen=True)
+class BrowserConfig:
+    chrome_binary: str = ""       # "" = $MINIWOB_CHROME_BINARY, else /usr/bin/chromium
+    chromedriver: str = ""        # "" = $MINIWOB_CHROMEDRIVER, else /usr/bin/chromedriver
+    window_width: int = 500       # CSS pixels; MiniWoB++ tasks use the top-left 160 x 210
+    window_height: int = 450
+    page_timeout_s: float = 20.0  # page load and script timeout
+
+
+def resolve_binaries(config: BrowserConfig) -> tuple[str, str]:
+    binary = config.chrome_binary or os.environ.get("MINIWOB_CHROME_BINARY") or "/usr/bin/chromium"
+    driver = config.chromedriver or os.environ.get("MINIWOB_CHROMEDRIVER") or "/usr/bin/chromedriver"
+    for path, what, package in ((binary, "chromium", "chromium"), (driver, "chromedriver", "chromium-driver")):
+        if not Path(path).exists():
+            raise InfrastructureError(
+                f"{what} not found at {path}: install Debian's {package} package "
+                f"(apt-get install {package}) or set the path in the benchmark options"
+            )
+    return binary, driver
+
+
+class BrowserPool:
+    def __init__(self, config: BrowserConfig = BrowserConfig()) -> None:
+        self.config = config
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._all: list[tuple[Any, str]] = []  # (driver, user-data dir) of every live browser
+
+    def driver(self) -> Any:
+        """This thread's browser, started if needed."""
+        current = getattr(self._local, "entry", None)
+        if current is None:
+            current = self._start()
+            self._local.entry = current
+        return current[0]
+
+    def restart(self) -> None:
+        """Quit this thread's browser (after a crash); the next `driver()` starts a new one."""
+        entry = getattr(self._local, "entry", None)
+        self._local.entry = None
+        if entry is not None:
+            self._quit(entry)
+
+    def close(self) -> None:
+        with self._lock:
+            entries, self._all = self._all, []
+        for entry in entries:
+            self._quit(entry, forget=False)
+
+    def size(self) -> int:
+        with self._lock:
+            return len(self._all)
+
+    def _start(self) -> tuple[Any, str]:
+        from selenium import webdriver
+        from selenium.common.exceptions import WebDriverException
+        from selenium.webdriver.chrome.service import Service
+
+        binary, chromedriver = resolve_binaries(self.config)
+        profile = tempfile.mkdtemp(prefix="automemo-chromium-")
+        options = webdriver.ChromeOptions()
+        options.binary_location = binary
+        for flag in CHROMIUM_FLAGS:
+            options.add_argument(flag)
+        options.add_argument(f"--window-size={self.config.window_width},{self.config.window_height}")
+        options.add_argument(f"--user-data-dir={profile}")
+        try:
+            driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+            driver.set_page_load_timeout(self.config.page_timeout_s)
+            driver.set_script_timeout(self.config.page_timeout_s)
+        except WebDriverException as exc:
+            shutil.rmtree(profile, ignore_errors=True)
+            raise InfrastructureError(f"could not start chromium ({binary} via {chromedriver}): {exc.msg}") from exc
+        entry = (driver, profile)
+        with self._lock:
+            self._all.append(entry)
+        return entry
+
+    def _quit(self, entry: tuple[Any, str], forget: bool = True) -> None:
+        driver, profile = entry
+        try:
+            driver.quit()
+        except Exception:  # a crashed browser may not answer; its process is gone or killed by quit
+            pass
+        shutil.rmtree(profile, ignore_errors=True)
+        if forget:
+            with self._lock:
+                if entry in self._all:
+                    self._all.remove(entry)
