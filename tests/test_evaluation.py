@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -187,6 +187,68 @@ def test_failures_cost_only_their_task(backend, store, tmp_path):
     assert result.n_scored == N_RETRIEVE
     assert result.info["session_restarts"] == 2
     assert result.info["n_update_applied"] == N_UPDATE
+
+
+MINIGALLERY_SMALL = {"users_per_split": 1, "sessions_per_user": 3, "rounds_per_session": 16}
+
+EMPTY_PROGRAM = """
+from automemo.contract import MemoProgram, MemoryPayload
+
+class Memo(MemoProgram):
+    def update(self, episode):
+        pass
+
+    def retrieve(self, task):
+        return MemoryPayload()
+"""
+
+
+@pytest.fixture(scope="module")
+def minilm_encoders(torch_cpu_shim):
+    """The real all-MiniLM-L6-v2 text encoder (and the perceptual image feature), loaded once."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from automemo.toolkit.embedding import default_encoders
+
+    return default_encoders()
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwrap", marks=pytest.mark.bwrap)],
+)
+def test_minigallery_retrieval_with_real_embeddings(backend, minilm_encoders, store, tmp_path):
+    """The MuRAG seed, sandboxed, embedding through host services with real MiniLM, is scored
+    by Mini-Gallery's Recall@10 against the annotated clues; a program that cites nothing
+    scores 0 on the same tasks, so the figure measures the program."""
+    from automemo import benchmarks
+    from automemo.paths import seed_path
+    from automemo.toolkit.services import MemoServices
+
+    bench = benchmarks.load("minigallery", MINIGALLERY_SMALL)
+    services_made = []
+
+    def services(node):
+        services_made.append(node)
+        return MemoServices(minilm_encoders, None, store.root, node=node)
+
+    evaluator = Evaluator(
+        bench, get_sandbox(backend), store, services_factory=services, config=config(concurrency=4)
+    )
+    murag = evaluator.evaluate(
+        seed_path("murag").read_text(), evidence_dir=tmp_path / "murag", node_id=1
+    )
+    empty = evaluator.evaluate(EMPTY_PROGRAM, node_id=2)
+
+    assert services_made == [1, 2]
+    assert murag.errors == {} and murag.info["n_update_applied"] == murag.info["n_update"] > 0
+    assert "AR" not in murag.per_category  # no clues to retrieve: excluded, as in Mem-Gallery
+    assert murag.n_scored == sum(1 for t in murag.tasks if t.category != "AR") > 0
+    assert murag.mean == pytest.approx(murag.metrics["recall@10"])
+    assert murag.mean > 0.5
+    assert empty.mean == 0.0 and empty.n_scored == murag.n_scored
+    cited = [t.payload.metadata.get("evidence") for t in murag.tasks if t.payload is not None]
+    assert all(isinstance(c, list) and len(c) <= 10 for c in cited)
+    assert (tmp_path / "murag" / "summary.json").exists()
 
 
 # --- protocol, in the unsafe backend (same guest runner, no isolation cost) ----------------------
