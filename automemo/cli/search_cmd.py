@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -107,13 +108,11 @@ def resolve_config(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     run_dir, config = resolve_config(args)
     from automemo.config import run_config_to_dict
-    from automemo.llm import LLMError
     from automemo.runs import RunDir, RunDirError
     from automemo.runs.journal import record_event
-    from automemo.sandbox import SandboxError
-    from automemo.search.assemble import build_search
 
-    if run_dir is None:
+    fresh = run_dir is None
+    if fresh:
         try:
             run_dir = RunDir.create(args.runs_dir, run_config_to_dict(config), args.run_id)
         except RunDirError as exc:
@@ -122,15 +121,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"run directory: {run_dir.path}")
     try:
-        search = build_search(run_dir, config, quiet=args.quiet)
-    except SandboxError as exc:
-        raise UserError(
-            f"sandbox {config.sandbox.backend!r} is not usable: {exc}. Build the image with "
-            f"`automemo sandbox build`, choose another with --sandbox, or (trusted programs "
-            f"only) --unsafe-no-sandbox"
-        ) from None
-    except (LLMError, ValueError, KeyError) as exc:
-        raise UserError(f"cannot start the search: {exc}") from None
+        search = _build(run_dir, config, args.quiet)
+    except BaseException:
+        if fresh:  # nothing ran: do not leave an empty run behind to confuse `tree`/`--resume`
+            shutil.rmtree(run_dir.path, ignore_errors=True)
+        raise
     try:
         final = search.loop.run_search()
     finally:
@@ -141,3 +136,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"inspect: automemo tree {run_dir.path}   export: automemo export {run_dir.path} --out DIR")
     return 0
+
+
+def _build(run_dir, config, quiet: bool):
+    from automemo.llm import LLMError
+    from automemo.sandbox import SandboxError
+    from automemo.search.assemble import build_search
+
+    try:
+        return build_search(run_dir, config, quiet=quiet)
+    except SandboxError as exc:
+        raise UserError(
+            f"sandbox {config.sandbox.backend!r} is not usable: {exc}. Build the image with "
+            f"`automemo sandbox build`, choose another with --sandbox, or (trusted programs "
+            f"only) --unsafe-no-sandbox"
+        ) from None
+    except (LLMError, ValueError, KeyError) as exc:
+        raise UserError(f"cannot start the search: {exc}") from None
