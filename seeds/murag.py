@@ -9,7 +9,8 @@ inner-product index, so a unit's score is TEXT_WEIGHT·cos(text) + IMAGE_WEIGHT�
 Retrieves: embeds the question the same way (instruction + captions as text, question images /
 initial screenshot as image), takes the top-K units by inner product (MIPS), returns their text in
 chronological order with session/time tags, keeps up to the image budget of raw images from the
-best image-bearing units, and cites the units' round/image ids ranked by score. Below a similarity
+best image-bearing units, and cites the units' round/image ids ranked by score. A question
+about one user searches only that user's memory (Mem-Gallery keeps one memory per conversation). Below a similarity
 floor it adds an explicit "answer Not mentioned" guard (Mem-Gallery's refusal questions).
 
 Follows: MuRAG as run in Mem-Gallery (Bai et al.; RELATED-WORK §2.3, §2.7).
@@ -37,7 +38,7 @@ class Memo(MemoProgram):
         super().__init__(toolkit)
         dims = toolkit.embedding_dims()
         self.text_dim, self.image_dim = dims["text"], dims["image"]
-        self.index = toolkit.vector_index(self.text_dim + self.image_dim)
+        self.index = memolib.ScopedIndex(toolkit.vector_index, self.text_dim + self.image_dim)
         self.units: list[tuple[memolib.Unit, int]] = []  # (unit, episode update order)
         self.episodes = 0
 
@@ -59,7 +60,7 @@ class Memo(MemoProgram):
             embedded = self.toolkit.embed_image([units[i].images[0] for i in with_image])
             image_vecs[with_image] = memolib.as_matrix(embedded, self.image_dim)
         joint = np.hstack([TEXT_WEIGHT * text_vecs, IMAGE_WEIGHT * image_vecs])
-        self.index.add(joint.astype(np.float32))
+        self.index.add(joint, memolib.scope_of(episode))
         self.units += [(u, order) for u in units]
 
     @staticmethod
@@ -88,7 +89,7 @@ class Memo(MemoProgram):
 
     def retrieve(self, task: PartialRecorder) -> MemoryPayload:
         budget = memolib.budget_of(task)
-        hits = memolib.faiss_search(self.index, self._query_vector(task), TOP_K)
+        hits = self.index.search(self._query_vector(task), TOP_K, memolib.scope_of(task))
         if not hits:
             return memolib.make_payload([], budget=budget)
         ranked = [(self.units[i][0], self.units[i][1], score) for i, score in hits]

