@@ -182,7 +182,7 @@ class ChannelSession(Session):
         self.limits = limits
         self.services = services
         self._sock = sock
-        self._dirs = dirs
+        self.dirs = dirs
         self._on_close = on_close
         self._lock = threading.Lock()
         self._dead: str | None = None
@@ -214,7 +214,7 @@ class ChannelSession(Session):
                 self._sock.close()
             finally:
                 self.guest.cleanup()
-                self._dirs.remove()
+                self.dirs.remove()
                 self._on_close()
 
     # --- the call loop ------------------------------------------------------------------

@@ -32,11 +32,11 @@ from automemo.paths import CACHE_DIR, SANDBOX_DIR
 IMAGE_REPOSITORY = "automemo-sandbox"
 GUEST_SITE_PACKAGES = "usr/local/lib/python3.11/dist-packages"
 # Paths the session mounts over; they must exist because the root is read-only.
-MOUNT_POINTS = ("state", "store", "opt/automemo", "run/automemo")
+MOUNT_POINTS = ("state", "store", "opt/automemo/automemo", "run/automemo")
 # Trimmed after the build: nothing in the guest reads them and they are most of minbase's size.
 STRIP_PATHS = ("var/cache/apt", "var/lib/apt/lists", "usr/share/doc", "usr/share/man",
                "usr/share/info", "usr/share/locale", "var/log")
-DEFINITION_VERSION = "1"  # bump when the build steps change in a way that alters the rootfs
+DEFINITION_VERSION = "2"  # bump when the build steps change in a way that alters the rootfs
 
 
 class ImageBuildError(RuntimeError):
@@ -49,6 +49,7 @@ class ImageDefinition:
     variant: str = "minbase"                     # debootstrap variant: essential + apt only
     debs: tuple[str, ...] = ("python3", "libgomp1")  # libgomp1: OpenMP runtime used by faiss
     requirements: tuple[str, ...] = ()           # pip requirement lines (sandbox/requirements.txt)
+    mount_points: tuple[str, ...] = MOUNT_POINTS
     version: str = DEFINITION_VERSION
 
     def content_hash(self) -> str:

@@ -36,11 +36,18 @@ class LocalProcessGuest(GuestProcess):
         return self.proc.poll() is None
 
     def kill(self) -> None:
-        # The runner leads its own process group, so a program's children die with it.
+        # The runner leads its own process group, but a child may have left it (setsid): collect
+        # every descendant while the runner is still there to link them, then kill them all.
+        doomed = descendants(self.proc.pid)
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        for pid in doomed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -60,6 +67,26 @@ class LocalProcessGuest(GuestProcess):
             return self.log_path.read_text(errors="replace")[-2000:]
         except OSError:
             return ""
+
+
+def descendants(root: int) -> list[int]:
+    """Pids of every process below `root`, read from /proc (Linux)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 class UnsafeLocalSandbox(Sandbox):

@@ -1,0 +1,172 @@
+"""The bubblewrap backend, for machines without Docker (e.g. clusters).
+
+The guest sees the SAME root filesystem as the Docker image (the debootstrap rootfs of
+`automemo sandbox build`), mounted read-only as `/`; new pid, network, ipc and uts namespaces
+(no network at all); a fresh /dev and /proc; size-limited tmpfs for /tmp and the state dir; the
+automemo package and the episode store read-only; an empty environment; uid/gid 65534.
+
+Run as root (this project's machines), bwrap creates no user namespace, so the guest's uid
+65534 is the host's nobody rather than a mapped root, and `setpriv` inside drops every
+capability before Python starts. Run as another user, bwrap maps 65534 in a user namespace.
+Memory, pids and CPU are bounded by a per-session cgroup when cgroups are writable, otherwise by
+rlimits (RLIMIT_AS, RLIMIT_NPROC). A timeout kills bwrap, whose pid namespace takes
+every guest process down with it, and then everything left in the cgroup.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import uuid
+from pathlib import Path
+
+from automemo.paths import PACKAGE_DIR
+from automemo.sandbox import image
+from automemo.sandbox.base import HostServices, Limits, Sandbox, SandboxUnavailable, Session
+from automemo.sandbox.cgroups import SessionCgroup
+from automemo.sandbox.host import (
+    GUEST_CHANNEL,
+    GUEST_PACKAGE_DIR,
+    GUEST_PYTHON,
+    GUEST_STATE,
+    GUEST_STORE,
+    GUEST_UID,
+    ExitInfo,
+    GuestProcess,
+    SessionDirs,
+    exit_info_from_status,
+    guest_environment,
+    runner_command,
+    start_session,
+)
+
+TMP_MB = 64
+DROP_PRIVILEGES = [  # run inside the sandbox, as root, right before the runner
+    "/usr/bin/setpriv", f"--reuid={GUEST_UID}", f"--regid={GUEST_UID}", "--clear-groups",
+    "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--",
+]
+
+
+class BubblewrapGuest(GuestProcess):
+    def __init__(self, proc: subprocess.Popen, cgroup: SessionCgroup | None, log_path: Path):
+        self.proc = proc
+        self.cgroup = cgroup
+        self.log_path = log_path
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def exit_info(self, timeout: float) -> ExitInfo:
+        try:
+            status = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return ExitInfo()
+        info = exit_info_from_status(status)
+        if self.cgroup is not None and self.cgroup.oom_killed():
+            return ExitInfo(code=info.code, signal=info.signal, oom=True)
+        return info
+
+    def cleanup(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+            self.cgroup.remove()
+
+    def log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
+
+class BubblewrapSandbox(Sandbox):
+    name = "bwrap"
+
+    def __init__(self, rootfs: Path | None = None) -> None:
+        self.bwrap = shutil.which("bwrap")
+        if self.bwrap is None:
+            raise SandboxUnavailable("bubblewrap is not installed (apt-get install bubblewrap)")
+        self.rootfs = rootfs or image.rootfs_path()
+        if self.rootfs is None:
+            raise SandboxUnavailable(
+                "the sandbox root filesystem is not built; run `automemo sandbox build`")
+        self.privileged = os.geteuid() == 0
+
+    def command(self, limits: Limits, dirs: SessionDirs, store_root: Path | None) -> list[str]:
+        env = guest_environment(str(Path(GUEST_PACKAGE_DIR).parent), GUEST_STATE)
+        cmd = [self.bwrap, "--die-with-parent", "--new-session", "--clearenv",
+               "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+               "--unshare-cgroup-try", "--hostname", "sandbox"]
+        if not self.privileged:
+            cmd += ["--unshare-user", "--uid", str(GUEST_UID), "--gid", str(GUEST_UID)]
+        cmd += ["--ro-bind", str(self.rootfs), "/", "--dev", "/dev", "--proc", "/proc",
+                "--perms", "01777", "--size", str(TMP_MB << 20), "--tmpfs", "/tmp",
+                "--perms", "01777", "--size", str(limits.state_mb << 20), "--tmpfs", GUEST_STATE,
+                "--ro-bind", str(PACKAGE_DIR), GUEST_PACKAGE_DIR,
+                "--bind", str(dirs.channel), GUEST_CHANNEL, "--chdir", GUEST_STATE]
+        if store_root is not None:
+            cmd += ["--ro-bind", str(Path(store_root).resolve()), GUEST_STORE]
+        for key, value in env.items():
+            cmd += ["--setenv", key, value]
+        runner = runner_command(GUEST_PYTHON, f"{GUEST_CHANNEL}/{dirs.socket_path.name}")
+        if self.privileged:
+            cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", *DROP_PRIVILEGES]
+        else:
+            cmd += ["--"]
+        return cmd + runner
+
+    def open(self, program_source: str, limits: Limits = Limits(), *,
+             services: HostServices | None = None, store_root: Path | None = None) -> Session:
+        def launch(dirs: SessionDirs) -> GuestProcess:
+            cgroup = SessionCgroup.create(f"s-{uuid.uuid4().hex[:12]}", limits)
+            log_path = dirs.root / "guest.log"
+            with open(log_path, "wb") as log:
+                proc = subprocess.Popen(
+                    self.command(limits, dirs, store_root), env={}, cwd="/",
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True, preexec_fn=_confine(cgroup, limits),
+                )
+            return BubblewrapGuest(proc, cgroup, log_path)
+
+        return start_session(
+            launch, source=program_source, limits=limits, services=services,
+            guest_state_dir=GUEST_STATE, guest_store_root=GUEST_STORE,
+        )
+
+
+def _confine(cgroup: SessionCgroup | None, limits: Limits):
+    """What the forked child does before exec'ing bwrap: join the cgroup (so that every guest
+    process is born inside it) or, without one, set rlimits that the guest inherits. Only
+    async-signal-safe-ish calls: it runs between fork and exec."""
+    procs_files = cgroup.procs_files if cgroup is not None else ()
+
+    def confine() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if procs_files:
+            pid = str(os.getpid()).encode()
+            for path in procs_files:
+                fd = os.open(path, os.O_WRONLY)
+                os.write(fd, pid)
+                os.close(fd)
+            return
+        memory = limits.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        # RLIMIT_NPROC counts every process of the uid on the host, so it is looser than a
+        # cgroup; it still stops a fork bomb.
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.pids, limits.pids))
+
+    return confine

@@ -1,0 +1,139 @@
+"""Per-session cgroups for the bubblewrap backend: memory (no swap), pids and CPU limits, a
+reliable "kill everything in it", and whether the kernel's OOM killer struck.
+
+Works with cgroup v1 (one hierarchy per controller, as on this project's machines) and v2 (the
+unified hierarchy, when the controllers are delegated to us). `SessionCgroup.create` returns
+None when cgroups are not writable; the backend then falls back to rlimits.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from automemo.sandbox.base import Limits
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+GROUP_PREFIX = "automemo"
+CFS_PERIOD_US = 100_000
+
+
+@dataclass(frozen=True)
+class SessionCgroup:
+    dirs: tuple[Path, ...]  # one per controller (v1) or a single unified dir (v2)
+    unified: bool
+
+    @property
+    def procs_files(self) -> tuple[str, ...]:
+        """Files a new process writes its pid into to join (done before it drops root)."""
+        return tuple(str(d / "cgroup.procs") for d in self.dirs)
+
+    @classmethod
+    def create(cls, name: str, limits: Limits) -> SessionCgroup | None:
+        try:
+            if (CGROUP_ROOT / "cgroup.controllers").exists():
+                return cls._create_v2(name, limits)
+            return cls._create_v1(name, limits)
+        except OSError:
+            return None
+
+    @classmethod
+    def _create_v1(cls, name: str, limits: Limits) -> SessionCgroup | None:
+        controllers = {"memory": None, "pids": None, "cpu": None}
+        if not all((CGROUP_ROOT / c).is_dir() for c in controllers):
+            return None
+        made = []
+        try:
+            for ctl in controllers:
+                d = CGROUP_ROOT / ctl / GROUP_PREFIX / name
+                d.mkdir(parents=True, exist_ok=True)
+                made.append(d)
+            mem, pids, cpu = made
+            limit = str(limits.memory_mb * 1024 * 1024)
+            _write(mem / "memory.limit_in_bytes", limit)
+            if (mem / "memory.memsw.limit_in_bytes").exists():  # only with swap accounting on
+                _write(mem / "memory.memsw.limit_in_bytes", limit)
+            _write(pids / "pids.max", str(limits.pids))
+            _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+            _write(cpu / "cpu.cfs_quota_us", str(max(1000, int(limits.cpus * CFS_PERIOD_US))))
+        except OSError:
+            SessionCgroup(tuple(made), False).remove()
+            raise
+        return cls(tuple(made), unified=False)
+
+    @classmethod
+    def _create_v2(cls, name: str, limits: Limits) -> SessionCgroup | None:
+        parent = CGROUP_ROOT / GROUP_PREFIX
+        parent.mkdir(exist_ok=True)
+        for d in (CGROUP_ROOT, parent):
+            _write(d / "cgroup.subtree_control", "+memory +pids +cpu")
+        d = parent / name
+        d.mkdir(exist_ok=True)
+        try:
+            _write(d / "memory.max", str(limits.memory_mb * 1024 * 1024))
+            if (d / "memory.swap.max").exists():
+                _write(d / "memory.swap.max", "0")
+            _write(d / "pids.max", str(limits.pids))
+            _write(d / "cpu.max", f"{max(1000, int(limits.cpus * CFS_PERIOD_US))} {CFS_PERIOD_US}")
+        except OSError:
+            SessionCgroup((d,), True).remove()
+            raise
+        return cls((d,), unified=True)
+
+    def pids(self) -> list[int]:
+        out: set[int] = set()
+        for d in self.dirs:
+            try:
+                out.update(int(p) for p in (d / "cgroup.procs").read_text().split())
+            except OSError:
+                pass
+        return sorted(out)
+
+    def kill_all(self) -> None:
+        if self.unified and (self.dirs[0] / "cgroup.kill").exists():
+            try:
+                _write(self.dirs[0] / "cgroup.kill", "1")
+            except OSError:
+                pass
+        # A fork bomb may spawn between reading the list and the kill: repeat until empty.
+        for _ in range(50):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
+
+    def oom_killed(self) -> bool:
+        for d in self.dirs:
+            for name in ("memory.oom_control", "memory.events"):
+                try:
+                    for line in (d / name).read_text().splitlines():
+                        key, _, value = line.partition(" ")
+                        if key == "oom_kill" and int(value) > 0:
+                            return True
+                except (OSError, ValueError):
+                    continue
+        return False
+
+    def remove(self) -> None:
+        for d in self.dirs:
+            for _ in range(100):  # a killed process leaves its cgroup a moment after it dies
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(value)
