@@ -1,0 +1,261 @@
+"""What a node's page shows, gathered through `RunDir` and the evaluation's evidence reader.
+
+Everything on a node page is optional except the program: a failed generation has no
+evaluation, the root has no diagnosis or parent, a node of a running search may not have been
+evaluated yet, and an evaluation written by an older harness may lack per-task evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from automemo.contract import ContractError, EpisodeRecorder, ImageRef
+from automemo.evaluation.evidence import Evidence, TaskEvidence, read_evidence, result_from_dict
+from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.report.config import ReportConfig
+from automemo.report.diffs import DiffRow, DiffStats, diff_stats, side_by_side
+from automemo.report.media import ImageSink, Thumb
+from automemo.runs import RunDir
+
+
+@dataclass(frozen=True)
+class ExamAttemptView:
+    attempt: int                 # 0 = the proposal, 1.. = repairs
+    passed: bool
+    failed_check: str
+    error: str
+    traceback_tail: str
+    failing_input: str           # JSON text, "" when the report names none
+    summary: str
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    task_id: str
+    category: str
+    score: float
+    counted: bool
+    excluded: bool
+    error: str
+    steps: int
+    tokens: int
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class EvaluationView:
+    k: int
+    step: int
+    mean: float
+    n_scored: int
+    metrics: Mapping[str, float]
+    per_category: Mapping[str, float]
+    errors: Mapping[str, Any]
+    tokens: int
+    wall_s: float
+    update_s: float
+    tasks: tuple[TaskRow, ...]   # empty when the evaluation left no per-task result
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One retrieve task of the latest evaluation: what the memory gave and what happened."""
+
+    task_id: str
+    category: str
+    score: float
+    instruction: str
+    payload_text: str
+    payload_truncated: bool
+    payload_metadata: str        # JSON text
+    payload_images: tuple[Thumb, ...]
+    screenshots: tuple[Thumb, ...]
+    final_answer: str
+    error: str
+
+
+@dataclass(frozen=True)
+class NodeDetail:
+    id: int
+    parent: int | None
+    lineage: tuple[int, ...]     # root first, this node last
+    children: tuple[int, ...]
+    source: str
+    diff: tuple[DiffRow, ...]
+    diff_stats: DiffStats | None  # None for the root
+    diagnosis: Any               # diagnosis.json as written by the meta agent, None if absent
+    exam: tuple[ExamAttemptView, ...]
+    evaluations: tuple[EvaluationView, ...]
+    samples: tuple[Sample, ...]
+
+
+def gather_node(
+    run: RunDir,
+    node_id: int,
+    parents: Mapping[int, int | None],
+    sink: ImageSink,
+    config: ReportConfig,
+) -> NodeDetail:
+    row = run.node(node_id)
+    source = _read_text(run.path / row["program_path"]) if row["program_path"] else ""
+    parent = row["parent"]
+    parent_source = run.program_source(parent) if parent is not None else None
+    evaluations, latest = _evaluations(run, node_id)
+    return NodeDetail(
+        id=node_id,
+        parent=parent,
+        lineage=_lineage(node_id, parents),
+        children=tuple(sorted(i for i, p in parents.items() if p == node_id)),
+        source=source,
+        diff=tuple(side_by_side(parent_source, source, context=config.diff_context))
+        if parent_source is not None
+        else (),
+        diff_stats=diff_stats(parent_source, source) if parent_source is not None else None,
+        diagnosis=run.node_json(node_id, "diagnosis.json"),
+        exam=tuple(_exam_attempt(a) for a in (run.node_json(node_id, "exam.json") or [])),
+        evaluations=evaluations,
+        samples=_samples(latest, run.store_root, sink, config) if latest else (),
+    )
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as exc:
+        return f"# program not readable: {exc}\n"
+
+
+def _lineage(node_id: int, parents: Mapping[int, int | None]) -> tuple[int, ...]:
+    chain = [node_id]
+    while parents.get(chain[-1]) is not None and len(chain) <= len(parents):
+        chain.append(parents[chain[-1]])
+    return tuple(reversed(chain))
+
+
+def _exam_attempt(entry: Mapping[str, Any]) -> ExamAttemptView:
+    report = entry.get("report") or {}
+    failing = report.get("failing_input")
+    return ExamAttemptView(
+        attempt=int(entry.get("attempt", 0)),
+        passed=bool(entry.get("passed", report.get("passed", False))),
+        failed_check=report.get("failed_check") or "",
+        error=report.get("error") or "",
+        traceback_tail=report.get("traceback_tail") or "",
+        failing_input=json.dumps(failing, indent=2, ensure_ascii=False)[:4000] if failing else "",
+        summary=entry.get("summary") or "",
+    )
+
+
+# --- evaluations and their evidence -------------------------------------------------------------
+
+
+def _evaluations(run: RunDir, node_id: int) -> tuple[tuple[EvaluationView, ...], Evidence | None]:
+    views, latest = [], None
+    for ev in run.evaluations(node_id):
+        evidence = _evidence(run, ev)
+        result = evidence.result if evidence else _result_only(run, node_id, ev["k"])
+        if evidence is not None:
+            latest = evidence
+        views.append(
+            EvaluationView(
+                k=ev["k"],
+                step=ev["step"],
+                mean=ev["mean"],
+                n_scored=ev["n_scored"] or 0,
+                metrics=ev["metrics"] or {},
+                per_category=ev["per_category"] or {},
+                errors=ev["errors"] or {},
+                tokens=ev["tokens"] or 0,
+                wall_s=ev["wall_s"] or 0.0,
+                update_s=ev["update_s"] or 0.0,
+                tasks=tuple(_task_row(t) for t in result.tasks) if result else (),
+            )
+        )
+    return tuple(views), latest
+
+
+def _evidence(run: RunDir, ev: Mapping[str, Any]) -> Evidence | None:
+    folder = run.path / (ev["evidence_dir"] or run.evaluation_dir(ev["node_id"], ev["k"]))
+    try:
+        return read_evidence(folder)
+    except (FileNotFoundError, ContractError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _result_only(run: RunDir, node_id: int, k: int) -> EvaluationResult | None:
+    """The evaluation's result.json when no per-task evidence was written next to it."""
+    data = run.evaluation_result(node_id, k)
+    if not data:
+        return None
+    try:
+        return result_from_dict(data)
+    except (ContractError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _task_row(t: TaskResult) -> TaskRow:
+    return TaskRow(
+        task_id=t.task_id,
+        category=t.category,
+        score=t.score,
+        counted=t.counted,
+        excluded=t.excluded,
+        error=t.error or "",
+        steps=t.steps,
+        tokens=t.tokens,
+        wall_s=t.wall_s,
+    )
+
+
+def _samples(
+    evidence: Evidence, store_root: Path, sink: ImageSink, config: ReportConfig
+) -> tuple[Sample, ...]:
+    scored = sorted(
+        (t for t in evidence.tasks if t.result.counted and not t.result.excluded),
+        key=lambda t: (-t.result.score, t.result.task_id),
+    )
+    top = config.samples_per_node - config.samples_per_node // 2
+    picked = scored[:top] + [t for t in scored[top:][::-1][: config.samples_per_node // 2]]
+    roots = [store_root] + ([evidence.store_root] if evidence.store_root else [])
+    return tuple(_sample(t, roots, sink, config) for t in picked)
+
+
+def _sample(t: TaskEvidence, roots: list[Path], sink: ImageSink, config: ReportConfig) -> Sample:
+    payload = t.result.payload
+    episode: EpisodeRecorder | None = t.episode
+    text = payload.text if payload else ""
+    shots: list[ImageRef] = []
+    if episode is not None:
+        every = ([episode.initial_screenshot] if episode.initial_screenshot else []) + [
+            s.screenshot for s in episode.steps if s.screenshot
+        ]
+        n = config.screenshots_per_sample
+        shots = every if len(every) <= n else every[: n - 1] + every[-1:] if n > 1 else every[:n]
+    return Sample(
+        task_id=t.result.task_id,
+        category=t.result.category,
+        score=t.result.score,
+        instruction=episode.instruction if episode else "",
+        payload_text=text[: config.payload_chars],
+        payload_truncated=len(text) > config.payload_chars,
+        payload_metadata=json.dumps(dict(payload.metadata), indent=2, ensure_ascii=False)[:2000]
+        if payload and payload.metadata
+        else "",
+        payload_images=_thumbs(payload.images if payload else (), roots, sink),
+        screenshots=_thumbs(shots, roots, sink),
+        final_answer=(episode.final_answer or "") if episode else "",
+        error=t.result.error or "",
+    )
+
+
+def _thumbs(refs, roots: list[Path], sink: ImageSink) -> tuple[Thumb, ...]:
+    out = []
+    for ref in refs:
+        path = next((r / ref.path for r in roots if (r / ref.path).exists()), None)
+        thumb = sink.add(path, ref.caption or "") if path else None
+        if thumb is not None:
+            out.append(thumb)
+    return tuple(out)
