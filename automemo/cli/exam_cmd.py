@@ -1,0 +1,121 @@
+"""`automemo exam PROGRAM --episodes DIR`: quick-examine one memo program in the sandbox.
+
+Runs the six checks of DESIGN §5 on the episodes in DIR, an episode store: update episodes as
+EpisodeRecorder JSON in DIR/episodes/update/, retrieve tasks as PartialRecorder JSON in
+DIR/episodes/retrieve/ (when that folder is missing, the update episodes' own partials are used),
+images under DIR/images/. Exit code 0 when every check passes, 1 when one fails, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from automemo.cli import UserError
+
+SANDBOXES = ("auto", "docker", "bwrap")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("exam", help="quick-examine a memo program in the sandbox",
+                       description=__doc__.split("\n\n")[1])
+    p.add_argument("program", metavar="PROGRAM", type=Path, help="a memo program file (defines class Memo)")
+    p.add_argument("--episodes", required=True, type=Path, metavar="DIR", help="the episode store to examine on")
+    p.add_argument("--update-group", default="update", metavar="NAME",
+                   help="folder under DIR/episodes with the update episodes (default: update)")
+    p.add_argument("--retrieve-group", default="retrieve", metavar="NAME",
+                   help="folder under DIR/episodes with the retrieve tasks (default: retrieve)")
+    p.add_argument("--max-inputs", type=int, default=5, metavar="N",
+                   help="examine on the first N update episodes and N retrieve tasks (default 5)")
+    p.add_argument("--max-chars", type=int, default=50_000, help="payload budget in characters")
+    p.add_argument("--max-images", type=int, default=2, help="payload budget in images")
+    p.add_argument("--sandbox", default="auto", choices=SANDBOXES)
+    p.add_argument("--unsafe-no-sandbox", action="store_true",
+                   help="run the program as a plain local process: only for programs you trust")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=run)
+
+
+def load_inputs(root: Path, update_group: str, retrieve_group: str, limit: int):
+    """(episodes, partials) from an episode store folder, with errors naming the file."""
+    from automemo.contract import ContractError, EpisodeRecorder, PartialRecorder
+
+    def read(path: Path, cls):
+        try:
+            return cls.from_json(path.read_text(encoding="utf-8"))
+        except (ContractError, UnicodeDecodeError) as exc:
+            raise UserError(f"{path}: not a valid {cls.__name__}: {exc}") from None
+
+    update_dir = root / "episodes" / update_group
+    files = sorted(update_dir.glob("*.json"))
+    if not files:
+        raise UserError(
+            f"no update episodes in {update_dir}: expected EpisodeRecorder JSON files in "
+            f"DIR/episodes/{update_group}/ (see tests/fixtures/episodes for the layout)"
+        )
+    episodes = [read(p, EpisodeRecorder) for p in files[:limit]]
+    retrieve_files = sorted((root / "episodes" / retrieve_group).glob("*.json"))
+    if retrieve_files:
+        partials = [read(p, PartialRecorder) for p in retrieve_files[:limit]]
+    else:
+        partials = [e.partial() for e in episodes]
+    return episodes, partials
+
+
+def run(args) -> int:
+    program: Path = args.program
+    if not program.is_file():
+        raise UserError(f"memo program {program} does not exist (pass a .py file defining class Memo)")
+    if not args.episodes.is_dir():
+        raise UserError(f"--episodes {args.episodes} is not a directory (pass an episode store folder)")
+    if args.max_inputs < 1 or args.max_chars < 0 or args.max_images < 0:
+        raise UserError("--max-inputs must be >= 1; --max-chars and --max-images must be >= 0")
+    try:
+        source = program.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{program} is not UTF-8 text") from None
+    root = args.episodes.resolve()
+    episodes, partials = load_inputs(root, args.update_group, args.retrieve_group, args.max_inputs)
+
+    from automemo.contract import Budget
+    from automemo.exam import quick_exam
+    from automemo.sandbox import SandboxUnavailable, get_sandbox
+    from automemo.toolkit.embedding import default_encoders
+    from automemo.toolkit.services import MemoServices
+
+    try:
+        sandbox = get_sandbox("unsafe" if args.unsafe_no_sandbox else args.sandbox)
+    except SandboxUnavailable as exc:
+        raise UserError(str(exc)) from None
+    services = MemoServices(default_encoders(), None, root)
+    budget = Budget(max_chars=args.max_chars, max_images=args.max_images)
+    report = quick_exam(source, sandbox, episodes, partials, budget=budget, services=services, store_root=root)
+    if args.json:
+        print(json.dumps({**report.to_dict(), "program": str(program), "sandbox": sandbox.name}, indent=2))
+    else:
+        _print_report(report, program, sandbox.name)
+    return 0 if report.passed else 1
+
+
+def _print_report(report, program: Path, sandbox_name: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from automemo.exam import CHECKS
+
+    console = Console()
+    table = Table(title=f"quick exam of {program} ({sandbox_name} sandbox)")
+    table.add_column("check")
+    table.add_column("result")
+    table.add_column("seconds", justify="right")
+    for check, description in CHECKS.items():
+        if check in report.passed_checks:
+            result = "[green]passed[/green]"
+        elif check == report.failed_check:
+            result = "[red]FAILED[/red]"
+        else:
+            result = "[dim]not reached[/dim]"
+        seconds = report.timings.get(check)
+        table.add_row(f"{check}: {description}", result, f"{seconds:.3f}" if seconds is not None else "")
+    console.print(table)
+    console.print(report.for_prompt(), markup=False, highlight=False, soft_wrap=True)

@@ -1,0 +1,206 @@
+"""Quick examination in the real Docker and bubblewrap sandboxes: the no-memory seed passes, and
+each check, when it fails, is named together with the input that failed and the traceback tail."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from automemo.cli import main
+from automemo.cli.exam_cmd import load_inputs
+from automemo.contract import Budget
+from automemo.exam import CHECKS, ExamReport, quick_exam
+from automemo.llm import BudgetExceeded, LLMClient, LLMConfig, RoleConfig, user_message
+from automemo.paths import SEEDS_DIR
+from automemo.sandbox import Limits
+from automemo.toolkit.embedding import EmbeddingConfig, default_encoders
+from automemo.toolkit.services import MemoServices
+from sandboxtools import ISOLATING, sandbox
+from pathlib import Path
+
+STORE = Path(__file__).resolve().parent / "fixtures" / "episodes"
+EPISODES, PARTIALS = load_inputs(STORE, "update", "retrieve", 5)
+HEADER = "from automemo.contract import MemoProgram, MemoryPayload, ImageRef\n"
+
+
+def program(body: str) -> str:
+    return HEADER + textwrap.dedent(body)
+
+
+def exam(backend: str, source: str, **kw) -> ExamReport:
+    return quick_exam(source, sandbox(backend), EPISODES, PARTIALS, store_root=STORE, **kw)
+
+
+def test_fixture_store_covers_web_and_conversation_inputs():
+    assert len(EPISODES) == 5 and len(PARTIALS) == 5
+    families = {e.metadata["family"] for e in EPISODES} | {p.metadata["family"] for p in PARTIALS}
+    assert families == {"web", "conversation"}
+    assert any(e.steps and e.steps[0].screenshot for e in EPISODES)
+    for ref in [r for e in EPISODES for r in e.images()]:
+        assert (STORE / ref.path).is_file()
+
+
+@pytest.mark.parametrize("backend", ISOLATING)
+def test_no_memory_seed_passes_every_check(backend):
+    report = exam(backend, (SEEDS_DIR / "no_memory.py").read_text())
+    assert report.passed, report.for_prompt()
+    assert report.passed_checks == tuple(CHECKS) and report.failed_check is None
+    assert set(report.timings) == set(CHECKS)
+    assert "PASSED" in report.for_prompt()
+    json.dumps(report.to_dict())
+
+
+FAILING = {
+    "imports": (program("import no_such_module_xyz\n"), "no_such_module_xyz", None),
+    "syntax": (program("class Memo(MemoProgram:\n    pass\n"), "SyntaxError", None),
+    "defines_memo": (program("class Memory(MemoProgram):\n    pass\n"), "no class named Memo", None),
+    "update": (program("""
+        class Memo(MemoProgram):
+            def update(self, episode):
+                if episode.task_id == "web-001":
+                    raise ValueError("cannot index " + episode.task_id)
+            def retrieve(self, task):
+                return MemoryPayload()
+        """), "cannot index web-001", ("update", "episode", "web-001")),
+    "retrieve": (program("""
+        class Memo(MemoProgram):
+            def update(self, episode):
+                pass
+            def retrieve(self, task):
+                return MemoryPayload(text={"a": 1}[task.task_id[:1]])
+        """), "KeyError", ("retrieve", "task", "conv-q1")),
+    "payload_schema": (program("""
+        class Memo(MemoProgram):
+            def update(self, episode):
+                pass
+            def retrieve(self, task):
+                return {"text": 42}
+        """), "text", ("retrieve", "task", "conv-q1")),
+    "payload_budget": (program("""
+        class Memo(MemoProgram):
+            def update(self, episode):
+                self.refs = list(episode.images()) + getattr(self, "refs", [])
+            def retrieve(self, task):
+                return MemoryPayload(text="remember", images=self.refs[:3])
+        """), "3 images, budget is 2", ("retrieve", "task", "conv-q1")),
+}
+
+
+@pytest.mark.parametrize("backend", ISOLATING)
+@pytest.mark.parametrize("case", list(FAILING))
+def test_each_failing_check_is_named_with_its_input_and_traceback(backend, case):
+    source, error_fragment, failing = FAILING[case]
+    report = exam(backend, source)
+    expected_check = "imports" if case == "syntax" else case
+    assert not report.passed and report.failed_check == expected_check
+    assert error_fragment in report.error + report.traceback_tail
+    assert report.passed_checks == tuple(CHECKS)[: list(CHECKS).index(expected_check)]
+    if failing is None:
+        assert report.failing_input is None
+    else:
+        method, key, task_id = failing
+        assert report.failing_input["method"] == method
+        assert report.failing_input[key]["task_id"] == task_id
+    if case in ("imports", "update", "retrieve"):  # a program exception: its own frames are shown
+        assert "memo_program.py" in report.traceback_tail
+    text = report.for_prompt()
+    assert f"`{expected_check}`" in text and error_fragment in text
+    if failing is not None:
+        assert task_id in text
+
+
+@pytest.mark.bwrap
+def test_payload_images_must_exist_in_the_store():
+    report = exam("bwrap", program("""
+        class Memo(MemoProgram):
+            def update(self, episode):
+                pass
+            def retrieve(self, task):
+                return MemoryPayload(images=[ImageRef(path="images/00/missing.png", sha256="0")])
+        """))
+    assert report.failed_check == "payload_schema" and "not an image of the episode store" in report.error
+
+
+@pytest.mark.bwrap
+def test_text_over_the_character_budget_fails_the_budget_check():
+    report = exam("bwrap", program("""
+        class Memo(MemoProgram):
+            def update(self, episode):
+                pass
+            def retrieve(self, task):
+                return MemoryPayload(text="x" * 101)
+        """), budget=Budget(max_chars=100, max_images=2))
+    assert report.failed_check == "payload_budget" and "101 characters" in report.error
+
+
+@pytest.mark.docker
+def test_a_hanging_update_is_killed_and_reported():
+    report = exam("docker", program("""
+        import time
+        class Memo(MemoProgram):
+            def update(self, episode):
+                time.sleep(60)
+            def retrieve(self, task):
+                return MemoryPayload()
+        """), limits=Limits(call_timeout_s=1.5))
+    assert report.failed_check == "update" and report.error.startswith("timeout")
+    assert report.failing_input["index"] == 0 and report.timings["update"] < 20
+
+
+@pytest.mark.bwrap
+def test_host_services_reach_the_program_in_the_sandbox(fake_llm):
+    client = LLMClient(LLMConfig(memo=RoleConfig(model="gpt-4o-mini", base_url=fake_llm.base_url)))
+    services = MemoServices(default_encoders(EmbeddingConfig()), client, STORE, node=4)
+    report = exam("bwrap", program("""
+        class Memo(MemoProgram):
+            def update(self, episode):
+                if episode.images():
+                    vectors = self.toolkit.embed_image(episode.images()[:1])
+                    assert len(vectors[0]) == self.toolkit.embedding_dims()["image"]
+            def retrieve(self, task):
+                answer = self.toolkit.llm("note for " + task.task_id, purpose="note")
+                return MemoryPayload(text=answer)
+        """), services=services)
+    assert report.passed, report.for_prompt()
+    assert [r["node"] for r in client.ledger.rows()] == ["4"] * len(PARTIALS)
+    assert services.usage()["embed_items"] == sum(1 for e in EPISODES if e.images())
+
+
+@pytest.mark.bwrap
+def test_a_spent_run_budget_stops_the_exam_instead_of_blaming_the_program(fake_llm):
+    client = LLMClient(LLMConfig(memo=RoleConfig(model="m", base_url=fake_llm.base_url), max_total_tokens=5))
+    client.chat("memo", [user_message("spend the whole budget at once")])
+    services = MemoServices(default_encoders(EmbeddingConfig()), client, STORE)
+    with pytest.raises(BudgetExceeded, match="token cap"):
+        exam("bwrap", program("""
+            class Memo(MemoProgram):
+                def update(self, episode):
+                    self.toolkit.llm("summarise " + episode.task_id)
+                def retrieve(self, task):
+                    return MemoryPayload()
+            """), services=services)
+
+
+@pytest.mark.bwrap
+def test_cli_exit_codes_and_json(tmp_path, capsys):
+    seed = str(SEEDS_DIR / "no_memory.py")
+    assert main(["exam", seed, "--episodes", str(STORE), "--sandbox", "bwrap", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["passed"] and printed["sandbox"] == "bwrap" and printed["n_episodes"] == 5
+
+    broken = tmp_path / "broken.py"
+    broken.write_text(FAILING["update"][0])
+    assert main(["exam", str(broken), "--episodes", str(STORE), "--sandbox", "bwrap"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "cannot index web-001" in out
+
+    assert main(["exam", str(tmp_path / "missing.py"), "--episodes", str(STORE)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["exam", seed, "--episodes", str(tmp_path)]) == 2
+    assert "no update episodes" in capsys.readouterr().err
+    (tmp_path / "episodes" / "update").mkdir(parents=True)
+    (tmp_path / "episodes" / "update" / "bad.json").write_text('{"task_id": 3}')
+    assert main(["exam", seed, "--episodes", str(tmp_path)]) == 2
+    assert "bad.json" in capsys.readouterr().err
