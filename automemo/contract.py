@@ -210,7 +210,7 @@ class Step(_Record):
     def __post_init__(self) -> None:
         _int("Step.index", self.index, minimum=0)
         _str("Step.observation", self.observation)
-        _image_or_none("Step.screenshot", self.screenshot)
+        object.__setattr__(self, "screenshot", _image_or_none("Step.screenshot", self.screenshot))
         _str("Step.action", self.action)
         _str("Step.thought", self.thought)
         _str("Step.error", self.error, optional=True)
@@ -397,7 +397,7 @@ class MemoryPayload(_Record):
         return cls(
             text=_str(f"{path}.text", data.get("text", "")),
             images=_images(f"{path}.images", data.get("images", ())),
-            metadata=_mapping(f"{path}.metadata", data.get("metadata", {})),
+            metadata=check_json(f"{path}.metadata", _mapping(f"{path}.metadata", data.get("metadata", {}))),
         )
 
     def size_chars(self) -> int:
