@@ -85,12 +85,12 @@ class ExitInfo:
 
     def describe(self, limits: Limits) -> str:
         if self.oom:
-            return f"killed for exceeding the memory limit of {limits.memory_mb} MB (out of memory)"
+            return f"was killed for exceeding the memory limit of {limits.memory_mb} MB (out of memory)"
         if self.signal:
             name = signal.Signals(self.signal).name if self.signal in _SIGNALS else str(self.signal)
             hint = {"SIGSEGV": " (segmentation fault)", "SIGKILL": " (killed)",
                     "SIGABRT": " (aborted)", "SIGBUS": " (bus error)"}.get(name, "")
-            return f"killed by signal {name}{hint}"
+            return f"was killed by signal {name}{hint}"
         if self.code is None:
             return "exited (status unknown)"
         return f"exited with code {self.code}"
