@@ -10,11 +10,12 @@ import sys
 
 # Subcommand modules, in the order `automemo --help` lists them.
 COMMAND_MODULES = [
-    # "automemo.cli.sandbox_cmd",  # automemo sandbox build|check
+    "automemo.cli.sandbox_cmd",  # automemo sandbox build|check
     "automemo.cli.exam_cmd",  # automemo exam PROGRAM --episodes DIR
     "automemo.cli.search_cmd",  # automemo search [--preset NAME] [--resume RUN]
     "automemo.cli.tree_cmd",  # automemo tree RUN
     "automemo.cli.show_cmd",  # automemo show RUN NODE
+    "automemo.cli.report_cmd",  # automemo report RUN [--out DIR] [--open]
     "automemo.cli.eval_cmd",  # automemo eval PROGRAM --benchmark NAME
     "automemo.cli.export_cmd",  # automemo export RUN [--node ID] --out DIR
     "automemo.cli.bench_cmd",  # automemo bench sandbox|eval|search|seeds
