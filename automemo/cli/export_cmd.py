@@ -1,0 +1,38 @@
+"""`automemo export RUN [--node ID] --out DIR`: write the selected (or a chosen) node of a run as a
+self-contained folder that `automemo.deploy.load_memory(DIR)` loads in an application."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from automemo.cli import UserError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("export", help="export a run's selected memo program for deployment",
+                       description=__doc__)
+    p.add_argument("run", type=Path, metavar="RUN", help="the run directory, e.g. runs/20261122-103000-1a2b")
+    p.add_argument("--node", type=int, metavar="ID", help="node to export (default: the one final.json selected)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write (created; an earlier export there is replaced)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from rich.console import Console
+
+    from automemo.export import ExportError, export_node
+
+    try:
+        out = export_node(args.run, args.node, args.out)
+    except ExportError as exc:
+        raise UserError(str(exc)) from None
+    manifest = json.loads((out / "manifest.json").read_text())
+    scores = manifest["scores"]
+    Console().print(
+        f"exported node {manifest['node']['id']} of run {manifest['run']['run_id']} to [bold]{out}[/bold]: "
+        f"mean {scores['mean']:.4f} over {scores['n']} evaluation(s), LCB {scores['lcb']:.4f}, "
+        f"{len(manifest['experience']['episodes'])} update episodes\n"
+        f"load it with: from automemo.deploy import load_memory; memory = load_memory({str(out)!r})"
+    )
+    return 0

@@ -1,0 +1,218 @@
+"""Loading an exported memo program in an application (DESIGN §12):
+
+    from automemo.deploy import load_memory
+    with load_memory("exports/best") as memory:
+        payload = memory.retrieve(task)      # a PartialRecorder -> MemoryPayload, budget-truncated
+        memory.update(episode)               # an EpisodeRecorder
+
+The folder is checked before anything runs: every file against the manifest's sha256, and the
+memo-program interface version against this automemo's. The program runs sandboxed by default
+and is warmed by replaying the shipped update episodes, so it answers as it did in the search.
+Nothing of the run that produced it needs to exist.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from automemo import configtools
+from automemo.contract import INTERFACE_VERSION, Budget, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder
+from automemo.episode_store import EpisodeStore
+from automemo.export import EXPERIENCE, FORMAT, MANIFEST, PROGRAM, sha256_file
+from automemo.sandbox.base import HostServices, Limits, ProgramError, Sandbox, SandboxError, Session
+
+
+class DeployError(RuntimeError):
+    """The exported folder cannot be loaded; the message says what is wrong and what to do."""
+
+
+def read_manifest(folder: str | Path) -> dict[str, Any]:
+    """The manifest of an exported folder after checking the format, the interface version and
+    the hash of every file it lists."""
+    folder = Path(folder)
+    path = folder / MANIFEST
+    if not path.is_file():
+        raise DeployError(
+            f"{folder} is not an exported memo program (no {MANIFEST}); make one with "
+            f"`automemo export runs/<id> --out {folder}`"
+        )
+    try:
+        manifest = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise DeployError(f"{path} is not valid JSON ({exc}); re-export the node") from None
+    if manifest.get("format") != FORMAT:
+        raise DeployError(f"{path} has format {manifest.get('format')!r}; this automemo reads {FORMAT!r}")
+    if str(manifest.get("interface_version")) != INTERFACE_VERSION:
+        raise DeployError(
+            f"{folder} was exported for memo-program interface version "
+            f"{manifest.get('interface_version')!r}, this automemo speaks version {INTERFACE_VERSION!r}; "
+            f"install the automemo version that exported it or re-export the run with this one"
+        )
+    files = manifest.get("files") or {}
+    if PROGRAM not in files:
+        raise DeployError(f"{path} lists no {PROGRAM}; re-export the node")
+    bad = []
+    for rel, expected in sorted(files.items()):
+        file = folder / rel
+        if not file.is_file():
+            bad.append(f"{rel} is missing")
+        elif sha256_file(file) != expected:
+            bad.append(f"{rel} was modified (sha256 differs from the manifest)")
+    if bad:
+        shown = "; ".join(bad[:5]) + (f"; and {len(bad) - 5} more" if len(bad) > 5 else "")
+        raise DeployError(
+            f"{folder} does not match its manifest: {shown}. Re-export the node rather than "
+            f"editing an exported folder"
+        )
+    return manifest
+
+
+class DeployedMemory:
+    """A live memo program: its sandbox session, warm with the shipped experience.
+
+    `store` is the episode store the program reads images from (a private working copy of the
+    export's `experience/`); put the images of new tasks and episodes there with `put_image`."""
+
+    def __init__(
+        self,
+        manifest: dict[str, Any],
+        session: Session,
+        store: EpisodeStore,
+        *,
+        budget: Budget,
+        limits: Limits,
+        workdir: Path | None,
+    ) -> None:
+        self.manifest = manifest
+        self.session = session
+        self.store = store
+        self.budget = budget
+        self.limits = limits
+        self.update_failures: list[dict[str, str]] = []
+        self._workdir = workdir
+
+    def put_image(self, image: Any, caption: str | None = None) -> ImageRef:
+        """Store an image (PIL image, PNG bytes or a path) where the program can open it."""
+        return self.store.put_image(image, caption)
+
+    def update(self, episode: EpisodeRecorder | dict) -> None:
+        episode = episode if isinstance(episode, EpisodeRecorder) else EpisodeRecorder.from_dict(episode)
+        self.session.call("update", {"episode": episode.to_dict()}, self.limits.call_timeout_s)
+
+    def retrieve(self, task: PartialRecorder | dict) -> MemoryPayload:
+        """The program's payload for `task`, cut to the run's budget."""
+        task = task if isinstance(task, PartialRecorder) else PartialRecorder.from_dict(task)
+        result = self.session.call("retrieve", {"task": task.to_dict()}, self.limits.call_timeout_s)
+        return MemoryPayload.from_dict(result).truncated(self.budget)
+
+    def close(self) -> None:
+        self.session.close()
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+    def __enter__(self) -> DeployedMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def load_memory(
+    folder: str | Path,
+    *,
+    sandbox: str | Sandbox = "auto",
+    unsafe: bool = False,
+    services: HostServices | None = None,
+) -> DeployedMemory:
+    """Load an exported memo program: verify it, open it in `sandbox` ("auto", "docker",
+    "bwrap", or a Sandbox object; `unsafe=True` runs it without isolation), and replay its
+    update episodes. `services` answers the toolkit's host methods; by default the run's own
+    embedding configuration with no LLM (programs then take their deterministic paths)."""
+    folder = Path(folder).resolve()
+    manifest = read_manifest(folder)
+    budget = configtools.build(Budget, manifest.get("budget") or {})
+    limits = configtools.build(Limits, manifest.get("limits") or {})
+    backend = _backend(sandbox, unsafe)
+    workdir = Path(tempfile.mkdtemp(prefix="automemo-deploy-"))
+    try:
+        store = EpisodeStore(workdir / "store")
+        _copy_tree(folder / EXPERIENCE, store.root)
+        host = services if services is not None else _default_services(manifest, store.root)
+        session = backend.open((folder / PROGRAM).read_text(), limits, services=host, store_root=store.root)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    memory = DeployedMemory(manifest, session, store, budget=budget, limits=limits, workdir=workdir)
+    try:
+        _replay(memory, folder)
+    except BaseException:
+        memory.close()
+        raise
+    return memory
+
+
+def _backend(sandbox: str | Sandbox, unsafe: bool) -> Sandbox:
+    from automemo.sandbox import get_sandbox
+
+    if unsafe:
+        return get_sandbox("unsafe")
+    if isinstance(sandbox, str):
+        if sandbox == "unsafe":
+            raise DeployError(
+                "sandbox='unsafe' runs an LLM-written program without isolation; pass unsafe=True "
+                "to say you trust it, or use 'auto', 'docker' or 'bwrap'"
+            )
+        return get_sandbox(sandbox)
+    return sandbox
+
+
+def _default_services(manifest: dict[str, Any], store_root: Path) -> HostServices:
+    from automemo.configtools import ConfigError
+    from automemo.toolkit.embedding import EmbeddingConfig, default_encoders
+    from automemo.toolkit.services import MemoServices
+
+    try:
+        config = configtools.build(EmbeddingConfig, manifest.get("embeddings") or {})
+        encoders = default_encoders(config)
+    except ConfigError as exc:
+        raise DeployError(
+            f"the exported program's embedding config cannot be served here ({exc}); pass "
+            f"services=MemoServices(...) built with encoders you have"
+        ) from None
+    return MemoServices(encoders, None, store_root)
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    """A private working copy of the shipped episode store (hard links where possible: the files
+    are content-addressed and never rewritten in place)."""
+    for path in sorted(source.rglob("*")):
+        if not path.is_file():
+            continue
+        dst = target / path.relative_to(source)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, dst)
+        except OSError:
+            shutil.copyfile(path, dst)
+
+
+def _replay(memory: DeployedMemory, folder: Path) -> None:
+    """Feed the shipped update episodes in their original order. A program exception on one
+    episode skips it (as evaluation did); a dead or hung guest is a load failure."""
+    for rel in memory.manifest.get("experience", {}).get("episodes", []):
+        episode = EpisodeRecorder.from_json((folder / rel).read_text())
+        try:
+            memory.update(episode)
+        except ProgramError as exc:
+            memory.update_failures.append({"task_id": episode.task_id, "error": exc.detail})
+        except SandboxError as exc:
+            raise DeployError(
+                f"replaying update episode {episode.task_id} failed ({exc.kind}: {exc.detail}); "
+                f"the program cannot be warmed up in this sandbox"
+            ) from exc
