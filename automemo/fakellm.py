@@ -219,6 +219,10 @@ def _error_body(status: int, message: str) -> dict:
 def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
     class RequestHandler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body leave in one segment: with Nagle on, the body would wait for the
+        # client's delayed ACK (~40 ms per call), which benchmarks would measure as latency.
+        disable_nagle_algorithm = True
+        wbufsize = -1
 
         def log_message(self, *args: Any) -> None:  # keep test output clean
             pass

@@ -64,6 +64,9 @@ class Ledger:
         conn = sqlite3.connect(
             str(self.path) if self.path else ":memory:", timeout=30.0, check_same_thread=False
         )
+        # One row per call: a full fsync per row would cost more than a local model call. In
+        # WAL mode (the run's tree.db) NORMAL still survives a crash of the process.
+        conn.execute("PRAGMA synchronous=NORMAL")
         self._db = sqlite_utils.Database(conn)
         self._lock = threading.Lock()
         with self._lock:

@@ -47,8 +47,15 @@ def _load_minilm() -> Any:
         if _MODEL is None:
             # The weights are local; without this the hub client still tries to reach the network.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-
+            try:
+                from sentence_transformers import SentenceTransformer
+            except Exception as exc:  # noqa: BLE001 - transformers re-raises import trouble lazily
+                raise RuntimeError(
+                    f"sentence-transformers could not be imported ({type(exc).__name__}: {exc}). "
+                    "A common cause is a torchvision built for another torch (e.g. a CUDA wheel next "
+                    "to CPU torch): install the torchvision matching torch, or uninstall it; or set "
+                    "embedding.text = \"openai\""
+                ) from exc
             _MODEL = SentenceTransformer(minilm_model_dir(), device="cpu")
         return _MODEL
 
