@@ -89,7 +89,7 @@ def run(args) -> int:
         )
     )
     benchmark = load_benchmark(args.benchmark, options, llm)
-    agent = build_agent(benchmark, llm, args.benchmark)
+    agent = build_agent(benchmark, llm)
     sandbox = choose_sandbox(args.sandbox, args.unsafe_no_sandbox)
     store = EpisodeStore(args.store or CACHE_DIR / "eval-store")
     workdir = args.workdir or Path("runs") / f"eval-{time.strftime('%Y%m%d-%H%M%S')}-{program_name}"
@@ -172,33 +172,44 @@ def parse_options(items: list[str]) -> dict[str, Any]:
     return options
 
 
+AGENT_FLAGS = (
+    "pass --agent-model MODEL (plus --agent-base-url URL for a server other than OpenAI's); "
+    "the API key is read from $OPENAI_API_KEY, or from the variable named by "
+    "--agent-api-key-env VAR"
+)
+
+
 def load_benchmark(name: str, options: dict[str, Any], llm):
     from automemo import benchmarks
+    from automemo.configtools import ConfigError
 
     if name == "miniwob" and not llm.configured("agent"):
-        raise UserError(
-            "miniwob is scored by an LLM web agent, and none is configured: pass --agent-model "
-            "MODEL (plus --agent-base-url URL for a server other than OpenAI's); the API key is "
-            "read from $OPENAI_API_KEY, or from the variable named by --agent-api-key-env VAR"
-        )
+        # Checked before loading: a web benchmark starts browsers it would have no use for.
+        raise UserError(f"miniwob is scored by an LLM web agent, and none is configured: {AGENT_FLAGS}")
     try:
         return benchmarks.load(name, options, llm=llm)
-    except (KeyError, ValueError, TypeError) as exc:
-        message = exc.args[0] if exc.args else str(exc)
-        raise UserError(f"cannot load benchmark {name!r}: {message}") from None
+    except (ConfigError, ValueError) as exc:
+        raise UserError(f"cannot load benchmark {name!r}: {exc}") from None
 
 
-def build_agent(benchmark, llm, name: str):
+def build_agent(benchmark, llm):
+    """The fixed execution agent, or None where the benchmark scores without one (Mini-Gallery's
+    retrieval mode)."""
+    kind_of = getattr(benchmark, "agent_kind", None)
+    kind = kind_of() if callable(kind_of) else None
+    if kind is None:
+        return None
+    if not llm.configured("agent"):
+        raise UserError(
+            f"{benchmark.name} (as configured) needs an LLM {kind} agent, and none is configured: "
+            f"{AGENT_FLAGS}"
+        )
     from automemo.agents import build_agent as build
 
     try:
         return build(benchmark, llm)
-    except (KeyError, ValueError) as exc:
-        message = exc.args[0] if exc.args else str(exc)
-        raise UserError(
-            f"no execution agent for {name}: {message}. Configure one with --agent-model MODEL "
-            f"(--agent-base-url URL, key in $OPENAI_API_KEY or --agent-api-key-env VAR)"
-        ) from None
+    except ValueError as exc:
+        raise UserError(f"no execution agent for {benchmark.name}: {exc}") from None
 
 
 def choose_sandbox(name: str, unsafe: bool):
@@ -219,12 +230,14 @@ def choose_sandbox(name: str, unsafe: bool):
 
 
 def services_factory(store, llm):
-    """Host services per evaluation: real embeddings (cached by content hash across candidates)
-    and the memo LLM role when configured."""
-    from automemo.toolkit.embedding import default_encoders
+    """Host services per evaluation: real embeddings, cached by content hash in the store so
+    that repeats and later evaluations embed each episode once, and the memo LLM role."""
+    from automemo.toolkit.embedding import EmbeddingConfig, default_encoders
     from automemo.toolkit.services import MemoServices
 
-    encoders = default_encoders(None)
+    encoders = default_encoders(
+        EmbeddingConfig(cache_path=str(store.root / "embedding-cache.sqlite")), llm=llm
+    )
     return lambda node: MemoServices(encoders, llm, store.root, node=node)
 
 
