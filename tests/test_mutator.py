@@ -155,7 +155,7 @@ def test_repair_re_perturbs_the_passing_parent_then_reverts_to_it(seeds_dir):
     assert first.source not in (child.source, parent)
     assert first.summary.startswith("re-perturb after retrieve failed")
     parse_tunables(first.source)
-    third = mutator.repair(first.source, report, 3, node_id=8, seed=13)
+    third = mutator.repair(first.source, report, 2, node_id=8, seed=13)
     assert third.source == parent
     assert "revert to the last passing variant" in third.summary
 

@@ -113,15 +113,16 @@ class ParameterMutator(MetaAgent):
     def repair(
         self, source: str, exam_report: Mapping[str, Any], attempt: int, *, node_id: int, seed: int
     ) -> Proposal:
-        """Re-perturb the passing parent this program came from (other values), and on the last
-        attempt, or with nothing to perturb, revert to that parent. A program of unknown origin
+        """Re-perturb the passing parent this program came from (other values) on the first
+        attempt; from the second on, or with nothing to perturb, revert to that parent (the
+        search allows 3 attempts by default, so a revert always gets its exam). A program of unknown origin
         is re-perturbed itself, or replaced by a transplant."""
         rng = random.Random(f"repair:{seed}:{node_id}:{attempt}")
         check = exam_report.get("failed_check") or "the exam"
         parent = self._origin.get(_sha(source))
         base = parent if parent is not None else source
         tunables = _tunables(base)
-        if parent is not None and (attempt >= 3 or not tunables):
+        if parent is not None and (attempt >= 2 or not tunables):
             fixed, mutation = parent, {"kind": "revert", "summary": f"revert to the last passing variant after {check} failed"}
         elif tunables:
             fixed, mutation = self._perturb(base, tunables, rng)
