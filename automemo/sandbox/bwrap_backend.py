@@ -31,6 +31,7 @@ from automemo.sandbox.host import (
     GUEST_CHANNEL,
     GUEST_PACKAGE_DIR,
     GUEST_PYTHON,
+    GUEST_PYTHONPATH,
     GUEST_STATE,
     GUEST_STORE,
     GUEST_UID,
@@ -107,7 +108,7 @@ class BubblewrapSandbox(Sandbox):
         self.privileged = os.geteuid() == 0
 
     def command(self, limits: Limits, dirs: SessionDirs, store_root: Path | None) -> list[str]:
-        env = guest_environment(str(Path(GUEST_PACKAGE_DIR).parent), GUEST_STATE)
+        env = guest_environment(GUEST_PYTHONPATH, GUEST_STATE)
         cmd = [self.bwrap, "--die-with-parent", "--new-session", "--clearenv",
                "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                "--unshare-cgroup-try", "--hostname", "sandbox"]
@@ -122,7 +123,8 @@ class BubblewrapSandbox(Sandbox):
             cmd += ["--ro-bind", str(Path(store_root).resolve()), GUEST_STORE]
         for key, value in env.items():
             cmd += ["--setenv", key, value]
-        runner = runner_command(GUEST_PYTHON, f"{GUEST_CHANNEL}/{dirs.socket_path.name}")
+        runner = runner_command(GUEST_PYTHON, f"{GUEST_CHANNEL}/{dirs.socket_path.name}",
+                                no_site=True)
         if self.privileged:
             cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", *DROP_PRIVILEGES]
         else:

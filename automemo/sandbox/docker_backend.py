@@ -19,6 +19,7 @@ from automemo.sandbox.host import (
     GUEST_CHANNEL,
     GUEST_PACKAGE_DIR,
     GUEST_PYTHON,
+    GUEST_PYTHONPATH,
     GUEST_STATE,
     GUEST_STORE,
     GUEST_UID,
@@ -93,13 +94,20 @@ class DockerSandbox(Sandbox):
             raise SandboxUnavailable(
                 f"no Docker engine answers ({type(exc).__name__}: {exc}); start one "
                 "(scripts/start-dockerd.sh) or use the bwrap backend") from None
-        self.image_tag = image_tag or image.load_definition().tag
-        try:
-            self.client.images.get(self.image_tag)
-        except Exception:
+        # The content-hash tag is what `automemo sandbox build` makes; `:latest` alone is what
+        # building sandbox/Dockerfile makes.
+        wanted = [image_tag] if image_tag else [image.load_definition().tag,
+                                                f"{image.IMAGE_REPOSITORY}:latest"]
+        for tag in wanted:
+            try:
+                self.client.images.get(tag)
+                self.image_tag = tag
+                break
+            except Exception:
+                continue
+        else:
             raise SandboxUnavailable(
-                f"the sandbox image {self.image_tag} is not built; run `automemo sandbox build`"
-            ) from None
+                f"the sandbox image {wanted[0]} is not built; run `automemo sandbox build`")
 
     def open(self, program_source: str, limits: Limits = Limits(), *,
              services: HostServices | None = None, store_root: Path | None = None) -> Session:
@@ -114,7 +122,8 @@ class DockerSandbox(Sandbox):
         def launch(dirs: SessionDirs) -> GuestProcess:
             container = self.client.containers.run(
                 self.image_tag,
-                command=runner_command(GUEST_PYTHON, f"{GUEST_CHANNEL}/{dirs.socket_path.name}"),
+                command=runner_command(GUEST_PYTHON, f"{GUEST_CHANNEL}/{dirs.socket_path.name}",
+                                       no_site=True),
                 detach=True,
                 init=True,  # tini reaps a program's zombies and passes on how the runner died
                 network_mode="none",
@@ -126,7 +135,7 @@ class DockerSandbox(Sandbox):
                 memswap_limit=f"{limits.memory_mb}m",
                 nano_cpus=int(limits.cpus * 1e9),
                 pids_limit=limits.pids,
-                environment=guest_environment(str(Path(GUEST_PACKAGE_DIR).parent), GUEST_STATE),
+                environment=guest_environment(GUEST_PYTHONPATH, GUEST_STATE),
                 working_dir=GUEST_STATE,
                 tmpfs={
                     GUEST_STATE: f"size={limits.state_mb}m,uid={GUEST_UID},gid={GUEST_UID},"
