@@ -129,11 +129,13 @@ def load_memory(
     sandbox: str | Sandbox = "auto",
     unsafe: bool = False,
     services: HostServices | None = None,
+    progress: bool = False,
 ) -> DeployedMemory:
     """Load an exported memo program: verify it, open it in `sandbox` ("auto", "docker",
     "bwrap", or a Sandbox object; `unsafe=True` runs it without isolation), and replay its
-    update episodes. `services` answers the toolkit's host methods; by default the run's own
-    embedding configuration with no LLM (programs then take their deterministic paths)."""
+    update episodes (`progress=True` shows a progress bar). `services` answers the toolkit's
+    host methods; by default the run's own embedding configuration with no LLM (programs then
+    take their deterministic paths)."""
     folder = Path(folder).resolve()
     manifest = read_manifest(folder)
     budget = configtools.build(Budget, manifest.get("budget") or {})
@@ -150,7 +152,7 @@ def load_memory(
         raise
     memory = DeployedMemory(manifest, session, store, budget=budget, limits=limits, workdir=workdir)
     try:
-        _replay(memory, folder)
+        _replay(memory, folder, progress)
     except BaseException:
         memory.close()
         raise
@@ -202,10 +204,13 @@ def _copy_tree(source: Path, target: Path) -> None:
             shutil.copyfile(path, dst)
 
 
-def _replay(memory: DeployedMemory, folder: Path) -> None:
+def _replay(memory: DeployedMemory, folder: Path, progress: bool) -> None:
     """Feed the shipped update episodes in their original order. A program exception on one
     episode skips it (as evaluation did); a dead or hung guest is a load failure."""
-    for rel in memory.manifest.get("experience", {}).get("episodes", []):
+    from rich.progress import track
+
+    episodes = memory.manifest.get("experience", {}).get("episodes", [])
+    for rel in track(episodes, description="replaying experience", disable=not progress):
         episode = EpisodeRecorder.from_json((folder / rel).read_text())
         try:
             memory.update(episode)
