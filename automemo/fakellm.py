@@ -14,6 +14,7 @@ assistant's content as a string or a dict with any of:
     delay    seconds to sleep before answering (a client timeout shorter than this fires)
     raw      a raw body sent as-is with status 200 (garbage for error-handling tests)
     usage    {"prompt_tokens": .., "completion_tokens": ..} instead of the chars/4 estimate
+    headers  extra response headers (e.g. {"Retry-After": "1"} with a 429)
 
 Embeddings are deterministic: a vector seeded by the SHA-256 of the text, L2-normalised, of
 dimension `embedding_dim`; the same text always gets the same vector, in any process.
@@ -227,12 +228,14 @@ def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # keep test output clean
             pass
 
-        def _send(self, status: int, body: bytes | dict) -> None:
+        def _send(self, status: int, body: bytes | dict, headers: dict | None = None) -> None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, str(value))
                 self.end_headers()
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
@@ -271,7 +274,8 @@ def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 self._send(200, raw_body.encode() if isinstance(raw_body, str) else raw_body)
             elif response.get("status", 200) != 200:
                 status = int(response["status"])
-                self._send(status, _error_body(status, response.get("content") or f"fake {status}"))
+                self._send(status, _error_body(status, response.get("content") or f"fake {status}"),
+                           response.get("headers"))
             else:
                 self._send(200, _chat_completion(fake, body, response.get("content", ""), response.get("usage")))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import threading
+import time
 
 import pytest
 from PIL import Image
@@ -228,3 +229,23 @@ def test_multimodal_message_reaches_the_server_intact(fake_llm):
     assert answer.text == "what colour?"  # echo fallback reads the text part
     content = fake_llm.requests[0]["messages"][0]["content"]
     assert content[1]["type"] == "image_url" and content[1]["image_url"]["url"].startswith("data:image/png")
+
+
+def test_a_servers_retry_after_is_honoured_up_to_the_backoff_ceiling(fake_llm):
+    role = RoleConfig(model="m", base_url=fake_llm.base_url, retry_backoff_s=0.01, retry_backoff_max_s=0.4)
+    client = LLMClient(LLMConfig(meta=role))
+    fake_llm.script([{"status": 429, "headers": {"Retry-After": "0.3"}}, "ok",
+                     {"status": 429, "headers": {"Retry-After": "3600"}}, "ok again"])
+    started = time.monotonic()
+    assert _hi(client).text == "ok"
+    assert time.monotonic() - started >= 0.3
+    started = time.monotonic()
+    assert _hi(client).text == "ok again"
+    assert time.monotonic() - started < 5  # an hour asked, the ceiling (0.4 s) applied
+
+
+def test_a_programming_error_is_not_disguised_as_a_server_failure(fake_llm):
+    client = LLMClient(_config(fake_llm))
+    with pytest.raises(TypeError):
+        client.chat("meta", [{"role": "user", "content": object()}])
+    assert fake_llm.requests == [] and client.ledger.rows()[0]["status"] == "error"

@@ -58,8 +58,9 @@ def _estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-def _classify(exc: Exception) -> tuple[str, bool]:
-    """(ledger status, retry?) of a failed attempt."""
+def _classify(exc: Exception) -> tuple[str, bool] | None:
+    """(ledger status, retry?) of a failed attempt; None for an exception that is not about the
+    server (e.g. a TypeError from unserialisable messages): that is a bug to surface as it is."""
     if isinstance(exc, openai.APITimeoutError):
         return "timeout", True
     if isinstance(exc, openai.APIConnectionError):
@@ -67,7 +68,24 @@ def _classify(exc: Exception) -> tuple[str, bool]:
     if isinstance(exc, openai.APIStatusError):
         code = exc.status_code
         return f"http {code}", code >= 500 or code in _RETRIED_STATUS
-    return "bad-response", False
+    if isinstance(exc, (_BadResponse, openai.APIResponseValidationError, ValueError)):
+        return "bad-response", False  # ValueError: the SDK's JSONDecodeError on a non-JSON body
+    return None
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """Seconds the server asked us to wait (Retry-After / retry-after-ms), if it said."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return float(value) * scale
+            except ValueError:
+                pass  # an HTTP date: fall back to our own backoff
+    return None
 
 
 class LLMClient:
@@ -220,19 +238,24 @@ class LLMClient:
                 value, prompt, completion, model = attempt(sdk)
             except Exception as exc:  # noqa: BLE001 - classified below; anything unknown is not retried
                 latency = time.monotonic() - started
-                status, retry = _classify(exc)
+                classified = _classify(exc)
+                status, retry = classified or ("error", False)
                 detail = str(exc)[:500]
                 self.ledger.record(LedgerEntry(
                     role=role, model=cfg.model, status=status, kind=kind, node=node,
                     purpose=purpose, attempt=number, latency_s=latency, error=detail,
                 ))
+                if classified is None:
+                    raise
                 if not retry or number > cfg.max_retries:
                     raise LLMError(
                         f"{kind} call for role {role!r} (model {cfg.model!r} at {where}) failed after "
                         f"{number} attempt(s); last status: {status}: {detail}",
                         role=role, model=cfg.model, base_url=cfg.base_url, status=status, attempts=number,
                     ) from exc
-                time.sleep(self._backoff(cfg, number - 1))
+                asked = _retry_after(exc)
+                wait = self._backoff(cfg, number - 1)
+                time.sleep(min(cfg.retry_backoff_max_s, max(wait, asked)) if asked else wait)
                 continue
             latency = time.monotonic() - started
             cost = self.prices.cost(model, prompt, completion)

@@ -27,7 +27,7 @@ class RoleConfig:
     timeout_s: float = 120.0             # per-attempt HTTP timeout; a timeout is retried
     max_retries: int = 4                 # retries after the first attempt (429, 5xx, timeout, connection)
     retry_backoff_s: float = 1.0         # first backoff; doubles per retry, with jitter
-    retry_backoff_max_s: float = 30.0    # ceiling of one backoff sleep
+    retry_backoff_max_s: float = 30.0    # ceiling of one backoff sleep, a server's Retry-After included
 
     @property
     def configured(self) -> bool:
