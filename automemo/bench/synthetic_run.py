@@ -67,8 +67,8 @@ def write_synthetic_run(
     run_id: str | None = None,
 ) -> RunDir:
     """A run whose tree holds `nodes` nodes (failed generations included) after as many policy
-    steps as that takes. With `finished=False` no final.json is written and the last step's
-    child stays unevaluated-looking only in the sense that the run is mid-way."""
+    steps as that takes. With `finished=False` it looks mid-way: no final.json, more steps
+    planned than done, and one more child committed without an evaluation."""
     rng = random.Random(seed)
     search = SearchConfig(steps=0, seed=seed)
     config = {
@@ -99,6 +99,11 @@ def write_synthetic_run(
         child = tree.next_id()
         quality[child] = min(0.95, max(0.0, quality[action.node_id] + rng.gauss(0.03, 0.07)))
         writer.generate(tree, quality, step, action.node_id, child, failed=rng.random() < fail_rate)
+    if not finished:
+        # A child committed without an evaluation (its evaluation hit an infrastructure error):
+        # what a report of a running or troubled search must show as "not evaluated yet".
+        step += 1
+        writer.unevaluated_child(tree, step, tree.root.id, tree.next_id())
     if finished:
         stats = tree.stats()
         best = policy.select_final(stats, search)
@@ -155,6 +160,17 @@ class _Writer:
             self._evaluate(journal, tree, quality, child, 0)
         journal.commit({"kind": "generate", "node_id": parent, "child_id": child,
                         "outcome": "failed_exam" if failed else "evaluated", "detail": ""})
+
+    def unevaluated_child(self, tree: Tree, step: int, parent: int, child: int) -> None:
+        journal = StepJournal(self.run, step)
+        source = PROGRAM.format(name=f"node {child}", top_k=12, threshold=0.3, mode="hybrid")
+        self._node_files(journal, child, source, parent)
+        summary = "MODE hybrid (evaluation pending)"
+        journal.add_node({**_node_row(child, parent, "generate", "evaluated", summary, 0, source),
+                          "parent_snapshot": tree.node(parent).mean})
+        tree.add(Node(child, parent, f"nodes/{child}/program.py", summary, created_step=step))
+        journal.commit({"kind": "generate", "node_id": parent, "child_id": child,
+                        "outcome": "eval_error", "detail": "browser crashed twice"})
 
     def _node_files(self, journal, node_id, source, parent, *, repairs=0, failed=False) -> None:
         folder = journal.node_dir(node_id)

@@ -12,6 +12,7 @@ BENCHES = {
     "eval": "evaluation speed-up from concurrency and per-episode framework overhead",
     "search": "framework time per search step with a zero-latency fake LLM",
     "seeds": "update throughput and retrieve latency of every seed at 1k and 10k episodes",
+    "report": "size and browser render time of the HTML report of a synthetic 20-node run",
 }
 
 

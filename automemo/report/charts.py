@@ -130,7 +130,7 @@ def progress_chart(
     def x_of(step: float) -> float:
         return left + (right - left) * step / span
 
-    lo, hi = _score_domain([p.score for p in points])
+    lo, hi, score_labels = score_axis([p.score for p in points])
 
     def y_of(score: float) -> float:
         return bottom - (bottom - top) * (score - lo) / (hi - lo)
@@ -170,7 +170,7 @@ def progress_chart(
         best_end=end,
         dots=dots,
         x_ticks=tuple(Tick(x_of(s), str(s)) for s in step_ticks(last)),
-        y_ticks=tuple(Tick(y_of(v), f"{v:.2f}") for v in _linspace(lo, hi, 5)),
+        y_ticks=tuple(Tick(y_of(v), f"{v:.2f}") for v in score_labels),
         strip=tuple(strip),
     )
 
@@ -187,18 +187,21 @@ def step_ticks(last: int, most: int = 11) -> list[int]:
     return list(range(0, last + 1, stride))
 
 
-def _score_domain(scores: Sequence[float]) -> tuple[float, float]:
-    """From 0 (an honest baseline for rewards) to the max rounded up to a tenth, at least 0.1,
-    so small differences stay visible without pretending they are large."""
+def score_axis(scores: Sequence[float], most: int = 6) -> tuple[float, float, list[float]]:
+    """(low, high, tick values) of the score axis: from 0 (an honest baseline for rewards) up
+    to the best score rounded up to a round stride, so small differences stay visible without
+    being blown up, with at most `most` labels."""
     if not scores:
-        return 0.0, 1.0
+        return 0.0, 1.0, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
     lo = min(0.0, math.floor(min(scores) * 10) / 10)
-    hi = max(lo + 0.1, math.ceil(max(scores) * 10 - 1e-9) / 10)
-    return lo, hi
-
-
-def _linspace(lo: float, hi: float, n: int) -> list[float]:
-    return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    top = max(lo + 0.1, math.ceil(max(scores) * 10 - 1e-9) / 10)
+    for stride in (0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0):
+        start = math.floor(lo / stride + 1e-9) * stride
+        steps = math.ceil((top - start) / stride - 1e-9)
+        if steps + 1 <= most:
+            break
+    ticks = [round(start + stride * i, 10) for i in range(steps + 1)]
+    return ticks[0], ticks[-1], ticks
 
 
 def _cell_style(a: StepAction) -> tuple[str, str]:

@@ -1,0 +1,200 @@
+"""`automemo report` end to end: reports of real runs, opened from file:// in Debian's headless
+chromium through Playwright. Screenshots of the pages land in artifacts/ for people to look at.
+
+Runs: one made by a short real `automemo search` (Mini-Gallery offline preset: real sandbox,
+real encoder, offline mutator), and synthetic ones written through the run directory's write API
+(a 20-node run with failed generations, an unfinished run, a root-only run).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from automemo.bench.synthetic_run import write_synthetic_run
+from automemo.cli import main
+from automemo.report.build import build_report, report_size
+from automemo.runs import RunDir
+
+pytestmark = [pytest.mark.browser]
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Problems:
+    """Everything a page should never do: console errors, uncaught exceptions, failed loads."""
+
+    def __init__(self, page):
+        self.items: list[str] = []
+        page.on("console", lambda m: self.items.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.items.append(f"pageerror: {e}"))
+        page.on("requestfailed", lambda r: self.items.append(f"failed load: {r.url}"))
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    pg = context.new_page()
+    pg.problems = Problems(pg)
+    yield pg
+    context.close()
+
+
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+def _tree_ids(page) -> list[int]:
+    return sorted(int(i) for i in page.locator("svg.tree g.node").evaluate_all(
+        "els => els.map(e => e.dataset.nodeId)"))
+
+
+def _images_loaded(page) -> bool:
+    return page.evaluate("[...document.images].every(i => i.complete && i.naturalWidth > 0)")
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory) -> RunDir:
+    runs = tmp_path_factory.mktemp("runs")
+    done = subprocess.run(
+        [sys.executable, "-m", "automemo", "search", "--preset", "minigallery", "--steps", "2",
+         "--runs-dir", str(runs), "--run-id", "real", "--quiet"],
+        capture_output=True, text=True, timeout=540,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return RunDir.open(runs / "real")
+
+
+@pytest.fixture(scope="module")
+def run20(tmp_path_factory) -> RunDir:
+    return write_synthetic_run(
+        tmp_path_factory.mktemp("runs"), nodes=20, tasks_per_eval=4, screenshots_per_task=2,
+        run_id="r20",
+    )
+
+
+@pytest.mark.slow
+def test_report_of_a_real_search_run(real_run, page, capsys):
+    assert main(["report", str(real_run.path)]) == 0
+    index = real_run.path / "report" / "index.html"
+    assert str(index) in capsys.readouterr().out
+
+    page.goto(index.as_uri())
+    assert _tree_ids(page) == [n["id"] for n in real_run.nodes()]
+    selected = real_run.final()["node_id"]
+    assert page.locator("svg.tree g.node.selected").get_attribute("data-node-id") == str(selected)
+    assert page.locator("#spend tr").count() == 1 + 4  # header + the four roles
+    _shot(page, "report-real-index.png")
+
+    page.locator("svg.tree g.node.selected").click()
+    page.wait_for_url(f"**/nodes/{selected}.html")
+    assert page.locator("h1").inner_text() == f"Node #{selected}"
+    assert page.locator("#program .hl").count() == 1
+    assert page.locator("#diff").count() == 1  # a diff table, "identical", or "root: no parent"
+    assert page.locator("#evaluations tr").count() == 1 + len(real_run.evaluations(selected))
+    assert _images_loaded(page)
+    _shot(page, "report-real-node.png")
+
+    # every node page opens from the tree and renders cleanly
+    for node in real_run.nodes():
+        page.goto(index.as_uri())
+        page.locator(f'svg.tree g.node[data-node-id="{node["id"]}"]').click()
+        page.wait_for_url(f"**/nodes/{node['id']}.html")
+        assert node["summary"] in page.locator("#summary").inner_text()
+    assert page.problems.items == []
+
+
+def test_selected_node_of_a_20_node_run_opens_with_its_diff(run20, page):
+    index = build_report(run20, quiet=True)
+    assert report_size(index.parent) < 5_000_000
+
+    page.goto(index.as_uri())
+    assert _tree_ids(page) == list(range(20))
+    failed = {n["id"] for n in run20.nodes() if n["status"] == "failed"}
+    assert failed, "the synthetic run should hold failed generations"
+    shown_failed = page.locator("svg.tree g.node.failed").evaluate_all(
+        "els => els.map(e => +e.dataset.nodeId)")
+    assert set(shown_failed) == failed
+    assert page.locator("svg.tree path.edge").count() == 19
+    _shot(page, "report-20-index.png")
+
+    final = run20.final()
+    node = run20.node(final["node_id"])
+    assert node["parent"] is not None  # the search moved past the root in this seeded run
+    page.locator("svg.tree g.node.selected").click()
+    page.wait_for_url(f"**/nodes/{final['node_id']}.html")
+    diff = page.locator("table.diff#diff")
+    assert diff.locator("tr.change").count() >= 1
+    assert diff.locator("ins").count() >= 1 and diff.locator("del").count() >= 1
+    assert f"#{node['parent']} (parent)" in diff.inner_text()
+    crumbs = page.locator(".crumbs a").all_inner_texts()
+    assert crumbs[0] == "run r20" and crumbs[-1] == f"#{node['parent']}"
+    assert page.locator("#samples .sample").count() == 4
+    assert page.locator("#samples img").count() > 0 and _images_loaded(page)
+    assert page.locator("#exam .attempt").count() == 1 + node["repair_attempts"]
+    _shot(page, "report-20-node.png")
+    assert page.problems.items == []
+
+
+def test_single_node_run_renders(tmp_path, page):
+    run = write_synthetic_run(tmp_path, nodes=1, tasks_per_eval=3, screenshots_per_task=1, run_id="one")
+    index = build_report(run, quiet=True)
+    page.goto(index.as_uri())
+    assert _tree_ids(page) == [0]
+    assert page.locator("svg.tree g.node.selected").count() == 1
+    page.locator("svg.tree g.node").click()
+    page.wait_for_url("**/nodes/0.html")
+    assert "has no parent" in page.locator("#diff").inner_text()
+    _shot(page, "report-single-node.png")
+    assert page.problems.items == []
+
+
+def test_unfinished_run_renders_and_a_rerun_refreshes_it(tmp_path, page):
+    run = write_synthetic_run(tmp_path, nodes=5, tasks_per_eval=3, screenshots_per_task=1,
+                              finished=False, run_id="mid")
+    index = build_report(run, quiet=True)
+    stale = index.parent / "nodes" / "999.html"
+    stale.write_text("left over from an earlier build of another run state")
+
+    page.goto(index.as_uri())
+    assert "in progress" in page.locator("header").inner_text()
+    assert _tree_ids(page) == [n["id"] for n in run.nodes()]
+    pending = page.locator("svg.tree g.node.pending")
+    assert pending.count() == 1 and "NOT EVALUATED" in pending.text_content()
+    assert page.locator("svg.chart rect.act-pending").count() >= 1  # planned steps still to run
+
+    run.write_final({"node_id": 0, "mean": 0.0, "n": 1, "lcb": 0.0, "total_evaluations": 1,
+                     "program_path": "nodes/0/program.py", "stop_reason": "budget",
+                     "steps_done": 1, "candidates": []})
+    build_report(run, quiet=True)
+    page.reload()
+    assert "finished · budget" in page.locator("header").inner_text()
+    assert page.locator("svg.tree g.node.selected").get_attribute("data-node-id") == "0"
+    assert not stale.exists() and _tree_ids(page) == [n["id"] for n in run.nodes()]
+    assert page.problems.items == []
+
+
+def test_report_command_rejects_a_folder_that_is_not_a_run(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "not a run directory" in err and "automemo search" in err
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
