@@ -1,0 +1,297 @@
+"""ACGM: adaptive cross-modal graph memory, collapsed to cross-episode one-shot retrieval.
+
+Stores: one node per web step / dialogue round with three views: text (MiniLM of observation +
+action), visual (image embedding of its screenshot/picture, if any) and "knowledge" (a hashed
+one-hot vector of structured fields: action type, host, outcome, speaker/kind); its position in
+its episode and the episode's update order and reward.
+- Edge gate g: a small numpy logistic model over pair features [cos_text, cos_visual,
+  cos_knowledge, same host, both have images, position gap], trained in update (lazily, before the
+  first retrieve) with BCE on weak labels y = 1[same action type and cos_text > 0.6], each pair
+  weighted by its episodes' reward minus an EMA baseline (gamma 0.99): successful experience
+  counts more, a stand-in for ACGM's REINFORCE stage.
+- Sparse relevance graph: inside each index leaf, an edge where P(relevant) > 0.5, at most
+  EDGE_DEGREE per node.
+- Two-tier index: the RECENT most recently added nodes in a flat tier; the rest in a 4-ary tree
+  built top-down by k-means (leaves of about LEAF_SIZE nodes, i.e. K = N/LEAF_SIZE prototypes).
+
+Retrieves: the query node is the task (instruction + captions, its images, its host). Candidates
+= recent tier + the leaves reached by beam search (width BEAM) down the tree, + their graph
+neighbours; kept if the gate gives P > 0.5 (all kept when it passes none, so a cold memory
+still answers). Each candidate gets per-modality attention alpha_m = softmax(s_m / tau -
+lambda_m * dt) with tau = 0.1 and lambda_v 0.47, lambda_x 0.11, lambda_k 0.23; the final score is
+sum_m beta_m alpha_m. The top-10 nodes are grouped by episode: instruction, outcome and the
+steps within +-2 of each hit; at most the image budget of screenshots from the nodes with the
+highest visual attention; evidence cited in score order.
+
+Follows: ACGM (RELATED-WORK §1, sketch §1.4). Approximates: the learned 512-d projections and
+W_q/W_k by cosine on the frozen encoders, the MLP edge predictor and REINFORCE by the
+reward-weighted logistic gate, online k-means by a top-down rebuild once memory is frozen, and
+the "current step" of dt by DECAY_CLOCK (position in episode, or episode age), scaled by
+DECAY_UNIT. The readout embedding m_t is dropped: a prompted agent cannot use it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from automemo.contract import EpisodeRecorder, MemoProgram, MemoryPayload, PartialRecorder
+from automemo.toolkit import memolib
+
+LAMBDA = {"visual": 0.47, "text": 0.11, "knowledge": 0.23}  # the paper's annotated decay rates
+TAU = 0.1  # the paper's attention temperature
+TOP_NODES = 10  # tunable: int 1..30
+BEAM = 2  # tunable: int 1..8
+LEAF_SIZE = 10  # tunable: int 4..64
+RECENT = 20  # tunable: int 0..200
+EDGE_DEGREE = 3  # tunable: int 1..10
+GATE = 0.5  # tunable: float 0.1..0.9
+DECAY_CLOCK = "position"  # tunable: choice position|age
+DECAY_UNIT = 1.0  # tunable: float 0.0..2.0
+BETA_VISUAL = 0.33  # tunable: float 0.0..1.0
+BETA_TEXT = 0.34  # tunable: float 0.0..1.0
+BETA_KNOWLEDGE = 0.33  # tunable: float 0.0..1.0
+SNIPPET = 2  # tunable: int 0..5
+KNOWLEDGE_DIM = 64
+WEAK_LABEL_COS = 0.6  # ACGM's weak-label similarity threshold (Eq. 9)
+EMA_GAMMA = 0.99
+
+
+def knowledge_vector(fields: list[str]) -> np.ndarray:
+    """Hashed one-hot of structured fields (a fixed projection instead of a learned one)."""
+    vec = np.zeros(KNOWLEDGE_DIM, dtype=np.float32)
+    for f in fields:
+        if f:
+            vec[int(hashlib.sha1(f.encode()).hexdigest(), 16) % KNOWLEDGE_DIM] = 1.0
+    return vec / (np.linalg.norm(vec) or 1.0)
+
+
+class EdgeGate:
+    """Logistic P(relevant | pair features), trained by reward-weighted BCE on weak labels."""
+
+    def __init__(self) -> None:
+        self.w = np.array([4.0, 1.0, 1.0, 0.5, 0.0, -0.1], dtype=np.float32)  # prior: cosine matters
+        self.b = -2.0
+
+    def prob(self, feats: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(feats @ self.w + self.b)))
+
+    def fit(self, feats: np.ndarray, labels: np.ndarray, weights: np.ndarray, steps: int = 300, lr: float = 0.5):
+        if len(labels) == 0 or labels.min() == labels.max():
+            return  # one class only: nothing to separate, keep the prior
+        weights = weights / weights.mean()
+        for _ in range(steps):
+            err = (self.prob(feats) - labels) * weights
+            self.w -= lr * (feats.T @ err) / len(labels)
+            self.b -= lr * float(err.mean())
+
+
+def pair_features(a: dict, b_text, b_img, b_know, b_host, b_has_img, b_pos) -> np.ndarray:
+    """Features of one node `a` against many nodes b (arrays): [cos_text, cos_visual,
+    cos_knowledge, same host, both have images, position gap / 10]."""
+    both = a["has_img"] * b_has_img
+    return np.stack([
+        b_text @ a["text"],
+        (b_img @ a["img"]) * both,
+        b_know @ a["know"],
+        (b_host == a["host"]).astype(np.float32) * (a["host"] != ""),
+        both,
+        np.abs(b_pos - a["pos"]) / 10.0,
+    ], axis=1).astype(np.float32)
+
+
+class Memo(MemoProgram):
+    def __init__(self, toolkit):
+        super().__init__(toolkit)
+        dims = toolkit.embedding_dims()
+        self.text_dim, self.image_dim = dims["text"], dims["image"]
+        self.nodes: list[dict] = []
+        self.episodes: dict[str, dict] = {}
+        self.gate = EdgeGate()
+        self.baseline = None
+        self.built = None  # index built from the frozen memory at the first retrieve
+
+    # --- update ------------------------------------------------------------------------------
+
+    def update(self, episode: EpisodeRecorder) -> None:
+        units = [u for u in memolib.units(episode) if u.text.strip()]
+        if not units:
+            return
+        host = memolib.host_of(episode.initial_observation, *(u.text for u in units[:2]))
+        order = len(self.episodes)
+        self.episodes[episode.task_id] = {"instruction": episode.instruction, "reward": episode.reward,
+                                          "units": units, "order": order, "conversation": memolib.is_conversation(episode)}
+        self.baseline = episode.reward if self.baseline is None else EMA_GAMMA * self.baseline + (1 - EMA_GAMMA) * episode.reward
+        text = memolib.as_matrix(self.toolkit.embed_text([u.text[:1000] for u in units]), self.text_dim)
+        img = np.zeros((len(units), self.image_dim), dtype=np.float32)
+        with_img = [i for i, u in enumerate(units) if u.images]
+        if with_img:
+            img[with_img] = memolib.as_matrix(self.toolkit.embed_image([units[i].images[0] for i in with_img]), self.image_dim)
+        outcome = "success" if episode.success else "failure"
+        for i, u in enumerate(units):
+            kind = memolib.action_type(u.action) or (u.text.split(":")[0].lower() if ":" in u.text[:30] else "round")
+            self.nodes.append({
+                "episode": episode.task_id, "unit": i, "pos": float(u.position), "order": order,
+                "text": text[i], "img": img[i], "has_img": float(i in with_img), "host": host,
+                "know": knowledge_vector([f"act:{kind}", f"host:{host}", f"out:{outcome}", f"img:{bool(u.images)}"]),
+                "atype": kind, "reward": episode.reward, "scope": memolib.scope_of(episode),
+            })
+        self.built = None
+
+    # --- index -------------------------------------------------------------------------------
+
+    def _build(self):
+        n = len(self.nodes)
+        arrays = {k: np.stack([x[k] for x in self.nodes]) for k in ("text", "img", "know")}
+        arrays.update({k: np.array([x[k] for x in self.nodes]) for k in ("host", "has_img", "pos", "order", "atype", "scope", "reward")})
+        recent = list(range(max(0, n - RECENT), n))
+        older = np.arange(0, max(0, n - RECENT))
+        rng = np.random.default_rng(0)
+        tree = self._split(older, arrays["text"], rng) if len(older) else None
+        self.built = {"arrays": arrays, "recent": recent, "tree": tree, "edges": {}}
+        self._train_gate(arrays, rng)
+        for leaf in self._leaves(tree):
+            self._link(leaf, arrays)
+        self._link(np.array(recent, dtype=int), arrays)
+
+    def _split(self, ids, vectors, rng):
+        """A 4-ary tree node: {"centroid", "children"} or a leaf {"centroid", "ids"}."""
+        centroid = vectors[ids].mean(axis=0)
+        if len(ids) <= LEAF_SIZE:
+            return {"centroid": centroid, "ids": ids}
+        k = 4
+        centres = vectors[rng.choice(ids, size=k, replace=False)]
+        for _ in range(8):
+            assign = np.argmax(vectors[ids] @ centres.T, axis=1)
+            centres = np.stack([vectors[ids[assign == c]].mean(axis=0) if np.any(assign == c) else centres[c] for c in range(k)])
+        groups = [ids[assign == c] for c in range(k) if np.any(assign == c)]
+        if len(groups) == 1:  # identical vectors: split by order so the tree still shrinks
+            groups = np.array_split(ids, k)
+        return {"centroid": centroid, "children": [self._split(g, vectors, rng) for g in groups]}
+
+    def _leaves(self, tree):
+        if tree is None:
+            return []
+        if "ids" in tree:
+            return [tree["ids"]]
+        return [leaf for child in tree["children"] for leaf in self._leaves(child)]
+
+    def _train_gate(self, arrays, rng):
+        n = len(self.nodes)
+        if n < 4:
+            return
+        a_idx = rng.integers(0, n, size=min(4000, n * 4))
+        b_idx = rng.integers(0, n, size=len(a_idx))
+        # half of the pairs are near neighbours (within a sample, to bound the cost), so that
+        # positives exist at all
+        pool = rng.choice(n, size=min(n, 2000), replace=False)
+        sims = arrays["text"][a_idx[: len(a_idx) // 2]] @ arrays["text"][pool].T
+        sims[pool[None, :] == a_idx[: len(a_idx) // 2, None]] = -np.inf
+        b_idx[: sims.shape[0]] = pool[np.argmax(sims, axis=1)]
+        feats = np.concatenate([self._features_of(int(a), arrays, np.array([b])) for a, b in zip(a_idx, b_idx)])
+        cos = feats[:, 0]
+        labels = ((arrays["atype"][a_idx] == arrays["atype"][b_idx]) & (cos > WEAK_LABEL_COS)).astype(np.float32)
+        advantage = (arrays["reward"][a_idx] + arrays["reward"][b_idx]) / 2 - (self.baseline or 0.0)
+        self.gate.fit(feats, labels, np.clip(1.0 + advantage, 0.1, None).astype(np.float32))
+
+    def _features_of(self, i, arrays, others):
+        a = self.nodes[i]
+        return pair_features(a, arrays["text"][others], arrays["img"][others], arrays["know"][others],
+                             arrays["host"][others], arrays["has_img"][others], arrays["pos"][others])
+
+    def _link(self, ids, arrays):
+        if len(ids) < 2:
+            return
+        for i in ids:
+            others = ids[ids != i]
+            p = self.gate.prob(self._features_of(int(i), arrays, others))
+            keep = [int(others[j]) for j in np.argsort(-p)[:EDGE_DEGREE] if p[j] > GATE]
+            self.built["edges"][int(i)] = keep
+
+    def _beam(self, q_text):
+        tree = self.built["tree"]
+        if tree is None:
+            return []
+        frontier = [tree]
+        while any("children" in t for t in frontier):
+            children = [c for t in frontier for c in (t.get("children") or [t])]
+            scores = np.array([c["centroid"] @ q_text for c in children])
+            frontier = [children[i] for i in np.argsort(-scores)[:BEAM]]
+        return [int(i) for t in frontier for i in t["ids"]]
+
+    # --- retrieve ----------------------------------------------------------------------------
+
+    def retrieve(self, task: PartialRecorder) -> MemoryPayload:
+        budget = memolib.budget_of(task)
+        if not self.nodes:
+            return memolib.make_payload([], budget=budget)
+        if self.built is None:
+            self._build()
+        arrays = self.built["arrays"]
+        query = self._query_node(task)
+        cands = memolib.dedupe(self.built["recent"] + self._beam(query["text"]))
+        cands = memolib.dedupe(cands + [j for i in cands for j in self.built["edges"].get(i, [])])
+        scope = memolib.scope_of(task)
+        if scope and scope in set(arrays["scope"]):
+            cands = [i for i in cands if arrays["scope"][i] == scope] or cands
+        cands = np.array(cands, dtype=int)
+        feats = pair_features(query, arrays["text"][cands], arrays["img"][cands], arrays["know"][cands],
+                              arrays["host"][cands], arrays["has_img"][cands], arrays["pos"][cands])
+        passed = self.gate.prob(feats) > GATE
+        if passed.any():
+            cands, feats = cands[passed], feats[passed]
+        score, alpha_v = self._attention(cands, feats, arrays)
+        top = [int(cands[i]) for i in memolib.top_indices(score, TOP_NODES)]
+        by_visual = [int(cands[i]) for i in memolib.top_indices(alpha_v, len(cands)) if alpha_v[i] > 0]
+        return self._payload(top, by_visual, budget)
+
+    def _query_node(self, task):
+        text = memolib.as_matrix(self.toolkit.embed_text([memolib.query_text(task)]), self.text_dim)[0]
+        images = memolib.task_images(task)
+        img = np.zeros(self.image_dim, dtype=np.float32)
+        if images:
+            img = memolib.as_matrix(self.toolkit.embed_image(images), self.image_dim).mean(axis=0)
+            img /= np.linalg.norm(img) or 1.0
+        host = memolib.host_of(task.initial_observation, task.instruction)
+        return {"text": text, "img": img, "has_img": float(bool(images)), "host": host, "pos": 0.0,
+                "know": knowledge_vector(["act:instruction", f"host:{host}", "out:success", f"img:{bool(images)}"])}
+
+    def _attention(self, cands, feats, arrays):
+        """Eq. 4 per modality over the candidate set, then the beta-weighted sum (Eq. 5)."""
+        if DECAY_CLOCK == "age":
+            dt = (arrays["order"].max() - arrays["order"][cands]).astype(np.float32)
+        else:
+            dt = arrays["pos"][cands].astype(np.float32)
+        dt = dt * DECAY_UNIT
+        sims = {"text": feats[:, 0], "visual": np.where(feats[:, 4] > 0, feats[:, 1], -np.inf), "knowledge": feats[:, 2]}
+        betas = {"visual": BETA_VISUAL, "text": BETA_TEXT, "knowledge": BETA_KNOWLEDGE}
+        total = np.zeros(len(cands), dtype=np.float64)
+        alphas = {}
+        for m, s in sims.items():
+            logits = s / TAU - LAMBDA[m] * dt
+            if not np.isfinite(logits).any():
+                alphas[m] = np.zeros(len(cands))
+                continue
+            logits = logits - logits[np.isfinite(logits)].max()
+            e = np.where(np.isfinite(logits), np.exp(logits), 0.0)
+            alphas[m] = e / e.sum()
+            total += betas[m] * alphas[m]
+        return total, alphas["visual"]
+
+    def _payload(self, top, by_visual, budget):
+        groups: dict[str, list[int]] = {}
+        for i in top:
+            groups.setdefault(self.nodes[i]["episode"], []).append(self.nodes[i]["unit"])
+        sections = []
+        for episode_id, hits in groups.items():
+            ep = self.episodes[episode_id]
+            window = sorted({j for h in hits for j in range(max(0, h - SNIPPET), min(len(ep["units"]), h + SNIPPET + 1))})
+            outcome = "" if ep["conversation"] else f" (outcome: reward {ep['reward']:.2f})"
+            lines = [f"### {ep['instruction']}{outcome}"]
+            lines += [("* " if j in hits else "  ") + f"[{', '.join(ep['units'][j].evidence)}] {memolib.clip(ep['units'][j].text, 400)}" for j in window]
+            sections.append("\n".join(lines))
+        images = [img for i in by_visual for img in self.episodes[self.nodes[i]["episode"]]["units"][self.nodes[i]["unit"]].images]
+        evidence = [e for i in top for e in self.episodes[self.nodes[i]["episode"]]["units"][self.nodes[i]["unit"]].evidence]
+        return memolib.make_payload(["Relevant past observations (* = retrieved, others are context):"] + sections,
+                                    budget=budget, images=images, evidence=evidence)
