@@ -129,6 +129,9 @@ def test_progress_chart_maps_steps_and_scores_into_the_plot():
         ["act-root", "act-gen", "act-eval", "act-fail"] + ["act-pending"] * 7
     )
     assert "failed" in ch.strip[3].label and "#2" in ch.strip[3].label
+    for few in (1, 2, 10):  # cells stay on the canvas, centred on their step, however few
+        cells = progress_chart(points, actions, planned_steps=few, width=500).strip
+        assert all(0 <= c.x and c.x + c.width <= 500 and c.width <= 24 for c in cells)
     # the best line starts at the first evaluation and runs to the last committed step
     assert ch.best_path.startswith(f"M{ch.left:.1f},")
     assert ch.best_end[0] == pytest.approx(ch.dots[0].x + (ch.right - ch.left) * 3 / 10)

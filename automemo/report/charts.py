@@ -155,7 +155,7 @@ def progress_chart(
     for step in range(last + 1):
         a = done_steps.get(step)
         css, label = _cell_style(a) if a else ("act-pending", f"step {step}: not run yet")
-        w = max(2.0, cell * 0.8)
+        w = min(24.0, max(2.0, cell * 0.8))  # a short run's steps are marks, not slabs
         strip.append(StripCell(x_of(step) - w / 2, w, step, css, label))
     return ProgressChart(
         width=width,
