@@ -78,6 +78,7 @@ class OpenClipEncoder:
         self._model: Any = None
         self._preprocess: Any = None
         self._dim: int | None = None
+        self._torch: Any = None
         self._lock = threading.Lock()
 
     def _load(self) -> None:
