@@ -26,6 +26,7 @@ from pathlib import Path
 from automemo.paths import PACKAGE_DIR
 from automemo.sandbox import image
 from automemo.sandbox.base import HostServices, Limits, Sandbox, SandboxUnavailable, Session
+from automemo.sandbox import cgroups
 from automemo.sandbox.cgroups import SessionCgroup
 from automemo.sandbox.host import (
     GUEST_CHANNEL,
@@ -40,8 +41,10 @@ from automemo.sandbox.host import (
     SessionDirs,
     exit_info_from_status,
     guest_environment,
+    host_pid_alive,
     runner_command,
     start_session,
+    sweep_stale_session_dirs,
 )
 
 TMP_MB = 64
@@ -106,6 +109,9 @@ class BubblewrapSandbox(Sandbox):
             raise SandboxUnavailable(
                 "the sandbox root filesystem is not built; run `automemo sandbox build`")
         self.privileged = os.geteuid() == 0
+        # A host killed mid-session (SIGKILL) cannot clean up; its leftovers go now.
+        cgroups.sweep_stale(host_pid_alive)
+        sweep_stale_session_dirs()
 
     def command(self, limits: Limits, dirs: SessionDirs, store_root: Path | None) -> list[str]:
         env = guest_environment(GUEST_PYTHONPATH, GUEST_STATE)
@@ -134,7 +140,7 @@ class BubblewrapSandbox(Sandbox):
     def open(self, program_source: str, limits: Limits = Limits(), *,
              services: HostServices | None = None, store_root: Path | None = None) -> Session:
         def launch(dirs: SessionDirs) -> GuestProcess:
-            cgroup = SessionCgroup.create(f"s-{uuid.uuid4().hex[:12]}", limits)
+            cgroup = SessionCgroup.create(f"s-{os.getpid()}-{uuid.uuid4().hex[:12]}", limits)
             log_path = dirs.root / "guest.log"
             with open(log_path, "wb") as log:
                 proc = subprocess.Popen(

@@ -134,6 +134,19 @@ class SessionCgroup:
                     time.sleep(0.01)
 
 
+def sweep_stale(is_alive) -> None:
+    """Remove session cgroups named after a host pid that is gone (`s-<pid>-<id>`). rmdir only
+    succeeds on an empty cgroup, so a live guest's group can never be removed by mistake."""
+    for top in (CGROUP_ROOT / "memory", CGROUP_ROOT / "pids", CGROUP_ROOT / "cpu", CGROUP_ROOT):
+        for d in (top / GROUP_PREFIX).glob("s-*-*"):
+            pid = d.name.split("-")[1]
+            if pid.isdigit() and not is_alive(int(pid)):
+                try:
+                    d.rmdir()
+                except OSError:
+                    pass
+
+
 def _write(path: Path, value: str) -> None:
     with open(path, "w") as fh:
         fh.write(value)

@@ -9,6 +9,7 @@ path it can write. Its environment is built from scratch, never copied from the 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,14 @@ from automemo.sandbox.host import (
     SessionDirs,
     exit_info_from_status,
     guest_environment,
+    host_pid_alive,
     runner_command,
     start_session,
+    sweep_stale_session_dirs,
 )
 
 LABEL = "automemo.sandbox"
+HOST_PID_LABEL = "automemo.host_pid"
 TMP_MB = 64  # /tmp for libraries that insist on a temp file; the state dir is the real storage
 
 
@@ -109,6 +113,19 @@ class DockerSandbox(Sandbox):
             raise SandboxUnavailable(
                 f"the sandbox image {wanted[0]} is not built; run `automemo sandbox build`")
 
+        self._sweep_stale()
+
+    def _sweep_stale(self) -> None:
+        """Remove containers of host processes that died without closing their sessions."""
+        try:
+            for container in self.client.containers.list(all=True, filters={"label": LABEL}):
+                pid = container.labels.get(HOST_PID_LABEL, "")
+                if pid.isdigit() and not host_pid_alive(int(pid)):
+                    container.remove(force=True)
+        except Exception:  # best effort: a sweep must never stop a session from opening
+            pass
+        sweep_stale_session_dirs()
+
     def open(self, program_source: str, limits: Limits = Limits(), *,
              services: HostServices | None = None, store_root: Path | None = None) -> Session:
         from docker.types import LogConfig
@@ -145,7 +162,7 @@ class DockerSandbox(Sandbox):
                 volumes={**volumes, str(dirs.channel): {"bind": GUEST_CHANNEL, "mode": "rw"}},
                 ipc_mode="none",
                 log_config=LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m"}),
-                labels={LABEL: "1"},
+                labels={LABEL: "1", HOST_PID_LABEL: str(os.getpid())},
             )
             return DockerGuest(container)
 

@@ -138,6 +138,28 @@ class GuestProcess(abc.ABC):
         return ""
 
 
+SESSION_DIR_PREFIX = "automemo-sbx-"
+
+
+def host_pid_alive(pid: int) -> bool:
+    """Whether the host process that owned a session still runs (stale-resource sweeps)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_session_dirs() -> None:
+    """Remove session dirs whose host process died without closing them (e.g. SIGKILL)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{SESSION_DIR_PREFIX}*-*"):
+        pid = path.name[len(SESSION_DIR_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not host_pid_alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 @dataclass(frozen=True)
 class SessionDirs:
     """Host-side directories of one session: `channel` holds the socket (mounted into the guest),
@@ -153,7 +175,7 @@ class SessionDirs:
 
     @classmethod
     def create(cls, owner_uid: int | None) -> SessionDirs:
-        root = Path(tempfile.mkdtemp(prefix="automemo-sbx-"))
+        root = Path(tempfile.mkdtemp(prefix=f"{SESSION_DIR_PREFIX}{os.getpid()}-"))
         channel, state = root / "chan", root / "state"
         channel.mkdir()
         state.mkdir(mode=0o700)
