@@ -1,0 +1,35 @@
+"""Every seed passes the quick exam in both isolating sandboxes (Docker and bubblewrap) on the
+fixture episodes, which mix web episodes (steps, screenshots, rewards) and conversation sessions:
+the seeds import only what the guest image carries and stay inside the budget there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from automemo.cli.exam_cmd import load_inputs
+from automemo.exam import CHECKS, quick_exam
+from automemo.paths import SEEDS_DIR
+from automemo.toolkit.services import MemoServices
+from sandboxtools import ISOLATING, sandbox
+from seedtools import encoders
+
+STORE = Path(__file__).resolve().parent / "fixtures" / "episodes"
+EPISODES, PARTIALS = load_inputs(STORE, "update", "retrieve", 5)
+SEEDS = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_"))
+
+
+def test_every_seed_of_the_task_is_present():
+    assert {"no_memory", "trajectory_retrieval", "reasoning_bank", "g_memory", "xskill", "m2",
+            "acgm", "ontology_memory", "murag"} <= set(SEEDS)
+
+
+@pytest.mark.parametrize("backend", ISOLATING)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_seed_passes_the_quick_exam(seed, backend):
+    services = MemoServices(encoders(), None, STORE)
+    report = quick_exam((SEEDS_DIR / f"{seed}.py").read_text(), sandbox(backend), EPISODES, PARTIALS,
+                        services=services, store_root=STORE)
+    assert report.passed, report.for_prompt()
+    assert report.passed_checks == tuple(CHECKS)
