@@ -83,12 +83,13 @@ def check_json(path: str, value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [check_json(f"{path}[{i}]", v) for i, v in enumerate(value)]
     if isinstance(value, Mapping):
-        out = {}
-        for k, v in value.items():
+        for k in value:
             if not isinstance(k, str):
                 raise _fail(f"{path} key", "a string key", k)
-            out[k] = check_json(f"{path}.{k}", v)
-        return out
+        # Keys in sorted order, as `to_json` writes them: a recorder made in memory and the same
+        # recorder read back from the store must iterate alike, or a program that walks its
+        # metadata builds different text (and scores) after a resume than before it.
+        return {k: check_json(f"{path}.{k}", value[k]) for k in sorted(value)}
     raise _fail(path, "JSON data (dict, list, str, number, bool, null)", value)
 
 
