@@ -141,15 +141,20 @@ class Evaluator:
         )
         fatal: MemoCallFailed | None = None
         records: list[evidence_io.TaskEvidence] = []
+        phases = {"open_s": 0.0, "retrieve_phase_s": 0.0}
         try:
+            opened = time.perf_counter()
             try:
                 memo.start()
             except MemoCallFailed as exc:
                 fatal = exc
+            phases["open_s"] = time.perf_counter() - opened
             if fatal is None:
                 with track("updating memory", len(collection.episodes), quiet=self.config.quiet) as bar:
                     memo.load(collection.episodes, bar)
+                retrieving = time.perf_counter()
                 records = self._run_tasks(memo, tasks, partials, evidence_dir)
+                phases["retrieve_phase_s"] = time.perf_counter() - retrieving
         finally:
             memo.close()
         if fatal is not None:
@@ -163,7 +168,7 @@ class Evaluator:
             update_s=memo.update_s,
             wall_s=time.perf_counter() - started,
             update_error_kinds=[f.kind for f in memo.update_failures],
-            info=self._info(split, node_id, source, collection, memo, records, fatal),
+            info={**self._info(split, node_id, source, collection, memo, records, fatal), **phases},
         )
         if evidence_dir is not None:
             evidence_io.write_summary(
