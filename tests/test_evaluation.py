@@ -32,8 +32,9 @@ class FactsBenchmark(Benchmark):
     name = "facts"
     family = "conversation"
 
-    def __init__(self, *, infra_failures=None, barrier_parties=0, version=1):
+    def __init__(self, *, infra_failures=None, infra_error=InfrastructureError, barrier_parties=0, version=1):
         self.infra_failures = dict(infra_failures or {})
+        self.infra_error = infra_error
         self.barrier = threading.Barrier(barrier_parties, timeout=20) if barrier_parties else None
         self.version = version
         self.runs = collections.Counter()
@@ -74,7 +75,7 @@ class FactsBenchmark(Benchmark):
             self.events.append(("start", task.task_id))
         try:
             if attempt <= self.infra_failures.get(task.task_id, 0):
-                raise InfrastructureError(f"browser crashed on attempt {attempt}")
+                raise self.infra_error(f"browser crashed on attempt {attempt}")
             if payload is not None and self.barrier is not None:
                 # Passes only when `parties` episodes are running at the same moment.
                 self.barrier.wait()
@@ -291,6 +292,20 @@ def test_infrastructure_failures_are_retried_then_excluded(unsafe, store, tmp_pa
     evidence = read_evidence(tmp_path / "ev")
     r2 = next(t for t in evidence.tasks if t.result.task_id == "train-r2")
     assert r2.attempts == 3 and len(r2.infra_errors) == 3 and "browser crashed" in r2.infra_errors[0]
+
+
+def test_an_api_error_is_an_infrastructure_failure_and_a_spent_budget_stops(unsafe, store):
+    from automemo.llm import BudgetExceeded, LLMError
+
+    bench = FactsBenchmark(infra_failures={"train-r3": 9}, infra_error=LLMError)
+    result = Evaluator(bench, unsafe, store, config=config(infra_retries=1)).evaluate(facts_program())
+    assert result.excluded == ("train-r3",) and bench.runs["train-r3"] == 2
+    assert result.mean == 1.0
+
+    spent = FactsBenchmark(infra_failures={"train-r3": 9}, infra_error=BudgetExceeded)
+    with pytest.raises(BudgetExceeded):
+        Evaluator(spent, unsafe, store, config=config()).evaluate(facts_program())
+    assert spent.runs["train-r3"] == 1  # never retried
 
 
 def test_an_infrastructure_failure_while_collecting_excludes_that_update(unsafe, store):

@@ -21,6 +21,12 @@ from automemo.contract import EpisodeRecorder
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation.executor import Executor
 from automemo.evaluation.progress import track
+from automemo.llm import LLMError
+
+INFRASTRUCTURE_ERRORS = (InfrastructureError, LLMError)
+"""Failures that are not the memo program's or the agent's: a browser crash, an API error that
+outlived the client's own retries. The harness retries them, then excludes the task.
+`BudgetExceeded` is not among them: a spent budget stops the evaluation."""
 
 # One collection per group at a time in this process: two evaluators of the same run asking
 # for the same split must not both run (and pay for) the agent on every update task.
@@ -115,7 +121,7 @@ def _run_with_retries(
     for _ in range(infra_retries + 1):
         try:
             return benchmark.run_episode(task, agent, None, store)
-        except InfrastructureError:
+        except INFRASTRUCTURE_ERRORS:
             continue
     return None
 

@@ -19,17 +19,18 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from automemo.benchmarks.base import Benchmark, InfrastructureError, Split, Task
+from automemo.benchmarks.base import Benchmark, Split, Task
 from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import evidence as evidence_io
 from automemo.evaluation.aggregate import summarize, usage_tokens
-from automemo.evaluation.collect import Collection, collect_update_episodes
+from automemo.evaluation.collect import INFRASTRUCTURE_ERRORS, Collection, collect_update_episodes
 from automemo.evaluation.config import EvaluationConfig
 from automemo.evaluation.executor import Executor, ThreadExecutor
 from automemo.evaluation.memo_session import MemoCallFailed, MemoSession
 from automemo.evaluation.progress import track
 from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.llm import BudgetExceeded
 from automemo.sandbox.base import HostServices, Sandbox
 
 ServicesFactory = Callable[[Any], HostServices]
@@ -211,8 +212,10 @@ class Evaluator:
             try:
                 episode = self.benchmark.run_episode(task, self.agent, payload, self.store)
                 break
-            except InfrastructureError as exc:
+            except INFRASTRUCTURE_ERRORS as exc:
                 infra_errors.append(f"{type(exc).__name__}: {exc}")
+            except BudgetExceeded:
+                raise  # a spent LLM budget ends the evaluation; the search stops cleanly on it
             except Exception as exc:  # the agent or environment broke on this payload
                 return self._failed(
                     task,
