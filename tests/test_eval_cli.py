@@ -83,6 +83,25 @@ def test_program_from_a_file_and_an_exported_folder(run_eval, tmp_path):
     assert code == 0 and same["table"]["score"]["mean"] == doc["table"]["score"]["mean"]
 
 
+def test_qa_mode_runs_the_configured_agent(run_eval, tmp_path, fake_llm):
+    """--agent-* flags reach the execution agent: every retrieve task asks the server once,
+    with the retrieved memory in the prompt, and the answers are scored by token F1."""
+    fake_llm.set_handler(lambda body: "Answer: Not mentioned")
+    code, doc = run_eval(
+        tmp_path, "murag", "--unsafe-no-sandbox", "--repeats", "1", "--option", "mode=qa",
+        "--agent-model", "fake-agent", "--agent-base-url", fake_llm.base_url,
+        "--agent-api-key-env", "AUTOMEMO_TEST_NO_KEY",
+    )
+    assert code == 0
+    table = doc["table"]
+    assert set(table["metrics"]) == {"em", "f1"}
+    chats = [r for r in fake_llm.requests if "messages" in r]
+    assert len(chats) == table["n_scored"]["mean"] > 0
+    assert all(r["model"] == "fake-agent" for r in chats)
+    assert any("Memory from earlier tasks" in json.dumps(r["messages"]) for r in chats)
+    assert table["tokens"]["mean"] > 0 and table["steps"]["mean"] > 0
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
