@@ -244,6 +244,8 @@ class Memo(MemoProgram):
         score, alpha_v = self._attention(cands, feats, arrays)
         top = [int(cands[i]) for i in memolib.top_indices(score, TOP_NODES)]
         by_visual = [int(cands[i]) for i in memolib.top_indices(alpha_v, len(cands)) if alpha_v[i] > 0]
+        # a task without images gives no visual attention: show the best text hits' screenshots
+        by_visual = by_visual or top
         return self._payload(top, by_visual, budget)
 
     def _query_node(self, task):

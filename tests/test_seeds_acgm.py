@@ -1,0 +1,93 @@
+"""ACGM seed: modality-specific decay attention, the reward-weighted edge gate, the two-tier
+index with beam search, and the grouped payload."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from automemo.episode_store import EpisodeStore
+
+from seedtools import load_seed, solid_image, toolkit, web_episode, web_task
+
+SHOP = "https://shop.example.com/"
+
+
+def test_visual_attention_decays_faster_than_text_at_the_papers_rates():
+    acgm = load_seed("acgm")
+    assert acgm.LAMBDA == {"visual": 0.47, "text": 0.11, "knowledge": 0.23} and acgm.TAU == 0.1
+    memo = acgm.Memo.__new__(acgm.Memo)
+    # two candidates, equally similar in every view, one 5 steps later in its episode
+    arrays = {"pos": np.array([0.0, 5.0]), "order": np.array([0, 0])}
+    feats = np.array([[0.5, 0.5, 0.5, 0, 1, 0], [0.5, 0.5, 0.5, 0, 1, 0]], dtype=np.float32)
+    _, alpha_v = memo._attention(np.array([0, 1]), feats, arrays)
+    ratio_v = alpha_v[0] / alpha_v[1]
+    assert np.isclose(ratio_v, np.exp(0.47 * 5))
+    acgm.BETA_VISUAL, acgm.BETA_KNOWLEDGE = 0.0, 0.0  # text only
+    total, _ = memo._attention(np.array([0, 1]), feats, arrays)
+    assert np.isclose(total[0] / total[1], np.exp(0.11 * 5))
+
+
+def test_edge_gate_learns_weak_labels_and_weights_them_by_reward():
+    acgm = load_seed("acgm")
+    rng = np.random.default_rng(1)
+    cos = rng.uniform(0, 1, 400).astype(np.float32)
+    feats = np.zeros((400, 6), dtype=np.float32)
+    feats[:, 0] = cos
+    labels = (cos > 0.6).astype(np.float32)
+    gate = acgm.EdgeGate()
+    gate.fit(feats, labels, np.ones(400, dtype=np.float32), steps=2000, lr=2.0)
+    probe = np.zeros((2, 6), dtype=np.float32)
+    probe[:, 0] = [0.3, 0.9]
+    low, high = gate.prob(probe)
+    assert low < 0.5 < high
+    # the same features labelled both ways: the rewarded label wins
+    feats2 = np.tile(probe[1:], (200, 1))
+    labels2 = np.array([1.0] * 100 + [0.0] * 100, dtype=np.float32)
+    weights = np.array([3.0] * 100 + [1.0] * 100, dtype=np.float32)
+    gate2 = acgm.EdgeGate()
+    gate2.fit(feats2, labels2, weights)
+    assert gate2.prob(probe[1:])[0] > 0.7
+    gate3 = acgm.EdgeGate()
+    gate3.fit(feats2, labels2, weights[::-1].copy())
+    assert gate3.prob(probe[1:])[0] < 0.3
+
+
+def test_two_tier_index_leaves_and_beam_search(tmp_path):
+    memo = load_seed("acgm", LEAF_SIZE=4, RECENT=3, BEAM=1).Memo(toolkit(tmp_path))
+    topics = ["umbrella", "boots", "lamp", "sofa", "kettle", "bicycle"]
+    for i, topic in enumerate(topics):
+        memo.update(web_episode(f"e{i}", f"Buy a {topic}", [f"click {topic}", f"type {topic} size", "click buy"], url=SHOP))
+    memo.retrieve(web_task("Buy a lamp", SHOP))
+    built = memo.built
+    leaves = memo._leaves(built["tree"])
+    assert all(len(leaf) <= 4 for leaf in leaves)
+    assert sorted(int(i) for leaf in leaves for i in leaf) + built["recent"] == list(range(len(memo.nodes)))
+    q = memo._query_node(web_task("Buy a lamp", SHOP))["text"]
+    assert len(memo._beam(q)) <= 4  # width 1: one leaf
+    memo_wide = load_seed("acgm", LEAF_SIZE=4, RECENT=3, BEAM=8).Memo(toolkit(tmp_path / "w"))
+    memo_wide.nodes, memo_wide.episodes, memo_wide.built = memo.nodes, memo.episodes, None
+    memo_wide.retrieve(web_task("Buy a lamp", SHOP))
+    assert len(memo_wide._beam(q)) > len(memo._beam(q))
+
+
+def test_sparse_graph_respects_degree_and_gate(tmp_path):
+    memo = load_seed("acgm", EDGE_DEGREE=2, LEAF_SIZE=8).Memo(toolkit(tmp_path))
+    for i in range(6):
+        memo.update(web_episode(f"e{i}", "Buy an umbrella", ["click umbrella", "click buy"], url=SHOP))
+    memo.retrieve(web_task("Buy an umbrella", SHOP))
+    edges = memo.built["edges"]
+    assert edges and all(len(v) <= 2 for v in edges.values())
+    assert any(edges.values())  # identical steps of equal action type are linked
+
+
+def test_payload_groups_hits_by_episode_with_a_window_and_at_most_two_screenshots(tmp_path):
+    store = EpisodeStore(tmp_path / "store")
+    shots = {i: solid_image(store, (20 * i, 100, 200 - 20 * i)) for i in range(6)}
+    memo = load_seed("acgm", SNIPPET=1, TOP_NODES=3).Memo(toolkit(tmp_path, store.root))
+    memo.update(web_episode("long", "Book a table for two", [f"click step{i}" for i in range(6)], url=SHOP, screenshots=shots))
+    payload = memo.retrieve(web_task("Book a table for two", SHOP))
+    assert payload.text.count("### Book a table for two") == 1
+    assert len(payload.images) <= 2 and payload.images
+    assert len(payload.metadata["evidence"]) == 3
+    hits = [line for line in payload.text.splitlines() if line.startswith("* ")]
+    assert len(hits) == 3
