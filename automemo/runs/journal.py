@@ -133,10 +133,14 @@ class StepJournal:
             raise
         finally:
             conn.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        self.abandon()
 
     def abandon(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
+        try:
+            self.run.pending_dir.rmdir()  # only when no other step's scratch is left in it
+        except OSError:
+            pass
 
 
 def record_event(

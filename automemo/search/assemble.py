@@ -49,7 +49,11 @@ def build_search(run: RunDir, config: RunConfig, *, quiet: bool = False,
         agent = build_agent(benchmark, llm)
         sandbox = sandbox or get_sandbox(config.sandbox.backend)
         store = EpisodeStore(run.store_root)
-        encoders = default_encoders(config.embeddings, llm=llm)
+        embeddings = config.embeddings
+        if not embeddings.cache_path:
+            # Keep the cache with the run: a resumed search re-embeds nothing it already did.
+            embeddings = dataclasses.replace(embeddings, cache_path=str(run.path / "embeddings.db"))
+        encoders = default_encoders(embeddings, llm=llm)
         memo_llm = llm if llm.configured("memo") else None
 
         def services(node_id: Any) -> MemoServices:

@@ -84,8 +84,10 @@ class SearchLoop:
         """Run (or resume) the search to its step budget or an LLM cap; returns final.json."""
         last = recover(self.run)
         self.display.started(str(self.run.path), self.config.steps, last)
-        if last is not None:
+        if any(e["kind"] in ("started", "resumed") for e in self.run.events()):
             record_event(self.run, "resumed", f"resumed after committed step {last}")
+        else:
+            record_event(self.run, "started", f"search of {self.config.steps} steps started")
         self.tree = Tree.from_rundir(self.run)
         stop_reason = "steps"
         try:

@@ -1,0 +1,60 @@
+"""Helpers shared by the search tests that run `automemo search` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from automemo.runs import RunDir
+
+SHIM_SITE = Path(__file__).resolve().parent / "torch_shim_site"
+
+# Small Mini-Gallery: every question type, a few seconds per full evaluation.
+SMALL_GALLERY = {"mode": "retrieval", "users_per_split": 2, "sessions_per_user": 2,
+                 "rounds_per_session": 24}
+
+
+def write_config(path: Path, *, steps: int, backend: str, seed: int = 0, root: str = "no_memory",
+                 extra: str = "") -> Path:
+    options = ", ".join(f"{k} = {json.dumps(v)}" for k, v in SMALL_GALLERY.items())
+    path.write_text(
+        f'[benchmark]\nname = "minigallery"\noptions = {{ {options} }}\n\n'
+        f'[sandbox]\nbackend = "{backend}"\n\n'
+        f'[search]\nsteps = {steps}\nseed = {seed}\nroot = "{root}"\n\n'
+        f"[evaluation]\nconcurrency = 2\n\n{extra}"
+    )
+    return path
+
+
+def search_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SHIM_SITE), env.get("PYTHONPATH", "")]))
+    env["HF_HUB_OFFLINE"] = "1"
+    return env
+
+
+def search_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "automemo", "search", "--quiet", *args]
+
+
+def run_search(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(search_command(*args), env=search_env(), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def outcome(run_path: Path) -> dict:
+    """What must be identical between an interrupted-and-resumed run and an uninterrupted one."""
+    run = RunDir.open(run_path)
+    node_keys = ("id", "parent", "step", "action", "status", "summary", "program_sha256",
+                 "parent_snapshot", "repair_attempts", "failure")
+    return {
+        "nodes": [{k: n[k] for k in node_keys} for n in run.nodes()],
+        "evaluations": [(e["node_id"], e["k"], e["step"], e["mean"]) for e in run.evaluations()],
+        "actions": [(a["step"], a["kind"], a["node_id"], a["child_id"], a["outcome"],
+                     a["policy_score"]) for a in run.actions()],
+        "final": run.final(),
+        "node_dirs": sorted(int(p.name) for p in (run.path / "nodes").iterdir()),
+    }

@@ -1,0 +1,92 @@
+"""`automemo search --resume` after `kill -9` at several points — during the root's evaluation,
+right after a committed step, and in the middle of a later step — ends with the same node ids,
+scores, actions and final.json as an uninterrupted run with the same seed.
+
+The meta agent is the offline parameter mutator and Mini-Gallery's retrieval scoring is
+deterministic, so the two runs must agree exactly. The sandbox is real bubblewrap (started with
+--die-with-parent, so a killed search leaves no guest behind)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from automemo.runs import RunDir
+from tests.searchtools import outcome, run_search, search_command, search_env, write_config
+
+pytestmark = [pytest.mark.bwrap, pytest.mark.slow]
+
+STEPS = 5
+
+
+def kill_when(args: list[str], condition, timeout: float = 300) -> None:
+    """Start a search and SIGKILL it as soon as `condition()` holds."""
+    proc = subprocess.Popen(search_command(*args), env=search_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            if condition():
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return
+            time.sleep(0.01)
+        stderr = proc.stderr.read() if proc.poll() is not None else ""
+        raise AssertionError(f"the search ended (rc={proc.returncode}) before the kill point: {stderr[-2000:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def committed(run_path) -> int | None:
+    if not (run_path / "tree.db").exists():
+        return None
+    try:
+        return RunDir.open(run_path).last_step()
+    except Exception:  # the schema is being created this very moment
+        return None
+
+
+def test_resume_after_kill_9_matches_an_uninterrupted_run(tmp_path):
+    config = write_config(tmp_path / "search.toml", steps=STEPS, backend="bwrap", seed=7)
+    runs = tmp_path / "runs"
+    whole = run_search("--config", str(config), "--runs-dir", str(runs), "--run-id", "whole")
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    reference = outcome(runs / "whole")
+    kinds = {a[1] for a in reference["actions"]}
+    assert "generate" in kinds and len(reference["actions"]) == STEPS + 1
+
+    args = ["--config", str(config), "--runs-dir", str(runs), "--run-id", "killed"]
+    path = runs / "killed"
+    resume = ["--resume", str(path)]
+    # 1. in the middle of the root's evaluation: nothing is committed yet
+    kill_when(args, lambda: (path / ".pending" / "step-0" / "nodes" / "0" / "evaluations").exists())
+    assert committed(path) is None
+    # 2. right after step 1 commits
+    kill_when(resume, lambda: (committed(path) or 0) >= 1)
+    assert committed(path) in (1, 2)
+    # 3. in the middle of step 3, once its scratch folder holds files
+    mid = path / ".pending" / "step-3"
+    kill_when(resume, lambda: mid.exists() and any(mid.iterdir()))
+    assert committed(path) == 2 and mid.exists()
+    # the last resume runs to the end
+    done = run_search(*resume)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    resumed = outcome(path)
+    assert resumed == reference
+    assert not (path / ".pending").exists()
+    events = [e["kind"] for e in RunDir.open(path).events()]
+    assert events.count("resumed") == 3
+
+
+def test_resume_rejects_config_flags_and_non_runs(tmp_path):
+    result = run_search("--resume", str(tmp_path), "--steps", "3")
+    assert result.returncode == 2 and "drop --steps" in result.stderr
+    result = run_search("--resume", str(tmp_path))
+    assert result.returncode == 2 and "not a run directory" in result.stderr
