@@ -382,6 +382,19 @@ def test_a_program_that_does_not_load_scores_zero_everywhere(unsafe, store, tmp_
     assert (tmp_path / "ev" / "summary.json").exists()
 
 
+def test_a_sandbox_engine_that_disappears_fails_the_evaluation_not_the_program(store):
+    from automemo.sandbox import Sandbox, SandboxUnavailable
+
+    class StoppedEngine(Sandbox):
+        name = "stopped"
+
+        def open(self, program_source, limits=None, *, services=None, store_root=None):
+            raise SandboxUnavailable("the Docker engine stopped answering")
+
+    with pytest.raises(SandboxUnavailable, match="stopped answering"):
+        Evaluator(FactsBenchmark(), StoppedEngine(), store, config=config()).evaluate(facts_program())
+
+
 def test_a_session_that_keeps_dying_stops_being_rebuilt(unsafe, store):
     program = facts_program({f"key{i}": "exit" for i in range(N_RETRIEVE)})
     evaluator = Evaluator(

@@ -22,7 +22,14 @@ from typing import Sequence
 
 from automemo.contract import ContractError, EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.evaluation.progress import Tracker
-from automemo.sandbox.base import HostServices, Limits, Sandbox, SandboxError, Session
+from automemo.sandbox.base import (
+    HostServices,
+    Limits,
+    Sandbox,
+    SandboxError,
+    SandboxUnavailable,
+    Session,
+)
 
 
 class MemoCallFailed(RuntimeError):
@@ -151,6 +158,8 @@ class MemoSession:
             return self._sandbox.open(
                 self._source, self._limits, services=self._services, store_root=self._store_root
             )
+        except SandboxUnavailable:
+            raise  # the engine is gone: no program is to blame, and none can be scored
         except SandboxError as exc:
             raise MemoCallFailed.from_sandbox(exc) from None
 
