@@ -68,14 +68,34 @@ def test_choose_best_action_over_evaluate_and_generate():
     assert choose_action(small_tree(), CFG) == Action("generate", 1, pytest.approx(0.835482, abs=1e-6))
 
 
+LITERAL = SearchConfig(widen_blocked=False)  # DESIGN §9 without the widening addition
+
+
 def test_minimum_width_blocks_expanding_a_child_of_a_narrow_parent():
     t = small_tree()
-    wide = SearchConfig(min_width=3)
+    wide = SearchConfig(min_width=3, widen_blocked=False)
     assert is_expandable(t.node(0), t, wide)  # the root always is
     assert not is_expandable(t.node(1), t, wide)
     assert is_expandable(t.node(1), t, CFG)
     # node 1 cannot be expanded, so its re-evaluation (.735) wins over the root's U_gen (.503)
     assert choose_action(t, wide) == Action("evaluate", 1, pytest.approx(0.735482, abs=1e-6))
+    # with widening, node 1's U_gen (.835) widens its parent, the root, instead
+    widen = SearchConfig(min_width=3)
+    assert choose_action(t, widen) == Action("generate", 0, pytest.approx(0.835482, abs=1e-6), via=1)
+
+
+def test_widening_breaks_the_strong_first_child_deadlock():
+    # root μ 0, its only child μ .79 (N = 2). Literally, U_eval(1) = .79 + .2·√ln2 = .956511 beats
+    # U_gen(0) = 0 + .79/2 + .2·√(ln2/2) = .512741, and keeps beating it at every N: the tree
+    # would never grow. Node 1's U_gen = .79 + .5·.79 + .2·√ln2 = 1.351511 widens the root.
+    t = TreeStats(
+        nodes=(NodeStats(0, None, 0.0, 1, 1, first_score=0.0),
+               NodeStats(1, 0, 0.79, 1, 0, first_score=0.79, parent_snapshot=0.0)),
+        total_evaluations=2,
+    )
+    assert gen_score(t.node(0), t, CFG) == pytest.approx(0.512741, abs=1e-6)
+    assert choose_action(t, LITERAL) == Action("evaluate", 1, pytest.approx(0.956511, abs=1e-6))
+    assert choose_action(t, CFG) == Action("generate", 0, pytest.approx(1.351511, abs=1e-6), via=1)
 
 
 def test_first_step_after_root_generates_from_root():
@@ -98,8 +118,13 @@ def test_ties_go_to_generate_then_to_the_older_node():
     )
     assert choose_action(t, CFG) == Action("generate", 1, pytest.approx(0.609629, abs=1e-6))
     # with the children not expandable, three evaluate actions tie: the oldest node wins
-    assert choose_action(t, SearchConfig(min_width=5)).node_id == 0
-    assert choose_action(t, SearchConfig(min_width=5)).kind == "evaluate"
+    narrow = SearchConfig(min_width=5, widen_blocked=False)
+    assert choose_action(t, narrow) == Action("evaluate", 0, pytest.approx(0.609629, abs=1e-6))
+    # ... unless widening is on: the children's U_gen ties too, and generate wins the tie, on
+    # the root, via the older child
+    assert choose_action(t, SearchConfig(min_width=5)) == Action(
+        "generate", 0, pytest.approx(0.609629, abs=1e-6), via=1
+    )
 
 
 def test_unevaluated_node_is_never_a_candidate():

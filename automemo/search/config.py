@@ -25,6 +25,12 @@ class SearchConfig:
     # W: minimum width; a non-root node may be expanded only once its parent has W evaluated
     # children, so the search does not dive down the first lucky branch.
     min_width: int = 2
+    # When the most promising node to expand is blocked by the minimum width (its parent has
+    # fewer than W evaluated children), widen that parent instead, with the blocked node's U_gen.
+    # DESIGN §9 read literally (false) deadlocks as soon as a first child is far better than the
+    # root: U_eval of that child then beats every allowed generate action forever, so the search
+    # only re-evaluates it. Widening first is what the minimum width is for.
+    widen_blocked: bool = True
     # Training tasks the quick exam samples per candidate.
     exam_tasks: int = 5
     # Repair attempts after a failed exam; the child is a failed generation after the last one.

@@ -117,7 +117,7 @@ class SearchLoop:
         stats = self.tree.stats()
         action = policy.choose_action(stats, self.config)
         candidates = [
-            {"kind": a.kind, "node_id": a.node_id, "score": a.score}
+            {"kind": a.kind, "node_id": a.node_id, "score": a.score, "via": a.via}
             for a in policy.candidates(stats, self.config)
         ]
         journal = StepJournal(self.run, step)
@@ -127,7 +127,10 @@ class SearchLoop:
                 self.display.step_started(step, self.config.steps, f"evaluate #{action.node_id}")
                 row = self._evaluate_existing(journal, action.node_id)
             else:
-                self.display.step_started(step, self.config.steps, f"generate from #{action.node_id}")
+                widening = f" (widening for #{action.via})" if action.via is not None else ""
+                self.display.step_started(
+                    step, self.config.steps, f"generate from #{action.node_id}{widening}"
+                )
                 row = self._generate(journal, step, action.node_id)
         except BaseException:
             journal.abandon()

@@ -10,6 +10,12 @@ not survive in its text); they live here and nowhere else, under the names DESIG
     ĝ(v)      = (G(v) + α · π(v)) / (m(v) + α),    G(v) = Σ_c max(0, s(c) − s_par(c))
     U_gen(v)  = μ(v) + ĝ(v) + c_g · sqrt(ln N / (m(v) + 1))
     LCB(v)    = μ(v) − c_e · sqrt(ln N / n(v))
+
+One addition (`SearchConfig.widen_blocked`, on by default): a node that may not be expanded yet
+because its parent is narrower than W still gets its U_gen, as a generate action on that parent
+(`Action.via` names it). Without it, a first child far better than the root wins every step by
+re-evaluation and the tree never grows; with it, the parent is widened to W and the promising
+child becomes expandable.
 """
 
 from __future__ import annotations
@@ -79,8 +85,9 @@ class TreeStats:
 @dataclass(frozen=True)
 class Action:
     kind: Literal["evaluate", "generate"]
-    node_id: int
-    score: float          # U_eval or U_gen of the node when the action was chosen
+    node_id: int          # the node evaluated, or the parent the child is generated from
+    score: float          # U_eval or U_gen when the action was chosen
+    via: int | None = None  # a widening: the blocked node whose U_gen this is
 
 
 def evaluated_children(stats: TreeStats, node_id: int) -> list[NodeStats]:
@@ -150,18 +157,20 @@ def candidates(stats: TreeStats, config: SearchConfig) -> list[Action]:
         out.append(Action("evaluate", v.id, eval_score(v, stats, config)))
         if is_expandable(v, stats, config):
             out.append(Action("generate", v.id, gen_score(v, stats, config)))
+        elif config.widen_blocked and v.parent is not None:
+            out.append(Action("generate", v.parent, gen_score(v, stats, config), via=v.id))
     return out
 
 
 def choose_action(stats: TreeStats, config: SearchConfig) -> Action:
-    """The best of all evaluate and expandable generate actions; ties go to generate, then to
-    the older (smaller-id) node."""
+    """The best of all evaluate and expandable generate actions (and widenings); ties go to
+    generate, then to the older (smaller-id) node, then to a direct generate over a widening."""
     options = candidates(stats, config)
     if not options:
         raise ValueError("no evaluated node in the tree: evaluate the root first")
     best = max(a.score for a in options)
     tied = [a for a in options if best - a.score <= TIE_TOLERANCE]
-    return min(tied, key=lambda a: (a.kind != "generate", a.node_id))
+    return min(tied, key=lambda a: (a.kind != "generate", a.node_id, -1 if a.via is None else a.via))
 
 
 def lcb(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
