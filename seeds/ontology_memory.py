@@ -55,8 +55,8 @@ ROUTER = "auto"  # tunable: choice auto|graph|dense
 
 _WIDGETS = ("search", "filter", "datepicker", "date", "dropdown", "menu", "checkbox", "login", "cart", "sort")
 _RELATION = re.compile(
-    r"\bmy ([a-z]+(?: [a-z]+)?)(?: [A-Z][a-z]+)? (?:is|was|works as|just started working as|lives in|is based in|loves|likes|prefers)"
-    r" (?:a |an |the |in )?([A-Za-z][\w-]*(?: [A-Za-z][\w-]*)?)")
+    r"\b(?:[Mm]y) ([a-z]+(?: [a-z]+)?)(?: [A-Z][a-z]+)? (?:is|was|works as|just started working as|lives in|is based in|loves|likes|prefers)"
+    r" (?:a |an |the |in )?([A-Za-z][\w-]*(?: [A-Z][\w-]*)?)")
 _NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
 
 
@@ -201,7 +201,7 @@ class Memo(MemoProgram):
         return plan, graph_k, dense_k
 
     def _query_entities(self, task):
-        text = memolib.query_text(task)
+        text = re.sub(r"'s\b", "", memolib.query_text(task))  # "Ben's sister" -> "Ben sister"
         names = [n.lower() for n in _NAME.findall(text)]
         words = memolib.tokens(text)
         host = memolib.host_of(task.initial_observation, task.instruction)
