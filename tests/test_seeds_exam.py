@@ -10,6 +10,7 @@ import pytest
 
 from automemo.cli.exam_cmd import load_inputs
 from automemo.exam import CHECKS, quick_exam
+from automemo.meta.tunables import parse_tunables
 from automemo.paths import SEEDS_DIR
 from automemo.toolkit.services import MemoServices
 from sandboxtools import ISOLATING, sandbox
@@ -23,6 +24,14 @@ SEEDS = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("
 def test_every_seed_of_the_task_is_present():
     assert {"no_memory", "trajectory_retrieval", "reasoning_bank", "g_memory", "xskill", "m2",
             "acgm", "ontology_memory", "murag"} <= set(SEEDS)
+
+
+@pytest.mark.parametrize("seed", [s for s in SEEDS if s != "no_memory"])
+def test_seed_declares_tunables_the_mutator_can_read(seed):
+    source = (SEEDS_DIR / f"{seed}.py").read_text()
+    tunables = parse_tunables(source)
+    assert len(tunables) >= 3, f"{seed} gives the offline mutator too little to turn"
+    assert source.lstrip().startswith('"""'), f"{seed} must open with its header docstring"
 
 
 @pytest.mark.parametrize("backend", ISOLATING)

@@ -40,9 +40,7 @@ def test_m2_uses_the_memo_llm_as_abstractor(tmp_path, fake_llm):
     memo.update(web_episode("ok", "Buy a lamp", ["click lamps"], url=SHOP))
     text = memo.retrieve(web_task("Buy a lamp", SHOP)).text
     assert "Open the category menu before searching." in text and "not a rule" not in text
-    assert "Search Strategy" in fake_llm.requests[0]["messages"][-1]["content"][0]["text"] \
-        if isinstance(fake_llm.requests[0]["messages"][-1]["content"], list) \
-        else "Search Strategy" in fake_llm.requests[0]["messages"][-1]["content"]
+    assert "Search Strategy" in str(fake_llm.requests[0]["messages"])  # the abstractor prompt was sent
 
 
 def test_xskill_merges_similar_successes_into_one_skill(tmp_path):

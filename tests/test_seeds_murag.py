@@ -68,3 +68,12 @@ def test_top_k_limits_units(tmp_path):
     memo, *_ = _memory(tmp_path, TOP_K=1)
     payload = memo.retrieve(question("What food do I like?"))
     assert payload.metadata["evidence"] == ["D1:3"]
+
+
+def test_a_users_question_searches_only_that_users_memory(tmp_path):
+    memo = load_seed("murag").Memo(toolkit(tmp_path))
+    memo.update(conversation("a", [("A:R1", "My dog is called Rex.")], user="A"))
+    memo.update(conversation("b", [("B:R1", "My dog is called Bolt.")], user="B"))
+    assert memo.retrieve(question("What is my dog called?", user="A")).metadata["evidence"] == ["A:R1"]
+    assert memo.retrieve(question("What is my dog called?", user="B")).metadata["evidence"] == ["B:R1"]
+    assert len(memo.retrieve(question("What is my dog called?")).metadata["evidence"]) == 2
