@@ -138,3 +138,80 @@ def test_policy_drives_reevaluation_and_final_selection(tmp_path):
     assert tree.total_evaluations == sum(a["outcome"] == "evaluated" for a in actions)
     lcbs = {c["node_id"]: c["lcb"] for c in final["candidates"]}
     assert final["lcb"] == max(lcbs.values()) and lcbs[final["node_id"]] == final["lcb"]
+
+
+# --- the real pieces ----------------------------------------------------------------------------
+
+from automemo.config import load_run_config, run_config_to_dict  # noqa: E402
+from automemo.paths import seed_path  # noqa: E402
+from automemo.search.assemble import build_search  # noqa: E402
+from tests.searchtools import SMALL_GALLERY  # noqa: E402
+
+
+def _real_search(tmp_path, overrides):
+    config = load_run_config(overrides={
+        "benchmark": {"name": "minigallery", "options": SMALL_GALLERY},
+        "sandbox": {"backend": "bwrap"}, "evaluation": {"concurrency": 2}, **overrides,
+    })
+    run = RunDir.create(tmp_path / "runs", run_config_to_dict(config), "real")
+    return run, build_search(run, config, quiet=True)
+
+
+@pytest.mark.bwrap
+def test_offline_search_on_minigallery_grows_the_tree(tmp_path, torch_cpu_shim):
+    run, search = _real_search(tmp_path, {"search": {"steps": 3, "seed": 3}})
+    try:
+        final = search.loop.run_search()
+    finally:
+        search.close()
+    actions = run.actions()
+    assert [a["kind"] for a in actions] == ["evaluate_root", "generate", "generate", "generate"]
+    nodes = run.nodes()
+    root_children = [n for n in nodes if n["parent"] == 0]
+    # the first child beats the no-memory root by far; widening still gives the root W children
+    assert len(root_children) >= 2 and all(n["status"] == "evaluated" for n in nodes)
+    means = {n: [e["mean"] for e in run.evaluations(n)] for n in (0, 1)}
+    assert means[0] == [0.0] and means[1][0] > 0.3  # a memory finds the clues, no memory cannot
+    lcbs = {c["node_id"]: c["lcb"] for c in final["candidates"]}
+    assert final["node_id"] == max(lcbs, key=lambda k: (lcbs[k], -k)) and final["node_id"] != 0
+    summary = run.evaluation_result(1, 0)
+    assert summary is not None and run.node_json(1, "exam.json")[0]["passed"]
+
+
+@pytest.mark.bwrap
+def test_usd_cap_mid_step_stops_cleanly_and_selects_from_what_was_evaluated(
+    tmp_path, torch_cpu_shim, fake_llm, monkeypatch
+):
+    murag = seed_path("murag").read_text()
+    feedback = {"summary": "s", "memory_relevance": [], "content_issues": [], "structural_issues": [],
+                "suggestions": [{"priority": 1, "change": "c", "rationale": "r"}]}
+
+    def answer(request):
+        prompt = request["messages"][-1]["content"]
+        prompt = prompt if isinstance(prompt, str) else json.dumps(prompt)
+        content = ("```json\n" + json.dumps(feedback) + "\n```" if "# Task: diagnose" in prompt
+                   else "SUMMARY: dense retrieval\n```python\n" + murag + "```")
+        # every call costs 2,000 tokens = $0.02 at the configured price
+        return {"content": content, "usage": {"prompt_tokens": 1000, "completion_tokens": 1000}}
+
+    fake_llm.set_handler(answer)
+    monkeypatch.setenv("FAKE_META_KEY", "x")
+    run, search = _real_search(tmp_path, {
+        "search": {"steps": 5},
+        "llm": {"meta": {"model": "fake-meta", "base_url": fake_llm.base_url, "api_key_env": "FAKE_META_KEY"},
+                "max_usd": 0.05, "prices": {"fake-meta": [10.0, 10.0]}},
+    })
+    try:
+        final = search.loop.run_search()
+    finally:
+        search.close()
+    # step 1: analysis + generate ($0.04). Step 2 starts (under the cap), its analysis reaches
+    # $0.06, and its generate call is refused: the step is abandoned, nothing more starts.
+    assert [a["kind"] for a in run.actions()] == ["evaluate_root", "generate"]
+    assert len(fake_llm.requests) == 3
+    assert [n["id"] for n in run.nodes()] == [0, 1]
+    assert not run.node_dir(2).exists() and not run.pending_dir.exists()
+    assert final["stop_reason"] == "budget" and final["steps_done"] == 1
+    assert final["node_id"] == 1 and {c["node_id"] for c in final["candidates"]} == {0, 1}
+    assert run.ledger_totals()["meta"]["usd"] == pytest.approx(0.06)  # spent money stays on record
+    assert run.events()[-1]["kind"] == "stopped" and "USD cap" in run.events()[-1]["message"]
