@@ -1,0 +1,115 @@
+"""RunConfig: presets, the fully commented default.toml, layering and fail-fast errors, and how
+`automemo search` turns flags into config."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from automemo.cli import UserError, build_parser
+from automemo.cli.search_cmd import resolve_config
+from automemo.config import PRESETS_DIR, RunConfig, build_run_config, load_run_config, run_config_to_dict
+from automemo.configtools import ConfigError
+
+
+def _keys(obj, prefix=""):
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            yield from _keys(value, f"{prefix}{f.name}.")
+        else:
+            yield f"{prefix}{f.name}"
+
+
+def test_default_toml_is_exactly_the_defaults_and_lists_every_key():
+    assert load_run_config("default") == RunConfig()
+    text = (PRESETS_DIR / "default.toml").read_text()
+    for key in _keys(RunConfig()):
+        if key.startswith("evaluation.") and key.split(".")[1] in ("budget", "limits", "exam_sample_size"):
+            continue  # set once, in [budget] / [sandbox.limits] / search.exam_tasks
+        leaf = key.rsplit(".", 1)[-1]
+        assert re.search(rf"^#? ?{leaf} =", text, re.M), f"default.toml does not list {key}"
+
+
+@pytest.mark.parametrize("preset", ["minigallery", "miniwob", "default"])
+def test_presets_load(preset):
+    config = load_run_config(preset)
+    assert config.search.steps == 20
+    assert build_run_config(run_config_to_dict(config)) == config  # config.json round-trips
+
+
+def test_minigallery_preset_runs_offline():
+    config = load_run_config("minigallery")
+    assert config.benchmark.options["mode"] == "retrieval"
+    assert not config.llm.meta.model and not config.llm.agent.model  # parameter mutator, no agent
+    assert config.sandbox.backend != "unsafe" and config.embeddings.text == "minilm"
+
+
+def test_layers_and_unknown_keys(tmp_path):
+    user = tmp_path / "c.toml"
+    user.write_text('[search]\nsteps = 7\nc_e = 0.3\n[benchmark]\noptions = { mode = "qa" }\n')
+    config = load_run_config("minigallery", user, {"search": {"steps": 9}})
+    assert (config.search.steps, config.search.c_e) == (9, 0.3)
+    # tables merge key by key: the preset's other options survive the file's mode
+    assert config.benchmark.options["users_per_split"] == 2 and config.benchmark.options["mode"] == "qa"
+    user.write_text("[search]\nc_ee = 1\n")
+    with pytest.raises(ConfigError, match="search.c_ee"):
+        load_run_config(None, user)
+    user.write_text("[search\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_run_config(None, user)
+    with pytest.raises(ConfigError, match="presets: "):
+        load_run_config("nope")
+    with pytest.raises(ConfigError, match="search.alpha must be > 0"):
+        load_run_config(overrides={"search": {"alpha": 0}})
+
+
+def test_budget_limits_and_exam_size_are_set_once():
+    config = load_run_config(overrides={"budget": {"max_chars": 900}, "search": {"exam_tasks": 3}})
+    assert config.evaluation.budget.max_chars == 900 and config.evaluation.exam_sample_size == 3
+    with pytest.raises(ConfigError, match=r"evaluation.budget differs from \[budget\]"):
+        load_run_config(overrides={"evaluation": {"budget": {"max_chars": 5}}})
+
+
+def _args(*argv):
+    return build_parser().parse_args(["search", *argv])
+
+
+def test_flags_override_and_never_store_a_secret(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
+    run, config = resolve_config(_args("--preset", "minigallery", "--steps", "4", "--seed", "11",
+                                       "--meta-model", "m", "--meta-base-url", "http://x/v1",
+                                       "--max-usd", "1.5", "--max-tokens", "100", "--sandbox", "bwrap"))
+    assert run is None
+    assert (config.search.steps, config.search.seed, config.llm.meta.model) == (4, 11, "m")
+    assert (config.llm.max_usd, config.llm.max_total_tokens, config.sandbox.backend) == (1.5, 100, "bwrap")
+    assert "sk-secret-value" not in repr(run_config_to_dict(config))
+    assert run_config_to_dict(config)["llm"]["meta"]["api_key_env"] == "OPENAI_API_KEY"
+
+
+def test_unsafe_needs_the_explicit_flag(tmp_path):
+    _, config = resolve_config(_args("--unsafe-no-sandbox"))
+    assert config.sandbox.backend == "unsafe"
+    unsafe = tmp_path / "u.toml"
+    unsafe.write_text('[sandbox]\nbackend = "unsafe"\n')
+    with pytest.raises(UserError, match="--unsafe-no-sandbox"):
+        resolve_config(_args("--config", str(unsafe)))
+    with pytest.raises(UserError, match="contradict"):
+        resolve_config(_args("--unsafe-no-sandbox", "--sandbox", "docker"))
+    with pytest.raises(UserError, match="bad configuration: .*search.steps must be >= 0|--steps must be >= 0"):
+        resolve_config(_args("--steps", "-1"))
+
+
+def test_resume_takes_the_config_of_the_run(tmp_path):
+    from automemo.runs import RunDir
+
+    config = load_run_config("minigallery", None, {"search": {"steps": 3}})
+    run = RunDir.create(tmp_path, run_config_to_dict(config), "r")
+    resumed_run, resumed = resolve_config(_args("--resume", str(run.path)))
+    assert resumed_run.path == run.path and resumed == config
+    with pytest.raises(UserError, match="drop --steps"):
+        resolve_config(_args("--resume", str(run.path), "--steps", "5"))
+    with pytest.raises(UserError, match="not a run directory"):
+        resolve_config(_args("--resume", str(tmp_path)))
