@@ -12,7 +12,8 @@ its episode and the episode's update order and reward.
 - Sparse relevance graph: inside each index leaf, an edge where P(relevant) > 0.5, at most
   EDGE_DEGREE per node.
 - Two-tier index: the RECENT most recently added nodes in a flat tier; the rest in a 4-ary tree
-  built top-down by k-means (leaves of about LEAF_SIZE nodes, i.e. K = N/LEAF_SIZE prototypes).
+  built top-down by k-means (leaves of about LEAF_SIZE nodes, i.e. K = N/LEAF_SIZE prototypes);
+  one such index per memory owner (a user's sessions are that user's history), built lazily.
 
 Retrieves: the query node is the task (instruction + captions, its images, its host). Candidates
 = recent tier + the leaves reached by beam search (width BEAM) down the tree, + their graph
@@ -142,18 +143,25 @@ class Memo(MemoProgram):
     # --- index -------------------------------------------------------------------------------
 
     def _build(self):
-        n = len(self.nodes)
         arrays = {k: np.stack([x[k] for x in self.nodes]) for k in ("text", "img", "know")}
         arrays.update({k: np.array([x[k] for x in self.nodes]) for k in ("host", "has_img", "pos", "order", "atype", "scope", "reward")})
-        recent = list(range(max(0, n - RECENT), n))
-        older = np.arange(0, max(0, n - RECENT))
-        rng = np.random.default_rng(0)
-        tree = self._split(older, arrays["text"], rng) if len(older) else None
-        self.built = {"arrays": arrays, "recent": recent, "tree": tree, "edges": {}}
-        self._train_gate(arrays, rng)
-        for leaf in self._leaves(tree):
-            self._link(leaf, arrays)
-        self._link(np.array(recent, dtype=int), arrays)
+        self.built = {"arrays": arrays, "tiers": {}}
+        self._train_gate(arrays, np.random.default_rng(0))
+
+    def _tier(self, scope: str) -> dict:
+        """The two-tier index over one owner's nodes ("" = every node), built on first use:
+        ACGM indexes one history; a user's memory is that user's history."""
+        tiers = self.built["tiers"]
+        if scope not in tiers:
+            arrays = self.built["arrays"]
+            ids = np.flatnonzero(arrays["scope"] == scope) if scope else np.arange(len(self.nodes))
+            recent, older = ids[len(ids) - min(RECENT, len(ids)):], ids[: len(ids) - min(RECENT, len(ids))]
+            tree = self._split(older, arrays["text"], np.random.default_rng(0)) if len(older) else None
+            tier = {"recent": [int(i) for i in recent], "tree": tree, "edges": {}}
+            for leaf in self._leaves(tree) + [recent]:
+                self._link(leaf, arrays, tier["edges"])
+            tiers[scope] = tier
+        return tiers[scope]
 
     def _split(self, ids, vectors, rng):
         """A 4-ary tree node: {"centroid", "children"} or a leaf {"centroid", "ids"}."""
@@ -200,17 +208,16 @@ class Memo(MemoProgram):
         return pair_features(a, arrays["text"][others], arrays["img"][others], arrays["know"][others],
                              arrays["host"][others], arrays["has_img"][others], arrays["pos"][others])
 
-    def _link(self, ids, arrays):
+    def _link(self, ids, arrays, edges):
         if len(ids) < 2:
             return
         for i in ids:
             others = ids[ids != i]
             p = self.gate.prob(self._features_of(int(i), arrays, others))
             keep = [int(others[j]) for j in np.argsort(-p)[:EDGE_DEGREE] if p[j] > GATE]
-            self.built["edges"][int(i)] = keep
+            edges[int(i)] = keep
 
-    def _beam(self, q_text):
-        tree = self.built["tree"]
+    def _beam(self, tree, q_text):
         if tree is None:
             return []
         frontier = [tree]
@@ -230,12 +237,10 @@ class Memo(MemoProgram):
             self._build()
         arrays = self.built["arrays"]
         query = self._query_node(task)
-        cands = memolib.dedupe(self.built["recent"] + self._beam(query["text"]))
-        cands = memolib.dedupe(cands + [j for i in cands for j in self.built["edges"].get(i, [])])
         scope = memolib.scope_of(task)
-        if scope and scope in set(arrays["scope"]):
-            cands = [i for i in cands if arrays["scope"][i] == scope] or cands
-        cands = np.array(cands, dtype=int)
+        tier = self._tier(scope if scope and scope in set(arrays["scope"]) else "")
+        cands = memolib.dedupe(tier["recent"] + self._beam(tier["tree"], query["text"]))
+        cands = np.array(memolib.dedupe(cands + [j for i in cands for j in tier["edges"].get(i, [])]), dtype=int)
         feats = pair_features(query, arrays["text"][cands], arrays["img"][cands], arrays["know"][cands],
                               arrays["host"][cands], arrays["has_img"][cands], arrays["pos"][cands])
         passed = self.gate.prob(feats) > GATE

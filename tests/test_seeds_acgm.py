@@ -7,7 +7,7 @@ import numpy as np
 
 from automemo.episode_store import EpisodeStore
 
-from seedtools import load_seed, solid_image, toolkit, web_episode, web_task
+from seedtools import conversation, load_seed, question, solid_image, toolkit, web_episode, web_task
 
 SHOP = "https://shop.example.com/"
 
@@ -58,16 +58,25 @@ def test_two_tier_index_leaves_and_beam_search(tmp_path):
     for i, topic in enumerate(topics):
         memo.update(web_episode(f"e{i}", f"Buy a {topic}", [f"click {topic}", f"type {topic} size", "click buy"], url=SHOP))
     memo.retrieve(web_task("Buy a lamp", SHOP))
-    built = memo.built
-    leaves = memo._leaves(built["tree"])
+    tier = memo._tier("")
+    leaves = memo._leaves(tier["tree"])
     assert all(len(leaf) <= 4 for leaf in leaves)
-    assert sorted(int(i) for leaf in leaves for i in leaf) + built["recent"] == list(range(len(memo.nodes)))
+    assert sorted(int(i) for leaf in leaves for i in leaf) + tier["recent"] == list(range(len(memo.nodes)))
     q = memo._query_node(web_task("Buy a lamp", SHOP))["text"]
-    assert len(memo._beam(q)) <= 4  # width 1: one leaf
-    memo_wide = load_seed("acgm", LEAF_SIZE=4, RECENT=3, BEAM=8).Memo(toolkit(tmp_path / "w"))
-    memo_wide.nodes, memo_wide.episodes, memo_wide.built = memo.nodes, memo.episodes, None
-    memo_wide.retrieve(web_task("Buy a lamp", SHOP))
-    assert len(memo_wide._beam(q)) > len(memo._beam(q))
+    narrow = memo._beam(tier["tree"], q)
+    assert len(narrow) <= 4  # width 1: one leaf
+    wide = load_seed("acgm", LEAF_SIZE=4, RECENT=3, BEAM=8).Memo(toolkit(tmp_path / "w"))
+    wide.nodes, wide.episodes, wide.built = memo.nodes, memo.episodes, None
+    wide.retrieve(web_task("Buy a lamp", SHOP))
+    assert len(wide._beam(wide._tier("")["tree"], q)) > len(narrow)
+
+
+def test_each_user_gets_an_index_over_their_own_history(tmp_path):
+    memo = load_seed("acgm").Memo(toolkit(tmp_path))
+    memo.update(conversation("a", [("A:R1", "My dog is called Rex.")], user="A"))
+    memo.update(conversation("b", [("B:R1", "My dog is called Bolt.")], user="B"))
+    assert memo.retrieve(question("What is my dog called?", user="B")).metadata["evidence"] == ["B:R1"]
+    assert set(memo.built["tiers"]) == {"B"}
 
 
 def test_sparse_graph_respects_degree_and_gate(tmp_path):
@@ -75,7 +84,7 @@ def test_sparse_graph_respects_degree_and_gate(tmp_path):
     for i in range(6):
         memo.update(web_episode(f"e{i}", "Buy an umbrella", ["click umbrella", "click buy"], url=SHOP))
     memo.retrieve(web_task("Buy an umbrella", SHOP))
-    edges = memo.built["edges"]
+    edges = memo._tier("")["edges"]
     assert edges and all(len(v) <= 2 for v in edges.values())
     assert any(edges.values())  # identical steps of equal action type are linked
 
