@@ -20,6 +20,7 @@ from automemo.contract import Budget
 from automemo.episode_store import atomic_write
 from automemo.evaluation.evidence import read_evidence
 from automemo.evaluation.result import EvaluationResult
+from automemo.exam import quick_exam
 from automemo.llm import BudgetExceeded
 from automemo.meta.base import Improvement, MetaAgent, ParentView
 from automemo.paths import seed_path
@@ -47,12 +48,6 @@ def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
     )
 
 
-def _quick_exam(*args, **kwargs):
-    from automemo.exam import quick_exam
-
-    return quick_exam(*args, **kwargs)
-
-
 @dataclass
 class Collaborators:
     """What the loop drives. `evaluator`: `automemo.evaluation.Evaluator` (or anything with
@@ -66,7 +61,7 @@ class Collaborators:
     services_factory: Callable[[int], Any] | None = None
     budget: Budget = field(default_factory=Budget)
     limits: Limits = field(default_factory=Limits)
-    exam: Callable[..., Any] = _quick_exam
+    exam: Callable[..., Any] = quick_exam
 
 
 class SearchLoop:
