@@ -13,7 +13,8 @@ its episode and the episode's update order and reward.
   EDGE_DEGREE per node.
 - Two-tier index: the RECENT most recently added nodes in a flat tier; the rest in a 4-ary tree
   built top-down by k-means (leaves of about LEAF_SIZE nodes, i.e. K = N/LEAF_SIZE prototypes);
-  one such index per memory owner (a user's sessions are that user's history), built lazily.
+  one such index per memory owner (a user's sessions are that user's history), built once the
+  memory is frozen (at the first retrieve).
 
 Retrieves: the query node is the task (instruction + captions, its images, its host). Candidates
 = recent tier + the leaves reached by beam search (width BEAM) down the tree, + their graph
@@ -147,9 +148,11 @@ class Memo(MemoProgram):
         arrays.update({k: np.array([x[k] for x in self.nodes]) for k in ("host", "has_img", "pos", "order", "atype", "scope", "reward")})
         self.built = {"arrays": arrays, "tiers": {}}
         self._train_gate(arrays, np.random.default_rng(0))
+        for scope in sorted(set(arrays["scope"]) - {""}):  # per-owner indexes now, not mid-query
+            self._tier(scope)
 
     def _tier(self, scope: str) -> dict:
-        """The two-tier index over one owner's nodes ("" = every node), built on first use:
+        """The two-tier index over one owner's nodes ("" = every node, built on first use):
         ACGM indexes one history; a user's memory is that user's history."""
         tiers = self.built["tiers"]
         if scope not in tiers:

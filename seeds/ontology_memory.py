@@ -21,9 +21,9 @@ picks graph-first (40 graph candidates, 24 dense) when the query hits a known en
 promoted concept, else dense-first (24 graph, 40 dense), both scaled down when the character
 budget is small. Candidates (units) are scored 0.55 s_graph + 0.35 s_dense + 0.10 s_profile,
 where s_graph is the best path weight (product of edge weights, halved per hop, <= 3 hops) from
-a query entity to an entity of the unit. If the top scores are flat (spread < 0.3) or the graph
-and dense top-5 barely overlap, one x1.5 expansion (one more hop, more dense candidates) is made,
-once. Payload: promoted facts/strategies, traps as "avoid", the top-10 units with provenance,
+a query entity to an entity of the unit. If the top-10 scores are flat (spread <= 0.3 of the
+best) or the graph and dense top-5 share nothing, one x1.5 expansion (one more hop, more
+candidates) is made, once. Payload: promoted facts/strategies, traps as "avoid", the top-10 units with provenance,
 and up to the image budget of the provenance images.
 
 Follows: Ontology-guided long-term memory (RELATED-WORK §4, sketch §4.4). Approximates: the BIO
@@ -77,7 +77,7 @@ class Memo(MemoProgram):
         self.entity_vecs = np.zeros((0, self.dim), dtype=np.float32)
         self.patterns: dict[tuple, dict] = {}
         self.promoted: dict[tuple, float] = {}
-        self.profile: dict[str, list[float]] = {}
+        self.profile: dict[str, list[int]] = {}  # key -> [successes, episodes]
 
     # --- update ------------------------------------------------------------------------------
 
@@ -92,7 +92,9 @@ class Memo(MemoProgram):
         self.scopes.add(memolib.scope_of(episode))
         self.unit_entities += [set() for _ in units]
         for key in (f"host:{host}", f"intent:{self._intent(episode.instruction)}"):
-            self.profile.setdefault(key, []).append(1.0 if episode.success else 0.0)
+            counts = self.profile.setdefault(key, [0, 0])
+            counts[0] += int(episode.success)
+            counts[1] += 1
         for head, relation, tail, unit_idx, agreement in self._extract(episode, units, host):
             confidence = self._confidence(agreement, episode.reward, tail)
             if confidence < CONFIDENCE:
@@ -233,7 +235,8 @@ class Memo(MemoProgram):
         q = memolib.as_matrix(self.toolkit.embed_text([memolib.query_text(task)]), self.dim)[0]
         ranked, info = self._rank(task, q, seeds, MAX_HOPS - 1, graph_k, dense_k)
         scores = [s for _, s in ranked[:TOP_ITEMS]]
-        if scores and (max(scores) - min(scores) < BACKOFF_SPREAD or info["overlap"] <= 1):
+        flat = bool(scores) and max(scores) - min(scores) <= BACKOFF_SPREAD * max(scores)
+        if flat or info["disagree"]:
             ranked, info = self._rank(task, q, seeds, MAX_HOPS, int(graph_k * 1.5), int(dense_k * 1.5))
             info["backoff"] = True
         return self._payload(ranked[:TOP_ITEMS], seeds, budget, plan, info)
@@ -244,7 +247,7 @@ class Memo(MemoProgram):
         graph = {}
         for entity, value in reach.items():
             for _, _, d in list(self.graph.out_edges(entity, data=True)) + list(self.graph.in_edges(entity, data=True)):
-                for row in d["rows"]:
+                for row in d["rows"][-graph_k:]:  # the newest provenance of a hub edge is enough
                     graph[row] = max(graph.get(row, 0.0), value)
         scope = memolib.scope_of(task)
         scoped = scope in self.scopes and scope != ""
@@ -254,14 +257,14 @@ class Memo(MemoProgram):
         scored = []
         for row in rows:
             unit, host, _, _ = self.units[row]
-            rates = self.profile.get(f"host:{host}", [])
-            s_profile = float(np.mean(rates)) if rates else 0.0
+            wins, seen = self.profile.get(f"host:{host}", (0, 0))
+            s_profile = wins / seen if seen else 0.0
             s = W_GRAPH * graph.get(row, 0.0) + W_DENSE * max(0.0, dense.get(row, 0.0)) + W_PROFILE * s_profile
             scored.append((row, s))
         scored.sort(key=lambda rs: (-rs[1], rs[0]))
         top_dense = set(sorted(dense, key=lambda r: -dense[r])[:5])
-        overlap = len(top_dense & set(graph_rows[:5]))
-        return scored, {"overlap": overlap, "backoff": False}
+        disagree = bool(top_dense) and bool(graph_rows) and not top_dense & set(graph_rows[:5])
+        return scored, {"disagree": disagree, "backoff": False}
 
     def _payload(self, ranked, seeds, budget, plan, info):
         sections = []
