@@ -90,3 +90,20 @@ def test_g_memory_hops_reach_related_queries(tmp_path):
         return text.split("Related tasks:\n")[1].split("\n\n")[0].splitlines()
     assert len(build(0)) == 1
     assert len(build(1)) == 2  # the neighbour of the best match joins through its query edge
+
+
+def test_reasoning_bank_distils_with_the_memo_llm_and_falls_back_on_garbage(tmp_path, fake_llm):
+    from automemo.llm import LLMClient, LLMConfig, RoleConfig
+
+    fake_llm.script([
+        'Here: [{"title": "Use the size filter", "description": "narrow first", "content": "Filter by size before browsing."}]',
+        "I cannot answer in JSON today.",
+    ])
+    client = LLMClient(LLMConfig(memo=RoleConfig(model="fake", base_url=fake_llm.base_url, api_key_env="PATH")))
+    memo = load_seed("reasoning_bank", TOP_K=10).Memo(toolkit(tmp_path, llm=client))
+    memo.update(web_episode("ok", "Buy boots", ["click filter"], url=SHOP))
+    memo.update(web_episode("bad", "Buy a hat", ["click banner"], url=SHOP, reward=0.0, errors={0: "popup"}))
+    text = memo.retrieve(web_task("Buy boots", SHOP)).text
+    assert "[Strategy] Use the size filter: narrow first" in text
+    assert "[Pitfall]" in text and "popup" in text  # the unparseable reply fell back to the rules
+    assert "failed" in str(fake_llm.requests[1]["messages"])

@@ -1,0 +1,50 @@
+"""memolib: the shared seed plumbing — units of both episode shapes, budget fitting, evidence."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from automemo.contract import Budget, ImageRef
+from automemo.toolkit import memolib
+
+from seedtools import conversation, question, web_episode
+
+PIC = ImageRef(path="images/ab/abc.png", sha256="abc", caption="a red car")
+
+
+def test_units_read_conversation_rounds_and_web_steps():
+    convo = memolib.units(conversation("s", [("U1:S1:R1", "Ben: hi"), ("U1:S1:R2", "Ben: look")],
+                                       images={1: ("U1:S1:IMG1", PIC)}))
+    assert [u.evidence for u in convo] == [("U1:S1:R1",), ("U1:S1:R2", "U1:S1:IMG1")]
+    assert "[images: a red car]" in convo[1].text and convo[1].images == (PIC,)
+    web = memolib.units(web_episode("t", "Buy", ["click a", "click b"], errors={1: "boom"}))
+    assert [u.evidence for u in web] == [("t#0",), ("t#1",)]
+    assert "ACTION: click b" in web[1].text and "ERROR: boom" in web[1].text
+
+
+def test_budget_comes_from_the_task_or_defaults():
+    assert memolib.budget_of(question("q")) == Budget()
+    assert memolib.budget_of(question("q", budget={"max_chars": 100, "max_images": 1})) == Budget(100, 1)
+    assert memolib.budget_of(question("q", budget={"max_chars": "lots"})) == Budget()
+
+
+def test_make_payload_fits_text_around_metadata_and_caps_evidence_and_images():
+    budget = Budget(max_chars=400, max_images=1)
+    payload = memolib.make_payload(["first " * 20, "second " * 100], budget=budget,
+                                   images=[PIC, PIC, ImageRef(path="images/x.png", sha256="x")],
+                                   evidence=[f"e{i}" for i in range(15)] + ["e0"])
+    assert payload.size_chars() <= 400 and not payload.violations(budget)
+    assert payload.metadata["evidence"] == [f"e{i}" for i in range(10)]
+    assert payload.images == (PIC,)
+    assert payload.text.startswith("first")  # the first section survives whole
+
+
+def test_generalise_and_scoped_index():
+    assert memolib.generalise('type "red umbrella" then pick 3') == "type <target item> then pick <number>"
+    import faiss
+
+    index = memolib.ScopedIndex(faiss.IndexFlatIP, 2)
+    index.add(np.array([[1, 0]], dtype=np.float32), "A")
+    index.add(np.array([[0.9, 0.1]], dtype=np.float32), "B")
+    assert [r for r, _ in index.search(np.array([1, 0], np.float32), 5, "B")] == [1]
+    assert [r for r, _ in index.search(np.array([1, 0], np.float32), 5)] == [0, 1]
