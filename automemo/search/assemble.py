@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from automemo.config import RunConfig
+from automemo.paths import SEEDS_DIR
 from automemo.runs.journal import recover
 from automemo.runs.rundir import RunDir
 from automemo.search.loop import Collaborators, SearchLoop
@@ -64,8 +67,9 @@ def build_search(run: RunDir, config: RunConfig, *, quiet: bool = False,
             evaluation = dataclasses.replace(evaluation, quiet=True)
         evaluator = Evaluator(benchmark, sandbox, store, agent=agent, services_factory=services,
                               config=evaluation)
+        seeds = snapshot_seeds(run)
         meta = build_meta_agent(
-            llm, config.meta, task_description=_task_description(benchmark),
+            llm, config.meta, seeds_dir=seeds, task_description=_task_description(benchmark),
             budget=config.budget, limits=config.sandbox.limits, image_roots=[store.root],
         )
     except BaseException:
@@ -73,9 +77,24 @@ def build_search(run: RunDir, config: RunConfig, *, quiet: bool = False,
         raise
     parts = Collaborators(
         evaluator=evaluator, meta=meta, sandbox=sandbox, llm=llm, services_factory=services,
-        budget=config.budget, limits=config.sandbox.limits,
+        budget=config.budget, limits=config.sandbox.limits, seeds_dir=seeds,
     )
     return AssembledSearch(SearchLoop(run, config.search, parts, quiet=quiet), llm, benchmark)
+
+
+def snapshot_seeds(run: RunDir) -> Path:
+    """The run's own copy of the seed programs, made once: the root and the mutator's
+    transplants come from it, so a run resumed after the package's seeds changed still repeats
+    exactly, and the run records what it started from."""
+    target = run.path / "seeds"
+    if not target.exists():
+        scratch = run.path / ".seeds.tmp"
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir()
+        for seed in sorted(SEEDS_DIR.glob("*.py")):
+            shutil.copy2(seed, scratch / seed.name)
+        scratch.rename(target)
+    return target
 
 
 def _task_description(benchmark: Any) -> str:

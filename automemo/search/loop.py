@@ -14,6 +14,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from automemo.contract import Budget
@@ -23,7 +24,7 @@ from automemo.evaluation.result import EvaluationResult
 from automemo.exam import quick_exam
 from automemo.llm import BudgetExceeded
 from automemo.meta.base import Improvement, MetaAgent, ParentView
-from automemo.paths import seed_path
+from automemo.paths import SEEDS_DIR
 from automemo.runs.journal import StepJournal, record_event, recover
 from automemo.runs.rundir import RunDir
 from automemo.sandbox.base import Limits
@@ -62,6 +63,7 @@ class Collaborators:
     budget: Budget = field(default_factory=Budget)
     limits: Limits = field(default_factory=Limits)
     exam: Callable[..., Any] = quick_exam
+    seeds_dir: Path = SEEDS_DIR  # where the root's seed program is read
 
 
 class SearchLoop:
@@ -148,7 +150,7 @@ class SearchLoop:
         started = time.perf_counter()
         self.display.step_started(0, self.config.steps, f"evaluate the root ({self.config.root})")
         try:
-            source = seed_path(self.config.root).read_text()
+            source = _seed_source(self.parts.seeds_dir, self.config.root)
             _write_text(journal.node_dir(0) / "program.py", source)
             result = self.parts.evaluator.evaluate(
                 source, evidence_dir=journal.evaluation_dir(0, 0), node_id=0
@@ -302,6 +304,14 @@ class SearchLoop:
 
 
 # rows and files --------------------------------------------------------------------------------
+
+
+def _seed_source(seeds_dir: Path, name: str) -> str:
+    path = seeds_dir / (name if name.endswith(".py") else f"{name}.py")
+    if not path.exists():
+        known = sorted(p.stem for p in seeds_dir.glob("*.py") if not p.name.startswith("_"))
+        raise FileNotFoundError(f"search.root: no seed {name!r} in {seeds_dir}; seeds: {', '.join(known)}")
+    return path.read_text()
 
 
 def _write_text(path, text: str) -> None:
