@@ -14,6 +14,8 @@ from automemo.contract import MemoryPayload
 from automemo.episode_store import EpisodeStore
 from automemo.llm import LLMClient, LLMConfig, RoleConfig
 
+from webpolicy import click_named_button, click_other_button, last_user_text, type_then_submit
+
 pytestmark = pytest.mark.browser
 
 
@@ -29,37 +31,13 @@ def _agent(bench, fake):
     return build_agent(bench, LLMClient(LLMConfig(agent=RoleConfig(model="fake", base_url=fake.base_url, max_retries=0))))
 
 
-def _last_user_text(request):
-    content = [m for m in request["messages"] if m["role"] == "user"][-1]["content"]
-    return content if isinstance(content, str) else "\n".join(p["text"] for p in content if p["type"] == "text")
-
-
-def _buttons(text):
-    return re.findall(r'^\[(\d+)\] button "([^"]*)"', text, re.MULTILINE)
-
-
-def sensible_policy(request):
-    """Click the button whose label the task quotes (what a competent agent would do)."""
-    text = _last_user_text(request)
-    target = re.search(r'Task: .*?"([^"]+)"', text).group(1)
-    ref = next(r for r, label in _buttons(text) if label == target)
-    return f"Thought: the task names {target}.\nAction: click [{ref}]"
-
-
-def wrong_policy(request):
-    text = _last_user_text(request)
-    target = re.search(r'Task: .*?"([^"]+)"', text).group(1)
-    ref = next(r for r, label in _buttons(text) if label != target)
-    return f"Action: click [{ref}]"
-
-
 def _click_button_task(bench, split="train"):
     s = bench.split(split)
     return next(t for t in s.update + s.retrieve if t.category == "click-button")
 
 
 def test_sensible_agent_solves_click_button_in_a_real_browser(bench, fake_llm, tmp_path):
-    fake_llm.set_handler(sensible_policy)
+    fake_llm.set_handler(click_named_button)
     store = EpisodeStore(tmp_path)
     task = _click_button_task(bench)
     episode = bench.run_episode(task, _agent(bench, fake_llm), MemoryPayload(text="Read the quoted label."), store)
@@ -73,27 +51,19 @@ def test_sensible_agent_solves_click_button_in_a_real_browser(bench, fake_llm, t
 
 def test_wrong_agent_fails_and_invalid_actions_are_counted(bench, fake_llm, tmp_path):
     replies = iter(["I am not sure what to do.", "Action: click [9999]"])
-    fake_llm.set_handler(lambda req: next(replies, None) or wrong_policy(req))
+    fake_llm.set_handler(lambda req: next(replies, None) or click_other_button(req))
     episode = bench.run_episode(_click_button_task(bench), _agent(bench, fake_llm), None, EpisodeStore(tmp_path))
     assert not episode.success and episode.reward == 0.0
     assert episode.usage["invalid_actions"] == 1
     assert episode.steps[0].error.startswith("invalid action")
     assert "no element [9999]" in episode.steps[1].error
     # The execution error was shown to the agent on the next turn.
-    assert "no element [9999]" in _last_user_text(fake_llm.requests[2])
+    assert "no element [9999]" in last_user_text(fake_llm.requests[2])
     assert "environment reward -1" in episode.judge_feedback
 
 
 def test_typing_into_a_field_solves_enter_text(bench, fake_llm, tmp_path):
-    def policy(request):
-        text = _last_user_text(request)
-        word = re.search(r'Task: Enter "([^"]+)"', text).group(1)
-        field = re.search(r"^\[(\d+)\] input_text", text, re.MULTILINE).group(1)
-        if f'value="{word}"' not in text:
-            return f"Action: type [{field}] {word}"
-        return f"Action: click [{_buttons(text)[0][0]}]"
-
-    fake_llm.set_handler(policy)
+    fake_llm.set_handler(type_then_submit)
     s = bench.split("train")
     task = next((t for t in s.update + s.retrieve if t.category == "enter-text"), None) or next(
         t for t in bench.split("test").retrieve if t.category == "enter-text")
@@ -130,7 +100,7 @@ def test_a_browser_crash_is_an_infrastructure_error_and_the_browser_is_replaced(
     from automemo.benchmarks.base import InfrastructureError
 
     bench.pool.driver().quit()  # simulate chromium dying under the harness
-    fake_llm.set_handler(sensible_policy)
+    fake_llm.set_handler(click_named_button)
     with pytest.raises(InfrastructureError, match="browser"):
         bench.run_episode(_click_button_task(bench), _agent(bench, fake_llm), None, EpisodeStore(tmp_path))
     episode = bench.run_episode(_click_button_task(bench), _agent(bench, fake_llm), None, EpisodeStore(tmp_path))
