@@ -112,3 +112,34 @@ def test_unknown_task_types_and_options_are_rejected():
         load("miniwob", {"tasks": ["click-buton"]})
     with pytest.raises(ConfigError, match="max_step"):
         load("miniwob", {"max_step": 3})
+
+
+def test_a_browser_outlives_its_thread_and_serves_the_next_one():
+    """Executors may start fresh threads for every evaluation; the pool must not start (and
+    keep alive) one chromium per thread ever seen, only one per worker alive at once."""
+    import threading
+
+    from automemo.benchmarks.browser import BrowserPool
+
+    pool = BrowserPool()
+    try:
+        def use(into):
+            into.append(pool.driver())
+
+        first, second, both = [], [], []
+        for into in (first, second):
+            worker = threading.Thread(target=use, args=(into,))
+            worker.start()
+            worker.join()
+        assert second[0] is first[0] and pool.size() == 1
+        # Two threads alive at once each need their own browser.
+        gate = threading.Barrier(2)
+        workers = [threading.Thread(target=lambda: (use(both), gate.wait(timeout=30))) for _ in range(2)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert len({id(d) for d in both}) == 2 and first[0] in both and pool.size() == 2
+    finally:
+        pool.close()
+    assert pool.size() == 0

@@ -2,7 +2,10 @@
 
 Episodes of an evaluation run on several threads at once; a browser is not thread-safe, so each
 thread gets its own, started on first use and kept for the next episode of that thread (starting
-chromium costs seconds, an episode well under one). A crashed browser is quit and replaced by the
+chromium costs seconds, an episode well under one). Executors may run every evaluation on fresh
+threads (a thread pool per `map`), so a browser whose thread has ended is handed to the next
+thread that needs one: the pool holds at most one browser per worker that was ever alive at once,
+not one per thread ever started. A crashed browser is quit and replaced by the
 caller through `restart()`. Chromium runs with a fresh user-data dir and with every background
 service that would try the network switched off: the machines have no internet, and a sync or
 update check would only add noise and delay.
@@ -59,28 +62,40 @@ def resolve_binaries(config: BrowserConfig) -> tuple[str, str]:
 class BrowserPool:
     def __init__(self, config: BrowserConfig = BrowserConfig()) -> None:
         self.config = config
-        self._local = threading.local()
         self._lock = threading.Lock()
         self._all: list[tuple[Any, str]] = []  # (driver, user-data dir) of every live browser
+        self._held: dict[threading.Thread, tuple[Any, str]] = {}  # which thread uses which browser
 
     def driver(self) -> Any:
-        """This thread's browser, started if needed."""
-        current = getattr(self._local, "entry", None)
-        if current is None:
-            current = self._start()
-            self._local.entry = current
-        return current[0]
+        """This thread's browser: its own, else one left by a thread that has ended, else a new one."""
+        me = threading.current_thread()
+        with self._lock:
+            entry = self._held.get(me) or self._adopt(me)
+        if entry is None:
+            entry = self._start()  # outside the lock: a start takes seconds
+            with self._lock:
+                self._held[me] = entry
+        return entry[0]
+
+    def _adopt(self, me: threading.Thread) -> tuple[Any, str] | None:
+        for thread, entry in list(self._held.items()):
+            if not thread.is_alive():
+                del self._held[thread]
+                self._held[me] = entry
+                return entry
+        return None
 
     def restart(self) -> None:
         """Quit this thread's browser (after a crash); the next `driver()` starts a new one."""
-        entry = getattr(self._local, "entry", None)
-        self._local.entry = None
+        with self._lock:
+            entry = self._held.pop(threading.current_thread(), None)
         if entry is not None:
             self._quit(entry)
 
     def close(self) -> None:
         with self._lock:
             entries, self._all = self._all, []
+            self._held.clear()
         for entry in entries:
             self._quit(entry, forget=False)
 
