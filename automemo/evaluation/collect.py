@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -44,16 +45,29 @@ class Collection:
 
 def agent_description(agent: Any) -> Any:
     """What identifies an agent's behaviour for the cache key: its `describe()` if it has one,
-    else its config dataclass, else its class."""
+    else its class, its config dataclass and the model and endpoint its LLM answers the agent
+    role with: the same agent code on two models collects different experience, and a memo
+    program must never be scored on update episodes another model played."""
     if agent is None:
         return None
     describe = getattr(agent, "describe", None)
     if callable(describe):
         return describe()
     config = getattr(agent, "config", None)
-    if config is not None and dataclasses.is_dataclass(config):
-        return dataclasses.asdict(config)
-    return f"{type(agent).__module__}.{type(agent).__qualname__}"
+    return {
+        "class": f"{type(agent).__module__}.{type(agent).__qualname__}",
+        "config": dataclasses.asdict(config) if dataclasses.is_dataclass(config) else None,
+        "llm": _agent_role(getattr(agent, "llm", None)),
+    }
+
+
+def _agent_role(llm: Any) -> dict[str, Any] | None:
+    role = getattr(getattr(llm, "config", None), "agent", None)
+    if role is None:
+        return None
+    # An empty base_url is the SDK's choice: $OPENAI_BASE_URL when set, else OpenAI's endpoint.
+    endpoint = role.base_url or os.environ.get("OPENAI_BASE_URL", "")
+    return {"model": role.model, "base_url": endpoint.rstrip("/"), "temperature": role.temperature}
 
 
 def collection_group(benchmark: Benchmark, agent: Any, split: str) -> str:
