@@ -462,3 +462,18 @@ def test_executor_yields_results_as_they_finish():
     assert order == ["b", "a"]
     with pytest.raises(ZeroDivisionError):
         list(ThreadExecutor(2).map(lambda x: 1 / x, [1, 0, 2]))
+
+
+def test_retrieve_fraction_scores_a_per_category_sample_fixed_by_its_seed(unsafe, store):
+    """A sampled evaluation covers every category, draws the same tasks for the same seed and
+    other tasks for another seed."""
+    evaluator = Evaluator(FactsBenchmark(), unsafe, store, config=config(retrieve_fraction=0.5))
+    everything = Evaluator(FactsBenchmark(), unsafe, store, config=config()).retrieve_tasks("train")
+    first = evaluator.retrieve_tasks("train", sample_seed=1)
+    assert len(first) < len(everything)
+    assert {t.category for t in first} == {t.category for t in everything}
+    assert [t.task_id for t in evaluator.retrieve_tasks("train", sample_seed=1)] == [t.task_id for t in first]
+    others = {tuple(t.task_id for t in evaluator.retrieve_tasks("train", sample_seed=s)) for s in range(2, 8)}
+    assert len(others | {tuple(t.task_id for t in first)}) > 1
+    result = evaluator.evaluate(facts_program(), sample_seed=1)
+    assert sorted(r.task_id for r in result.tasks) == sorted(t.task_id for t in first)

@@ -36,7 +36,7 @@ class ScoreFromSource:
         self.store = _Store(root)
         self.calls = []
 
-    def evaluate(self, source, *, split="train", evidence_dir=None, node_id=None):
+    def evaluate(self, source, *, split="train", evidence_dir=None, node_id=None, sample_seed=0):
         self.calls.append(node_id)
         m = re.search(r"SCORE = ([0-9.]+)", source)
         score = float(m.group(1)) if m else 0.1

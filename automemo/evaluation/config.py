@@ -34,6 +34,12 @@ class EvaluationConfig:
     budget: Budget = field(default_factory=Budget)
     # Sandbox resource limits of the memo session (memory, cpus, pids, open timeout...).
     limits: Limits = field(default_factory=Limits)
+    # Fraction of the split's retrieve tasks that one full evaluation scores, sampled per
+    # category with the evaluation's own seed (1.0: every task, the paper's protocol). Below 1,
+    # an evaluation is cheaper and noisier, and repeated evaluations of a node average different
+    # samples: that is what re-evaluation is for when the scorer itself is deterministic
+    # (Mini-Gallery retrieval mode), where a second full evaluation would only repeat the first.
+    retrieve_fraction: float = 1.0
     # Tasks sampled for the quick examination of a new candidate (DESIGN §5).
     exam_sample_size: int = 5
     # Hide the progress bars (the search loop draws its own display).
@@ -48,5 +54,7 @@ class EvaluationConfig:
             raise ValueError("update_timeout_s and retrieve_timeout_s must be positive seconds")
         if self.max_session_restarts < 0:
             raise ValueError(f"max_session_restarts must be >= 0, got {self.max_session_restarts}")
+        if not 0.0 < self.retrieve_fraction <= 1.0:
+            raise ValueError(f"retrieve_fraction must be in (0, 1], got {self.retrieve_fraction}")
         if self.exam_sample_size < 1:
             raise ValueError(f"exam_sample_size must be at least 1, got {self.exam_sample_size}")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from automemo.benchmarks.base import Benchmark, Split, Task
+from automemo.benchmarks.splits import stratified_split
 from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import evidence as evidence_io
@@ -102,6 +103,15 @@ class Evaluator:
                 }
             return self._partials[split]
 
+    def retrieve_tasks(self, split: str = "train", sample_seed: int = 0) -> tuple[Task, ...]:
+        tasks = self.split(split).retrieve
+        if self.config.retrieve_fraction >= 1.0:
+            return tasks
+        _, taken = stratified_split(
+            tasks, lambda t: t.category, self.config.retrieve_fraction, sample_seed, salt="evaluation"
+        )
+        return tuple(taken)
+
     def sample_for_exam(
         self, n: int | None = None, seed: int = 0
     ) -> tuple[list[EpisodeRecorder], list[PartialRecorder]]:
@@ -123,10 +133,13 @@ class Evaluator:
         split: str = "train",
         evidence_dir: Path | None = None,
         node_id: Any = None,
+        sample_seed: int = 0,
     ) -> EvaluationResult:
+        """Score `source` on the split's retrieve tasks (a per-category sample of them, drawn
+        with `sample_seed`, when `config.retrieve_fraction` < 1)."""
         # Shared inputs first, outside the timing: they are computed once for every candidate.
         collection = self.collection(split)
-        tasks = self.split(split).retrieve
+        tasks = self.retrieve_tasks(split, sample_seed)
         partials = self.partials(split)
         started = time.perf_counter()
         evidence_dir = Path(evidence_dir) if evidence_dir is not None else None

@@ -153,7 +153,8 @@ class SearchLoop:
             source = _seed_source(self.parts.seeds_dir, self.config.root)
             _write_text(journal.node_dir(0) / "program.py", source)
             result = self.parts.evaluator.evaluate(
-                source, evidence_dir=journal.evaluation_dir(0, 0), node_id=0
+                source, evidence_dir=journal.evaluation_dir(0, 0), node_id=0,
+                sample_seed=self._sample_seed(0, 0),
             )
         except BaseException:
             journal.abandon()
@@ -166,12 +167,18 @@ class SearchLoop:
             "detail": f"root μ={result.mean:.3f}", "wall_s": time.perf_counter() - started,
         })
 
+    def _sample_seed(self, node_id: int, k: int) -> int:
+        """Seed of node `node_id`'s k-th evaluation sample (used when the evaluation scores a
+        sample of the retrieve tasks): fixed per evaluation, so a resumed run redraws it."""
+        return derive_seed(self.config.seed, 0, f"evaluation sample of #{node_id}, k={k}")
+
     def _evaluate_existing(self, journal: StepJournal, node_id: int) -> dict[str, Any]:
         k = self.tree.node(node_id).n
         source = self.run.program_source(node_id)
         try:
             result = self.parts.evaluator.evaluate(
-                source, evidence_dir=journal.evaluation_dir(node_id, k), node_id=node_id
+                source, evidence_dir=journal.evaluation_dir(node_id, k), node_id=node_id,
+                sample_seed=self._sample_seed(node_id, k),
             )
         except BudgetExceeded:
             raise
@@ -214,7 +221,8 @@ class SearchLoop:
         if gen.passed:
             try:
                 result = self.parts.evaluator.evaluate(
-                    gen.source, evidence_dir=journal.evaluation_dir(child_id, 0), node_id=child_id
+                    gen.source, evidence_dir=journal.evaluation_dir(child_id, 0), node_id=child_id,
+                    sample_seed=self._sample_seed(child_id, 0),
                 )
             except BudgetExceeded:
                 raise
