@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from automemo.cli import main
 from automemo.fakellm import FakeLLM
 from automemo.paths import seed_path
 
@@ -134,3 +135,28 @@ def test_no_agent_is_a_clear_error_before_any_browser_starts(user_dir):
     assert run.returncode == 2
     assert run.stderr.startswith("automemo: error: miniwob is scored by an LLM web agent")
     assert "--agent-model" in run.stderr and "OPENAI_API_KEY" in run.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, env, message",
+    [
+        (["--agent-model", "gpt-4o"], {}, "$OPENAI_API_KEY is empty: export the key, or pass --agent-base-url URL"),
+        (
+            ["--agent-model", "m", "--agent-base-url", "http://127.0.0.1:9/v1"],
+            {"MINIWOB_CHROME_BINARY": "/nonexistent/chromium"},
+            "chromium not found at /nonexistent/chromium: install Debian's chromium package",
+        ),
+    ],
+    ids=["no-key-for-openai", "no-chromium"],
+)
+def test_setup_mistakes_are_clear_errors(argv, env, message, monkeypatch, tmp_path, capsys):
+    """Not tracebacks, and not a run where every task is quietly excluded."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code = main(["eval", "no_memory", "--benchmark", "miniwob", *argv,
+                 "--store", str(tmp_path / "store"), "--workdir", str(tmp_path / "work")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("automemo: error: ") and message in err, err
+    assert not (tmp_path / "work").exists()

@@ -112,6 +112,8 @@ def test_unknown_task_types_and_options_are_rejected():
         load("miniwob", {"tasks": ["click-buton"]})
     with pytest.raises(ConfigError, match="max_step"):
         load("miniwob", {"max_step": 3})
+    with pytest.raises(ValueError, match="chromium not found at /nonexistent"):
+        load("miniwob", {"browser": {"chrome_binary": "/nonexistent"}})
 
 
 def test_a_browser_outlives_its_thread_and_serves_the_next_one():

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from automemo.benchmarks.base import Benchmark, InfrastructureError, Split, Task, TaskScore
-from automemo.benchmarks.browser import BrowserConfig, BrowserPool
+from automemo.benchmarks.browser import BrowserConfig, BrowserPool, resolve_binaries
 from automemo.benchmarks.splits import holdout, stratified_split
 from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder, Step
 from automemo.episode_store import EpisodeStore
@@ -55,6 +55,12 @@ class MiniWoB(Benchmark):
             raise ValueError(f"miniwob: unknown task type(s) {unknown}; the miniwob package ships: {', '.join(sorted(known))}")
         if not options.tasks:
             raise ValueError("miniwob: `tasks` is empty; list at least one task type")
+        try:
+            # A missing browser is a setup mistake: say so now, not as an episode failure
+            # retried and excluded task after task.
+            resolve_binaries(options.browser)
+        except InfrastructureError as exc:
+            raise ValueError(f"miniwob: {exc}") from None
         self.options = options
         self.pool = BrowserPool(options.browser)
         self._partials: dict[tuple[str, str], PartialRecorder] = {}

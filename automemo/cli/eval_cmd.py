@@ -76,18 +76,21 @@ def run(args) -> int:
     from automemo.evaluation import EvaluationConfig, Evaluator
     from automemo.evaluation.evidence import result_to_dict
     from automemo.evaluation.table import build_table, render
-    from automemo.llm import LLMClient, LLMConfig, RoleConfig
+    from automemo.llm import LLMClient, LLMConfig, LLMError, RoleConfig
     from automemo.paths import CACHE_DIR
 
-    llm = LLMClient(
-        LLMConfig(
-            agent=RoleConfig(
-                model=args.agent_model,
-                base_url=args.agent_base_url,
-                api_key_env=args.agent_api_key_env,
-            )
-        )
+    agent_role = RoleConfig(
+        model=args.agent_model, base_url=args.agent_base_url, api_key_env=args.agent_api_key_env
     )
+    try:
+        llm = LLMClient(LLMConfig(agent=agent_role))
+    except LLMError:
+        # The client checks for a key up front; its message speaks of config keys, not flags.
+        raise UserError(
+            f"--agent-model {args.agent_model} would call OpenAI's own endpoint, and "
+            f"${args.agent_api_key_env} is empty: export the key, or pass --agent-base-url URL "
+            f"for another OpenAI-compatible server (vLLM, Ollama, llama.cpp)"
+        ) from None
     benchmark = load_benchmark(args.benchmark, options, llm)
     agent = build_agent(benchmark, llm)
     sandbox = choose_sandbox(args.sandbox, args.unsafe_no_sandbox)
