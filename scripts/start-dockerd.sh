@@ -16,7 +16,7 @@ if ! command -v dockerd >/dev/null 2>&1; then
     exit 1
 fi
 nohup dockerd --bridge=none --iptables=false --pidfile="$DOCKERD_PIDFILE.engine" \
-    >"$DOCKERD_LOG" 2>&1 &
+    </dev/null >"$DOCKERD_LOG" 2>&1 &
 echo $! >"$DOCKERD_PIDFILE"
 i=0
 while ! docker info >/dev/null 2>&1; do
