@@ -32,6 +32,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Literal, Union
 
+from automemo.llm.messages import message_text
+
 Response = Union[str, dict]
 Handler = Callable[[dict], Response]
 
@@ -47,15 +49,6 @@ def hash_embedding(text: str, dim: int) -> list[float]:
     vec = [rng.gauss(0.0, 1.0) for _ in range(dim)]
     norm = math.sqrt(sum(v * v for v in vec)) or 1.0
     return [v / norm for v in vec]
-
-
-def _message_text(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return ""
 
 
 class FakeLLM:
@@ -169,12 +162,12 @@ class FakeLLM:
             return handler(body)
         if self.fallback == "echo":
             users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-            return _message_text(users[-1]) if users else ""
+            return message_text(users[-1]) if users else ""
         return {"status": 500, "content": "FakeLLM: no scripted response left and fallback='error'"}
 
 
 def _chat_completion(fake: FakeLLM, body: dict, content: str, usage: dict | None) -> dict:
-    prompt_text = "\n".join(_message_text(m) for m in body.get("messages", []))
+    prompt_text = "\n".join(message_text(m) for m in body.get("messages", []))
     usage = dict(usage or {})
     usage.setdefault("prompt_tokens", estimate_tokens(prompt_text))
     usage.setdefault("completion_tokens", estimate_tokens(content))

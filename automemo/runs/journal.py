@@ -8,11 +8,12 @@ can be redone from scratch and come out the same.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sqlite3
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from automemo.runs.rundir import RunDir, now_iso
 
@@ -43,12 +44,21 @@ def _ledger_high(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM ledger").fetchone()[0]
 
 
-def _transaction(run: RunDir):
+@contextlib.contextmanager
+def _transaction(run: RunDir) -> Iterator[sqlite3.Connection]:
     # Autocommit connection + explicit BEGIN IMMEDIATE: the step's rows go in together or not
     # at all, and sqlite's implicit transaction handling cannot commit halfway.
     conn = sqlite3.connect(run.db_path, timeout=60.0, isolation_level=None)
-    conn.execute("BEGIN IMMEDIATE")
-    return conn
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
 
 
 class StepJournal:
@@ -110,8 +120,7 @@ class StepJournal:
             if dst.exists():  # left by an interrupted earlier attempt at this very step
                 shutil.rmtree(dst)
             src.rename(dst)
-        conn = _transaction(self.run)
-        try:
+        with _transaction(self.run) as conn:
             for row in self._nodes:
                 _insert(conn, "nodes", row)
             for row in self._evaluations:
@@ -127,12 +136,6 @@ class StepJournal:
             conn.execute(
                 "UPDATE journal SET value = ? WHERE key = 'ledger_watermark'", (str(high),)
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        finally:
-            conn.close()
         self.abandon()
 
     def abandon(self) -> None:
@@ -150,8 +153,7 @@ def record_event(
     """A run-level event (created, resumed, stopped). It carries the last committed step so that
     recovery never mistakes it for part of an unfinished one. `keep_ledger` commits the ledger
     rows spent so far (a budget stop keeps the record of money that was really spent)."""
-    conn = _transaction(run)
-    try:
+    with _transaction(run) as conn:
         step = conn.execute("SELECT MAX(step) FROM actions").fetchone()[0]
         _insert(conn, "events", {"step": step if step is not None else -1, "time": now_iso(),
                                  "kind": kind, "message": message, "data": dict(data or {})})
@@ -160,12 +162,6 @@ def record_event(
                 "UPDATE journal SET value = ? WHERE key = 'ledger_watermark'",
                 (str(_ledger_high(conn)),),
             )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    finally:
-        conn.close()
 
 
 def recover(run: RunDir) -> int | None:
@@ -173,8 +169,7 @@ def recover(run: RunDir) -> int | None:
     without a committed row, ledger rows above the watermark) and return the last committed
     step, or None if not even the root's evaluation was committed."""
     shutil.rmtree(run.pending_dir, ignore_errors=True)
-    conn = _transaction(run)
-    try:
+    with _transaction(run) as conn:
         last = conn.execute("SELECT MAX(step) FROM actions").fetchone()[0]
         node_ids = {r[0] for r in conn.execute("SELECT id FROM nodes")}
         evals = {(r[0], r[1]) for r in conn.execute("SELECT node_id, k FROM evaluations")}
@@ -183,12 +178,6 @@ def recover(run: RunDir) -> int | None:
         ).fetchone()[0])
         if _has_ledger(conn):
             conn.execute("DELETE FROM ledger WHERE rowid > ?", (watermark,))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    finally:
-        conn.close()
     nodes_root = run.path / "nodes"
     for folder in sorted(nodes_root.iterdir()) if nodes_root.exists() else ():
         if not folder.name.isdigit() or int(folder.name) not in node_ids:

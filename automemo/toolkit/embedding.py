@@ -47,7 +47,9 @@ class EmbeddingConfig:
     batch_size: int = 64                              # texts per forward pass of the local model
 
 
-class CachedTextEncoder:
+class _CachedEncoder:
+    """An encoder behind the run's content-hash cache: same name and dimension as the encoder."""
+
     def __init__(self, encoder: Any, cache: EmbeddingCache) -> None:
         self.encoder = encoder
         self.cache = cache
@@ -60,6 +62,8 @@ class CachedTextEncoder:
     def dim(self) -> int:
         return self.encoder.dim
 
+
+class CachedTextEncoder(_CachedEncoder):
     def embed(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
         keys = [content_key(self.encoder.name, t.encode("utf-8")) for t in texts]
         found = self.cache.get_many(keys)
@@ -72,19 +76,7 @@ class CachedTextEncoder:
         return _stack(keys, found, self.dim if not keys else None)
 
 
-class CachedImageEncoder:
-    def __init__(self, encoder: Any, cache: EmbeddingCache) -> None:
-        self.encoder = encoder
-        self.cache = cache
-
-    @property
-    def name(self) -> str:
-        return self.encoder.name
-
-    @property
-    def dim(self) -> int:
-        return self.encoder.dim
-
+class CachedImageEncoder(_CachedEncoder):
     def embed_files(self, paths: Sequence[Path]) -> np.ndarray:
         from PIL import Image
 
