@@ -109,7 +109,23 @@ def test_resume_takes_the_config_of_the_run(tmp_path):
     run = RunDir.create(tmp_path, run_config_to_dict(config), "r")
     resumed_run, resumed = resolve_config(_args("--resume", str(run.path)))
     assert resumed_run.path == run.path and resumed == config
-    with pytest.raises(UserError, match="drop --steps"):
-        resolve_config(_args("--resume", str(run.path), "--steps", "5"))
+    with pytest.raises(UserError, match="drop --seed"):
+        resolve_config(_args("--resume", str(run.path), "--seed", "5"))
+    with pytest.raises(UserError, match="drop --benchmark"):
+        resolve_config(_args("--resume", str(run.path), "--benchmark", "miniwob", "--steps", "5"))
     with pytest.raises(UserError, match="not a run directory"):
         resolve_config(_args("--resume", str(tmp_path)))
+
+
+def test_resume_may_extend_the_budget_and_the_run_remembers_it(tmp_path):
+    """A run stopped at its step budget or a spent cap continues with a larger one; the extension
+    is written into the run's config so that a later plain --resume keeps it."""
+    from automemo.runs import RunDir
+
+    config = load_run_config("minigallery", None, {"search": {"steps": 3}, "llm": {"max_usd": 1.0}})
+    run = RunDir.create(tmp_path, run_config_to_dict(config), "r")
+    _, extended = resolve_config(_args("--resume", str(run.path), "--steps", "8", "--max-usd", "2.5"))
+    assert extended.search.steps == 8 and extended.llm.max_usd == 2.5
+    assert extended.search.seed == config.search.seed and extended.benchmark == config.benchmark
+    _, again = resolve_config(_args("--resume", str(run.path)))
+    assert again == extended

@@ -86,7 +86,7 @@ def test_resume_after_kill_9_matches_an_uninterrupted_run(tmp_path):
 
 
 def test_resume_rejects_config_flags_and_non_runs(tmp_path):
-    result = run_search("--resume", str(tmp_path), "--steps", "3")
-    assert result.returncode == 2 and "drop --steps" in result.stderr
+    result = run_search("--resume", str(tmp_path), "--seed", "3")
+    assert result.returncode == 2 and "drop --seed" in result.stderr
     result = run_search("--resume", str(tmp_path))
     assert result.returncode == 2 and "not a run directory" in result.stderr

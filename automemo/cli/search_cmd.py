@@ -43,30 +43,39 @@ def register(sub) -> None:
 
 CONFIG_FLAGS = ("preset", "config", "benchmark", "steps", "seed", "meta_model", "meta_base_url",
                 "agent_model", "sandbox", "max_usd", "max_tokens", "run_id")
+# What a resumed run may change: only its budget. Everything else would make the committed steps
+# and the ones to come answers to different questions.
+BUDGET_FLAGS = ("steps", "max_usd", "max_tokens")
 
 
-def overrides_from_flags(args: argparse.Namespace) -> dict[str, Any]:
-    """The flags as a nested config mapping (only those given)."""
+# Config keys set by flags (the sandbox flags are handled apart: two flags, one key).
+FLAG_KEYS = {
+    "benchmark": "benchmark.name",
+    "steps": "search.steps",
+    "seed": "search.seed",
+    "meta_model": "llm.meta.model",
+    "meta_base_url": "llm.meta.base_url",
+    "agent_model": "llm.agent.model",
+    "max_usd": "llm.max_usd",
+    "max_tokens": "llm.max_total_tokens",
+}
+
+
+def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The flags as a nested config mapping (only those given; only those in `only` if set)."""
+    values = {path: getattr(args, flag) for flag, path in FLAG_KEYS.items()
+              if only is None or flag in only}
+    if only is None:
+        values["sandbox.backend"] = "unsafe" if args.unsafe_no_sandbox else args.sandbox
     out: dict[str, Any] = {}
-
-    def put(path: str, value: Any) -> None:
+    for path, value in values.items():
         if value is None:
-            return
+            continue
         *parents, leaf = path.split(".")
         node = out
         for key in parents:
             node = node.setdefault(key, {})
         node[leaf] = value
-
-    put("benchmark.name", args.benchmark)
-    put("search.steps", args.steps)
-    put("search.seed", args.seed)
-    put("llm.meta.model", args.meta_model)
-    put("llm.meta.base_url", args.meta_base_url)
-    put("llm.agent.model", args.agent_model)
-    put("sandbox.backend", "unsafe" if args.unsafe_no_sandbox else args.sandbox)
-    put("llm.max_usd", args.max_usd)
-    put("llm.max_total_tokens", args.max_tokens)
     return out
 
 
@@ -80,18 +89,27 @@ def resolve_config(args: argparse.Namespace):
         raise UserError(f"--steps must be >= 0, got {args.steps}")
     try:
         if args.resume:
-            given = [f"--{f.replace('_', '-')}" for f in CONFIG_FLAGS if getattr(args, f) is not None]
+            given = [
+                f"--{f.replace('_', '-')}" for f in CONFIG_FLAGS
+                if f not in BUDGET_FLAGS and getattr(args, f) is not None
+            ]
             if given:
                 raise UserError(
-                    f"--resume continues a run with the config it was started with; drop {', '.join(given)}"
+                    f"--resume continues a run with the config it was started with; drop "
+                    f"{', '.join(given)} (only --steps, --max-usd and --max-tokens may extend it)"
                 )
+            from automemo.configtools import merge
             from automemo.runs import RunDir, RunDirError
 
             try:
                 run = RunDir.open(args.resume)
             except RunDirError as exc:
                 raise UserError(str(exc)) from None
-            config = build_run_config(run.config())
+            stored = run.config()
+            extended = merge(stored, overrides_from_flags(args, only=BUDGET_FLAGS))
+            config = build_run_config(extended)
+            if extended != stored:
+                run.write_config(extended)
         else:
             run = None
             config = load_run_config(args.preset, args.config, overrides_from_flags(args))

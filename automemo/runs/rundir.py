@@ -165,6 +165,10 @@ class RunDir:
     def config(self) -> dict[str, Any]:
         return json.loads((self.path / CONFIG_FILE).read_text())
 
+    def write_config(self, config: Mapping[str, Any]) -> None:
+        """Replace the resolved config (used when a resumed run extends its budget)."""
+        atomic_write(self.path / CONFIG_FILE, json.dumps(dict(config), indent=2, sort_keys=True).encode())
+
     def nodes(self) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM nodes ORDER BY id", table="nodes")
 
