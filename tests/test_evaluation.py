@@ -252,6 +252,48 @@ def test_minigallery_retrieval_with_real_embeddings(backend, minilm_encoders, st
     assert (tmp_path / "murag" / "summary.json").exists()
 
 
+@pytest.mark.bwrap
+def test_minigallery_qa_mode_whole_path_with_an_llm_agent(minilm_encoders, store, fake_llm, tmp_path):
+    """QA mode end to end: the sandboxed MuRAG seed retrieves, the payload is injected into the
+    visual agent's prompt, the agent (a fake LLM that answers right exactly when the memory it
+    was shown holds the gold answer) replies, and token F1 scores the reply. MuRAG's memory
+    carries the answers, no memory does not, so the score separates the programs."""
+    from automemo import benchmarks
+    from automemo.agents import build_agent
+    from automemo.llm import LLMClient, LLMConfig, RoleConfig
+    from automemo.llm.messages import message_text
+    from automemo.paths import seed_path
+    from automemo.toolkit.services import MemoServices
+
+    bench = benchmarks.load("minigallery", {**MINIGALLERY_SMALL, "mode": "qa"})
+    gold = {t.instruction: t.data["answer"] for t in bench.split("train").retrieve}
+
+    def agent_answers(request):
+        users = [message_text(m) for m in request["messages"] if m["role"] == "user"]
+        question = next(q for q in gold if q in users[-1])
+        memory = "\n".join(users[:-1])
+        return f"Answer: {gold[question]}" if gold[question] in memory else "Answer: Not mentioned."
+
+    fake_llm.set_handler(agent_answers)
+    role = RoleConfig(model="fake-agent", base_url=fake_llm.base_url, max_retries=0, timeout_s=20.0)
+    agent = build_agent(bench, LLMClient(LLMConfig(agent=role)))
+    evaluator = Evaluator(
+        bench, get_sandbox("bwrap"), store, agent=agent, config=config(concurrency=4),
+        services_factory=lambda node: MemoServices(minilm_encoders, None, store.root, node=node),
+    )
+    murag = evaluator.evaluate(seed_path("murag").read_text(), evidence_dir=tmp_path / "qa", node_id=1)
+    empty = evaluator.evaluate(EMPTY_PROGRAM, node_id=2)
+
+    assert murag.errors == {} and not murag.excluded
+    assert {"f1", "em"} <= set(murag.metrics)
+    assert murag.mean > empty.mean + 0.3
+    # with no memory only the refusal questions are answered right ("Not mentioned.")
+    assert empty.per_category.get("AR", 0.0) == 1.0
+    assert all(empty.per_category[c] == 0.0 for c in empty.per_category if c != "AR")
+    asked = [r for r in fake_llm.requests if r["model"] == "fake-agent"]
+    assert len(asked) == len(murag.tasks) + len(empty.tasks)
+
+
 # --- protocol, in the unsafe backend (same guest runner, no isolation cost) ----------------------
 
 
