@@ -75,8 +75,11 @@ def _parent(source: str, node_id: int = 3) -> ParentView:
     return ParentView(node_id=node_id, source=source, score=0.4667, n_evals=1, evaluation=_evaluation())
 
 
+PERTURB_ONLY = MetaConfig(transplant_rate=0.0)
+
+
 def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
-    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    mutator = ParameterMutator(PERTURB_ONLY, seeds_dir=seeds_dir)
     parent = _seed(10, "hybrid")
     before = {t.name: t for t in parse_tunables(parent)}
     seen_counts = set()
@@ -114,7 +117,7 @@ def test_choices_are_deterministic_per_seed_and_node(seeds_dir):
 
 
 def test_root_gets_an_untried_seed_transplanted(seeds_dir):
-    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    mutator = ParameterMutator(PERTURB_ONLY, seeds_dir=seeds_dir)
     expected = {p.stem: p.read_text() for p in seeds_dir.glob("*.py")}
     first = mutator.propose(_parent(ROOT, 0), [], node_id=1, seed=0)
     assert first.diagnosis["mutation"]["kind"] == "transplant"
@@ -137,6 +140,22 @@ def test_root_gets_an_untried_seed_transplanted(seeds_dir):
     mutator.observe_tree(tried)
     again = mutator.propose(_parent(ROOT, 0), [], node_id=5, seed=0)
     assert "every seed was tried already" in again.summary
+
+
+def test_a_tunable_parent_sometimes_gets_an_untried_seed_while_one_remains(seeds_dir):
+    """transplant_rate keeps other designs in reach below the root; once every seed is in the
+    tree, a tunable parent is always perturbed."""
+    mutator = ParameterMutator(MetaConfig(transplant_rate=0.5), seeds_dir=seeds_dir)
+    parent = _seed(10, "hybrid")
+    kinds = [mutator.propose(_parent(parent), [], node_id=i, seed=3).diagnosis["mutation"]["kind"]
+             for i in range(40)]
+    assert 8 <= kinds.count("transplant") <= 32 and "perturb" in kinds
+    again = [mutator.propose(_parent(parent), [], node_id=i, seed=3).diagnosis["mutation"]["kind"]
+             for i in range(40)]
+    assert again == kinds  # the coin is seeded by (seed, node)
+    mutator.observe_tree([(seeds_dir / f"{n}.py").read_text() for n in ("alpha", "beta", "gamma")])
+    assert {mutator.propose(_parent(parent), [], node_id=i, seed=3).diagnosis["mutation"]["kind"]
+            for i in range(40)} == {"perturb"}
 
 
 def test_program_with_malformed_markers_is_treated_as_untunable(seeds_dir):

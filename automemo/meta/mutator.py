@@ -102,7 +102,9 @@ class ParameterMutator(MetaAgent):
     ) -> Proposal:
         rng = random.Random(f"mutate:{seed}:{node_id}")
         tunables = _tunables(parent.source)
-        if tunables:
+        # Its own stream, so that the perturbation drawn for a node does not depend on this coin.
+        explore = random.Random(f"transplant:{seed}:{node_id}").random() < self.config.transplant_rate
+        if tunables and not (explore and self._untried()):
             source, mutation = self._perturb(parent.source, tunables, rng)
         else:
             source, mutation = self._transplant(rng)
@@ -158,9 +160,12 @@ class ParameterMutator(MetaAgent):
             "changes": {n: {"from": old[n], "to": v} for n, v in changes.items()},
         }
 
+    def _untried(self) -> list[str]:
+        return [n for n in sorted(self.seeds) if _skeleton(self.seeds[n]) not in self._tried]
+
     def _transplant(self, rng: random.Random) -> tuple[str, dict[str, Any]]:
         names = sorted(self.seeds)
-        untried = [n for n in names if _skeleton(self.seeds[n]) not in self._tried]
+        untried = self._untried()
         name = rng.choice(untried or names)
         note = "not yet tried" if untried else "every seed was tried already"
         return self.seeds[name], {
