@@ -37,9 +37,8 @@ from automemo.sandbox.host import (
     GUEST_STORE,
     GUEST_UID,
     ExitInfo,
-    GuestProcess,
+    SubprocessGuest,
     SessionDirs,
-    exit_info_from_status,
     guest_environment,
     host_pid_alive,
     runner_command,
@@ -54,14 +53,10 @@ DROP_PRIVILEGES = [  # run inside the sandbox, as root, right before the runner
 ]
 
 
-class BubblewrapGuest(GuestProcess):
+class BubblewrapGuest(SubprocessGuest):
     def __init__(self, proc: subprocess.Popen, cgroup: SessionCgroup | None, log_path: Path):
-        self.proc = proc
+        super().__init__(proc, log_path)
         self.cgroup = cgroup
-        self.log_path = log_path
-
-    def running(self) -> bool:
-        return self.proc.poll() is None
 
     def kill(self) -> None:
         try:
@@ -70,18 +65,11 @@ class BubblewrapGuest(GuestProcess):
             pass
         if self.cgroup is not None:
             self.cgroup.kill_all()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+        self.reap()
 
     def exit_info(self, timeout: float) -> ExitInfo:
-        try:
-            status = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return ExitInfo()
-        info = exit_info_from_status(status)
-        if self.cgroup is not None and self.cgroup.oom_killed():
+        info = super().exit_info(timeout)
+        if info != ExitInfo() and self.cgroup is not None and self.cgroup.oom_killed():
             return ExitInfo(code=info.code, signal=info.signal, oom=True)
         return info
 
@@ -89,12 +77,6 @@ class BubblewrapGuest(GuestProcess):
         if self.cgroup is not None:
             self.cgroup.kill_all()
             self.cgroup.remove()
-
-    def log_tail(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-2000:]
-        except OSError:
-            return ""
 
 
 class BubblewrapSandbox(Sandbox):
@@ -139,7 +121,7 @@ class BubblewrapSandbox(Sandbox):
 
     def open(self, program_source: str, limits: Limits = Limits(), *,
              services: HostServices | None = None, store_root: Path | None = None) -> Session:
-        def launch(dirs: SessionDirs) -> GuestProcess:
+        def launch(dirs: SessionDirs) -> SubprocessGuest:
             cgroup = SessionCgroup.create(f"s-{os.getpid()}-{uuid.uuid4().hex[:12]}", limits)
             log_path = dirs.root / "guest.log"
             with open(log_path, "wb") as log:

@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import tempfile
 import threading
 import time
@@ -136,6 +137,37 @@ class GuestProcess(abc.ABC):
     def log_tail(self) -> str:
         """The guest's startup output, for errors before the runner connects."""
         return ""
+
+
+class SubprocessGuest(GuestProcess):
+    """A guest that is a local child process (bubblewrap, unsafe): its status comes from the
+    process, its startup output from a log file."""
+
+    def __init__(self, proc: subprocess.Popen, log_path: Path) -> None:
+        self.proc = proc
+        self.log_path = log_path
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def reap(self) -> None:
+        """Collect the killed runner, so that no zombie outlives the session."""
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def exit_info(self, timeout: float) -> ExitInfo:
+        try:
+            return exit_info_from_status(self.proc.wait(timeout=timeout))
+        except subprocess.TimeoutExpired:
+            return ExitInfo()
+
+    def log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
 
 
 SESSION_DIR_PREFIX = "automemo-sbx-"

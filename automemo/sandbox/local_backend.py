@@ -17,24 +17,15 @@ from pathlib import Path
 from automemo.paths import PACKAGE_DIR
 from automemo.sandbox.base import HostServices, Limits, Sandbox, Session
 from automemo.sandbox.host import (
-    ExitInfo,
-    GuestProcess,
+    SubprocessGuest,
     SessionDirs,
-    exit_info_from_status,
     guest_environment,
     runner_command,
     start_session,
 )
 
 
-class LocalProcessGuest(GuestProcess):
-    def __init__(self, proc: subprocess.Popen, log_path: Path) -> None:
-        self.proc = proc
-        self.log_path = log_path
-
-    def running(self) -> bool:
-        return self.proc.poll() is None
-
+class LocalProcessGuest(SubprocessGuest):
     def kill(self) -> None:
         # The runner leads its own process group, but a child may have left it (setsid): collect
         # every descendant while the runner is still there to link them, then kill them all.
@@ -48,25 +39,10 @@ class LocalProcessGuest(GuestProcess):
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-
-    def exit_info(self, timeout: float) -> ExitInfo:
-        try:
-            return exit_info_from_status(self.proc.wait(timeout=timeout))
-        except subprocess.TimeoutExpired:
-            return ExitInfo()
+        self.reap()
 
     def cleanup(self) -> None:
         pass
-
-    def log_tail(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-2000:]
-        except OSError:
-            return ""
 
 
 def descendants(root: int) -> list[int]:
@@ -96,7 +72,7 @@ class UnsafeLocalSandbox(Sandbox):
              services: HostServices | None = None, store_root: Path | None = None) -> Session:
         store = Path(store_root).resolve() if store_root is not None else None
 
-        def launch(dirs: SessionDirs) -> GuestProcess:
+        def launch(dirs: SessionDirs) -> SubprocessGuest:
             log_path = dirs.root / "guest.log"
             env = guest_environment(str(PACKAGE_DIR.parent), str(dirs.state))
             env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
