@@ -45,6 +45,15 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"automemo: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        # A run directory a command cannot use (e.g. a damaged tree.db): its message says what
+        # to do. Imported here, not at start-up, to keep `automemo --help` instant.
+        from automemo.runs.rundir import RunDirError
+
+        if isinstance(exc, RunDirError):
+            print(f"automemo: error: {exc}", file=sys.stderr)
+            return 2
+        raise
     except KeyboardInterrupt:
         print("automemo: interrupted; everything committed so far is kept.", file=sys.stderr)
         return 130

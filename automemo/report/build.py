@@ -60,8 +60,8 @@ def build_report(
     """Write the report of `run_dir` (default into `<run_dir>/report/`); return index.html."""
     run = run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)
     out = Path(out_dir) if out_dir is not None else run.path / "report"
+    data = gather_run(run)  # reads the whole tree first: a run it cannot read leaves no folder
     (out / NODES_DIR).mkdir(parents=True, exist_ok=True)
-    data = gather_run(run)
     sink = ImageSink(
         out, max_px=config.thumb_px, quality=config.jpeg_quality, byte_budget=config.image_budget_bytes
     )

@@ -67,6 +67,11 @@ class RunDirError(RuntimeError):
     """The folder is not a usable run directory; the message says what is missing."""
 
 
+class DamagedRun(RunDirError):
+    """The run's tree.db is empty, truncated or corrupt (e.g. a partial copy): the message names
+    the file, says to restore it from a copy and which files can still be read without it."""
+
+
 def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
 
@@ -117,7 +122,40 @@ class RunDir:
                     f"{run.path} is not a run directory (no {name}); "
                     f"runs are the folders under runs/ made by `automemo search`"
                 )
+        run._check_database()
         return run
+
+    def _check_database(self) -> None:
+        """Refuse a tree.db that sqlite cannot read or that lacks the run tables, before any
+        command reads (or writes) a row: one clear error instead of a traceback halfway."""
+        try:
+            conn = sqlite3.connect(self.db_path, timeout=30.0)
+            try:
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                # quick_check reads every page: a truncated copy fails here, not in the middle of
+                # a report. Run databases are small (a few MB), so this costs milliseconds.
+                check = [r[0] for r in conn.execute("PRAGMA quick_check")]
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            raise DamagedRun(self._damage_message(str(exc))) from None
+        missing = sorted(set(SCHEMA) - tables)
+        if missing:
+            size = self.db_path.stat().st_size
+            what = "is empty (0 bytes)" if size == 0 else f"lacks the tables {', '.join(missing)}"
+            raise DamagedRun(self._damage_message(what))
+        if check != ["ok"]:
+            raise DamagedRun(self._damage_message("; ".join(check[:3])))
+
+    def _damage_message(self, detail: str) -> str:
+        readable = f"the node folders {self.path / 'nodes'}/<id>/ hold each program (program.py) and its evaluations"
+        if (self.path / FINAL_FILE).exists():
+            readable += f", and {self.path / FINAL_FILE} holds the selected node and its scores"
+        return (
+            f"{self.db_path} is damaged ({detail}), so this run's tree cannot be read. Restore "
+            f"{DB_FILE} from a copy of the run (copy the whole folder, with {DB_FILE}-wal if "
+            f"present, while no search is writing to it). Without it, {readable}."
+        )
 
     # paths -------------------------------------------------------------------------------------
 
