@@ -144,3 +144,43 @@ def test_no_partial_state_is_left_in_the_working_directory(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     assert main(["eval", "nope.py", "--benchmark", "minigallery"]) == 2
     assert os.listdir(tmp_path) == []
+
+
+BROKEN_PROGRAMS = {
+    "syntax": ("class Memo(:\n", "never loaded", "SyntaxError"),
+    "bad_result": (
+        "from automemo.contract import MemoProgram\n\n"
+        "class Memo(MemoProgram):\n"
+        "    def update(self, episode):\n        return None\n\n"
+        "    def retrieve(self, task):\n        return 42\n",
+        "failed on all",
+        "bad-result: retrieve() result",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_PROGRAMS))
+def test_a_program_that_never_worked_exits_non_zero_with_the_reason(run_eval, tmp_path, capsys, name):
+    source, reason, detail = BROKEN_PROGRAMS[name]
+    program = tmp_path / f"{name}.py"
+    program.write_text(source)
+    code, doc = run_eval(tmp_path, str(program), "--unsafe-no-sandbox")
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.err.startswith("automemo: error: ") and reason in captured.err and detail in captured.err
+    assert doc["table"]["score"]["mean"] == 0.0  # the results are still written, for inspection
+
+
+def test_deterministic_scoring_defaults_to_one_repeat_outside_runs(shared_store, tmp_path, monkeypatch, capsys):
+    """Retrieval mode has no agent: repeats would agree exactly, so one is the default; the work
+    folder goes under evals/, apart from search runs."""
+    monkeypatch.chdir(tmp_path)
+    code = main(["eval", "murag", "--benchmark", "minigallery", *SMALL, "--quiet", "--unsafe-no-sandbox",
+                 "--store", str(shared_store)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "(test split, 1 repeat)" in out
+    assert not (tmp_path / "runs").exists()
+    (workdir,) = (tmp_path / "evals").iterdir()
+    assert workdir.name.endswith("-murag") and (workdir / "results.json").exists()
+    assert [p.name for p in workdir.iterdir() if p.is_dir()] == ["repeat-1"]

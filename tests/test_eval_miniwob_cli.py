@@ -84,8 +84,8 @@ def test_eval_with_agent_flags_prints_the_table_and_writes_json(server, user_dir
     assert "program failures" not in out
     written = re.search(r"^results written to (\S+); evidence in (\S+)$", out, re.MULTILINE)
     results, workdir = user_dir / written.group(1), user_dir / written.group(2)
-    assert results == workdir / "results.json" and workdir.parent == user_dir / "runs"
-    assert workdir.name.startswith("eval-") and workdir.name.endswith("-no_memory")
+    assert results == workdir / "results.json" and workdir.parent == user_dir / "evals"
+    assert workdir.name.endswith("-no_memory")
 
     doc = json.loads(results.read_text())
     assert doc["program"] == "seeds/no_memory.py" and doc["split"] == "test"

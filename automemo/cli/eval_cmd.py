@@ -2,14 +2,16 @@
 
 Evaluates on the held-out test split by default, `--repeats` times (each with a fresh sandbox
 session), prints the results table (mean ± std over repeats) and writes it as JSON. Evidence of
-every repeat lands in the work directory; update episodes are kept in a shared episode store so
-that later evaluations with the same benchmark and agent reuse them.
+every repeat lands in the work directory (default evals/, apart from search runs); update
+episodes are kept in a shared episode store so that later evaluations with the same benchmark
+and agent reuse them. Exits 1 when the program never loaded or failed on every task.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,11 @@ from typing import Any
 from automemo.cli import UserError
 
 SANDBOXES = ("auto", "docker", "bwrap")
+# Default --repeats. Without an execution agent a score is a fixed function of the program's
+# payload, so a second repeat only re-measures the same number; an LLM agent's runs vary.
+DETERMINISTIC_REPEATS = 1
+AGENT_REPEATS = 3
+EVALS_DIR = Path("evals")  # default home of eval work folders: not runs/, where searches live
 
 
 def register(sub) -> None:
@@ -32,7 +39,12 @@ def register(sub) -> None:
     )
     p.add_argument("--benchmark", required=True, metavar="NAME", help="e.g. minigallery, miniwob")
     p.add_argument("--split", default="test", choices=("train", "test"))
-    p.add_argument("--repeats", type=int, default=3, help="evaluations to average (default 3)")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        help=f"evaluations to average (default {DETERMINISTIC_REPEATS} where scoring needs no "
+        f"execution agent, e.g. Mini-Gallery retrieval mode, so repeats agree; else {AGENT_REPEATS})",
+    )
     p.add_argument("--concurrency", type=int, default=8, help="retrieve tasks in flight (default 8)")
     p.add_argument("--sandbox", default="auto", choices=SANDBOXES)
     p.add_argument(
@@ -48,7 +60,7 @@ def register(sub) -> None:
         help="benchmark option (VALUE parsed as JSON when it can be), repeatable",
     )
     p.add_argument("--out", type=Path, help="results JSON (default WORKDIR/results.json)")
-    p.add_argument("--workdir", type=Path, help="evidence folder (default runs/eval-<time>-<program>)")
+    p.add_argument("--workdir", type=Path, help=f"evidence folder (default {EVALS_DIR}/<time>-<program>)")
     p.add_argument(
         "--store",
         type=Path,
@@ -93,9 +105,10 @@ def run(args) -> int:
         ) from None
     benchmark = load_benchmark(args.benchmark, options, llm)
     agent = build_agent(benchmark, llm)
+    repeats = args.repeats or (DETERMINISTIC_REPEATS if agent is None else AGENT_REPEATS)
     sandbox = choose_sandbox(args.sandbox, args.unsafe_no_sandbox)
     store = EpisodeStore(args.store or CACHE_DIR / "eval-store")
-    workdir = args.workdir or Path("runs") / f"eval-{time.strftime('%Y%m%d-%H%M%S')}-{program_name}"
+    workdir = args.workdir or EVALS_DIR / f"{time.strftime('%Y%m%d-%H%M%S')}-{program_name}"
     out = args.out or workdir / "results.json"
     config = configtools.build(
         EvaluationConfig, {"concurrency": args.concurrency, "quiet": args.quiet}
@@ -110,7 +123,7 @@ def run(args) -> int:
     )
     results, evidence_dirs = [], []
     try:
-        for i in range(args.repeats):
+        for i in range(repeats):
             evidence_dir = workdir / f"repeat-{i + 1}"
             results.append(evaluator.evaluate(source, split=args.split, evidence_dir=evidence_dir))
             evidence_dirs.append(evidence_dir)
@@ -118,9 +131,9 @@ def run(args) -> int:
         benchmark.close()
     table = build_table(results, program=program_name, benchmark=benchmark.name, split=args.split)
     render(table)
-    fatal = results[-1].info.get("fatal")
-    if fatal:
-        print(f"automemo: the program never loaded, every task scored 0: {fatal}")
+    examples = first_failures(results)
+    for kind, example in examples.items():
+        print(f"first {kind} failure: {example}")
     document = {
         "program": str(args.program),
         "program_sha256": results[-1].info.get("program_sha256"),
@@ -136,7 +149,39 @@ def run(args) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(document, indent=2, sort_keys=True, default=str))
     print(f"results written to {out}; evidence in {workdir}")
+    failure = overall_failure(results)
+    if failure:
+        print(f"automemo: error: {failure}", file=sys.stderr)
+        return 1
     return 0
+
+
+def first_failures(results) -> dict[str, str]:
+    """Per failure kind, the first failed task and what was wrong ("bad-result: retrieve() result
+    must be …"): the table only counts them."""
+    examples: dict[str, str] = {}
+    for result in results:
+        for task in result.tasks:
+            if task.error:
+                kind = task.error.split(":", 1)[0]
+                examples.setdefault(kind, f"{task.task_id}: {task.error}")
+    return examples
+
+
+def overall_failure(results) -> str | None:
+    """Why the evaluation measured nothing about the program, or None: it never loaded, or it
+    failed on every task (then every score is 0 because of the program, not the memory)."""
+    fatal = results[-1].info.get("fatal")
+    if fatal:
+        return f"the program never loaded, so every task scored 0: {fatal}"
+    tasks = [t for r in results for t in r.tasks if not t.excluded]
+    if tasks and all(t.error for t in tasks):
+        first = next(iter(first_failures(results).values()))
+        return (
+            f"the program failed on all {len(tasks)} tasks, so every score is 0; the first "
+            f"failure was {first}"
+        )
+    return None
 
 
 def read_program(spec: str) -> tuple[str, str]:
@@ -245,7 +290,7 @@ def services_factory(store, llm):
 
 
 def _check_numbers(args) -> None:
-    if args.repeats < 1:
+    if args.repeats is not None and args.repeats < 1:
         raise UserError(f"--repeats must be at least 1, got {args.repeats}")
     if args.concurrency < 1:
         raise UserError(f"--concurrency must be at least 1, got {args.concurrency}")
