@@ -231,3 +231,14 @@ def test_image_refs_in_payloads_do_not_break_the_diagnosis(seeds_dir):
     parent = ParentView(node_id=1, source=_seed(3, "graph"), score=1.0, n_evals=1, evaluation=evaluation)
     d = ParameterMutator(seeds_dir=seeds_dir).propose(parent, [], node_id=2, seed=0).diagnosis
     assert any("mean images 1.0" in c for c in d["content_issues"])
+
+
+def test_the_diagnosis_of_a_transplant_says_why_it_was_one(seeds_dir):
+    """A tunable parent transplanted by the exploration draw is not described as untunable."""
+    mutator = ParameterMutator(MetaConfig(transplant_rate=1.0), seeds_dir=seeds_dir)
+    tunable = mutator.propose(_parent(_seed(10, "hybrid")), [], node_id=4, seed=0).diagnosis
+    assert tunable["mutation"]["kind"] == "transplant"
+    (why,) = [s for s in tunable["structural_issues"] if "transplant" in s or "seed" in s]
+    assert "no tunable constants" not in why and "tunable constant(s)" in why and "transplant_rate 1.0" in why
+    bare = mutator.propose(_parent("class Memo:\n    pass\n"), [], node_id=5, seed=0).diagnosis
+    assert "the parent declares no tunable constants" in " ".join(bare["structural_issues"])

@@ -43,7 +43,7 @@ def rule_based_diagnosis(
         if failing:
             structural.append("below-average categories: " + ", ".join(failing))
     if mutation.get("kind") == "transplant":
-        structural.append("the parent declares no tunable constants, so a seed is transplanted")
+        structural.append(mutation.get("why") or f"seed {mutation.get('seed')} is transplanted")
     suggestions = [{"priority": 1, "change": mutation["summary"], "rationale": _rationale(mutation)}]
     for i, (category, score) in enumerate(weakest[:2], start=2):
         suggestions.append(

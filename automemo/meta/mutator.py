@@ -106,8 +106,14 @@ class ParameterMutator(MetaAgent):
         explore = random.Random(f"transplant:{seed}:{node_id}").random() < self.config.transplant_rate
         if tunables and not (explore and self._untried()):
             source, mutation = self._perturb(parent.source, tunables, rng)
+        elif tunables:
+            source, mutation = self._transplant(
+                rng,
+                f"the parent has {len(tunables)} tunable constant(s), but the exploration draw "
+                f"(transplant_rate {self.config.transplant_rate}) picked a seed not yet in the tree",
+            )
         else:
-            source, mutation = self._transplant(rng)
+            source, mutation = self._transplant(rng, NO_TUNABLES)
         self._origin[_sha(source)] = parent.source
         diagnosis = rule_based_diagnosis(parent, mutation, seed=seed, config=self.config)
         return Proposal(source, mutation["summary"], diagnosis=diagnosis, usage={})
@@ -130,14 +136,16 @@ class ParameterMutator(MetaAgent):
             fixed, mutation = self._perturb(base, tunables, rng)
             mutation["summary"] = f"re-perturb after {check} failed: {mutation['summary']}"
         else:
-            fixed, mutation = self._transplant(rng)
+            fixed, mutation = self._transplant(rng, NO_TUNABLES)
         if parent is not None:
             self._origin[_sha(fixed)] = parent
         diagnosis = {"repair_of": check, "attempt": attempt, "mutation": mutation}
         return Proposal(fixed, mutation["summary"], diagnosis=diagnosis, usage={})
 
     def initialize(self, task_description: str, *, node_id: int, seed: int) -> Proposal:
-        source, mutation = self._transplant(random.Random(f"initialize:{seed}:{node_id}"))
+        source, mutation = self._transplant(
+            random.Random(f"initialize:{seed}:{node_id}"), "a first program is drawn from the seeds"
+        )
         return Proposal(source, mutation["summary"], diagnosis={"mutation": mutation}, usage={})
 
     # --- the two moves ------------------------------------------------------------------------
@@ -147,7 +155,9 @@ class ParameterMutator(MetaAgent):
     ) -> tuple[str, dict[str, Any]]:
         movable = [t for t in tunables if can_move(t)]
         if not movable:
-            return self._transplant(rng)
+            return self._transplant(
+                rng, "none of the parent's tunable constants can move, so a seed is transplanted"
+            )
         k = rng.randint(1, min(self.config.max_perturbed, len(movable)))
         chosen = sorted(rng.sample(movable, k), key=lambda t: t.line)
         changes = {t.name: perturb_value(t, rng, self.config.step_fraction) for t in chosen}
@@ -163,7 +173,9 @@ class ParameterMutator(MetaAgent):
     def _untried(self) -> list[str]:
         return [n for n in sorted(self.seeds) if _skeleton(self.seeds[n]) not in self._tried]
 
-    def _transplant(self, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _transplant(self, rng: random.Random, why: str) -> tuple[str, dict[str, Any]]:
+        """A seed's source in place of the parent; `why` (recorded in the mutation) says what
+        made this a transplant rather than a perturbation, for the diagnosis."""
         names = sorted(self.seeds)
         untried = self._untried()
         name = rng.choice(untried or names)
@@ -171,8 +183,12 @@ class ParameterMutator(MetaAgent):
         return self.seeds[name], {
             "kind": "transplant",
             "seed": name,
+            "why": why,
             "summary": f"transplant seed {name} ({note})",
         }
+
+
+NO_TUNABLES = "the parent declares no tunable constants, so a seed is transplanted"
 
 
 def _tunables(source: str) -> list[Tunable]:
