@@ -129,3 +129,60 @@ def test_resume_may_extend_the_budget_and_the_run_remembers_it(tmp_path):
     assert extended.search.seed == config.search.seed and extended.benchmark == config.benchmark
     _, again = resolve_config(_args("--resume", str(run.path)))
     assert again == extended
+
+
+def _run_with_steps(tmp_path, steps: int, done: int):
+    from automemo.runs import RunDir
+    from automemo.runs.journal import StepJournal
+
+    config = load_run_config("minigallery", None, {"search": {"steps": steps}})
+    run = RunDir.create(tmp_path, run_config_to_dict(config), "r")
+    for step in range(done + 1):  # step 0 is the root's evaluation
+        StepJournal(run, step).commit({"kind": "evaluate", "node_id": 0, "outcome": "evaluated"})
+    return run
+
+
+def test_resume_steps_at_or_below_what_is_done_is_refused_not_ignored(tmp_path):
+    run = _run_with_steps(tmp_path, steps=3, done=3)
+    for steps in ("2", "3"):
+        with pytest.raises(UserError, match=r"done 3 step\(s\) already.*new total.*--steps 13"):
+            resolve_config(_args("--resume", str(run.path), "--steps", steps))
+    _, extended = resolve_config(_args("--resume", str(run.path), "--steps", "4"))
+    assert extended.search.steps == 4
+    with pytest.raises(UserError, match="drop --runs-dir"):
+        resolve_config(_args("--resume", str(run.path), "--runs-dir", str(tmp_path / "elsewhere")))
+
+
+def test_resume_prints_what_is_done_and_the_new_total(tmp_path, capsys, monkeypatch):
+    from automemo.cli import main
+    from automemo.cli import search_cmd
+
+    run = _run_with_steps(tmp_path, steps=3, done=3)
+    monkeypatch.setattr(search_cmd, "_build", lambda *a: (_ for _ in ()).throw(SystemExit(7)))
+    with pytest.raises(SystemExit):
+        main(["search", "--resume", str(run.path), "--steps", "5"])
+    assert "resuming: 3 step(s) done of 5" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--benchmark", "nosuchbench"], "unknown benchmark 'nosuchbench'"),
+        (["--run-id", "../escape"], "--run-id '../escape' must be a plain folder name"),
+        (["--runs-dir", "{file}/sub"], "is a file; pass a folder"),
+        (["--runs-dir", "{file}"], "is a file; pass a folder"),
+    ],
+)
+def test_bad_search_places_and_benchmarks_fail_before_anything_is_created(tmp_path, capsys, monkeypatch, flags, message):
+    from automemo.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    flags = [f.replace("{file}", str(tmp_path / "afile")) for f in flags]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main(["search", "--preset", "minigallery", "--unsafe-no-sandbox", *flags]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and "Traceback" not in captured.err
+    assert "run directory" not in captured.out
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no runs/, no ../escape
+    assert not (tmp_path.parent / "escape").exists()

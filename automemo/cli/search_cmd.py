@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,9 @@ from typing import Any
 from automemo.cli import UserError
 
 SANDBOXES = ("auto", "docker", "bwrap")
+DEFAULT_RUNS_DIR = Path("runs")
+# A run id names one folder directly under the runs directory: no separators, no "..".
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def register(sub) -> None:
@@ -24,12 +28,13 @@ def register(sub) -> None:
     p.add_argument("--preset", metavar="NAME", help="a preset under automemo/presets (minigallery, miniwob, default)")
     p.add_argument("--config", type=Path, metavar="FILE", help="a TOML config (keys as in presets/default.toml)")
     p.add_argument("--benchmark", metavar="NAME", help="benchmark name, e.g. minigallery, miniwob")
-    p.add_argument("--steps", type=int, metavar="N", help="search steps after the root's evaluation (default 20)")
+    p.add_argument("--steps", type=int, metavar="N",
+                   help="search steps after the root's evaluation (default 20); with --resume, the run's new total")
     p.add_argument("--seed", type=int, help="run seed; every random choice derives from it")
     p.add_argument("--meta-model", metavar="M", help="model of the meta agent (none: offline parameter mutator)")
     p.add_argument("--meta-base-url", metavar="URL", help="OpenAI-compatible …/v1 URL of the meta model")
     p.add_argument("--agent-model", metavar="M", help="model of the fixed execution agent")
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR", help="where runs are written (default runs/)")
+    p.add_argument("--runs-dir", type=Path, metavar="DIR", help=f"where runs are written (default {DEFAULT_RUNS_DIR}/)")
     p.add_argument("--sandbox", choices=SANDBOXES, help="sandbox backend (default auto)")
     p.add_argument("--unsafe-no-sandbox", action="store_true",
                    help="run memo programs as plain local processes, without isolation: only for trusted code")
@@ -42,7 +47,7 @@ def register(sub) -> None:
 
 
 CONFIG_FLAGS = ("preset", "config", "benchmark", "steps", "seed", "meta_model", "meta_base_url",
-                "agent_model", "sandbox", "max_usd", "max_tokens", "run_id")
+                "agent_model", "sandbox", "max_usd", "max_tokens", "run_id", "runs_dir")
 # What a resumed run may change: only its budget. Everything else would make the committed steps
 # and the ones to come answers to different questions.
 BUDGET_FLAGS = ("steps", "max_usd", "max_tokens")
@@ -106,13 +111,16 @@ def resolve_config(args: argparse.Namespace):
             except RunDirError as exc:
                 raise UserError(str(exc)) from None
             stored = run.config()
+            _check_extension(run, args.steps)
             extended = merge(stored, overrides_from_flags(args, only=BUDGET_FLAGS))
             config = build_run_config(extended)
             if extended != stored:
                 run.write_config(extended)
         else:
             run = None
+            _check_output_places(args)
             config = load_run_config(args.preset, args.config, overrides_from_flags(args))
+            _check_benchmark(config)
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None
     if config.sandbox.backend == "unsafe" and not args.unsafe_no_sandbox:
@@ -121,6 +129,41 @@ def resolve_config(args: argparse.Namespace):
             "to confirm (only for programs you trust), or set sandbox.backend to auto/docker/bwrap"
         )
     return run, config
+
+
+def _check_extension(run, steps: int | None) -> None:
+    """On resume, --steps is the run's new total: one at or below what is done would do nothing."""
+    done = run.last_step() or 0
+    if steps is not None and steps <= done:
+        raise UserError(
+            f"run {run.run_id} has done {done} step(s) already, and on --resume --steps is the "
+            f"run's new total: pass more than {done} (e.g. --steps {done + 10}) to extend it"
+        )
+
+
+def _check_output_places(args: argparse.Namespace) -> None:
+    """Where the new run goes, checked before anything is created."""
+    if args.run_id is not None and not RUN_ID.fullmatch(args.run_id):
+        raise UserError(
+            f"--run-id {args.run_id!r} must be a plain folder name (letters, digits, '.', '_', '-'; "
+            f"no '/' or '..'): the run is written as RUNS_DIR/<run_id>"
+        )
+    runs_dir = args.runs_dir or DEFAULT_RUNS_DIR
+    blocker = next((p for p in (runs_dir, *runs_dir.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        raise UserError(f"--runs-dir {runs_dir}: {blocker} is a file; pass a folder for the runs")
+
+
+def _check_benchmark(config) -> None:
+    """An unknown benchmark or a misspelt option fails before the run directory exists."""
+    from automemo.benchmarks import benchmark_class
+    from automemo.configtools import build
+
+    name = config.benchmark.name
+    try:
+        build(benchmark_class(name).Options, config.benchmark.options, path=f"benchmark.{name}")
+    except ValueError as exc:  # ConfigError is a ValueError
+        raise UserError(f"cannot start the search: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,12 +175,15 @@ def run(args: argparse.Namespace) -> int:
     fresh = run_dir is None
     if fresh:
         try:
-            run_dir = RunDir.create(args.runs_dir, run_config_to_dict(config), args.run_id)
+            run_dir = RunDir.create(args.runs_dir or DEFAULT_RUNS_DIR, run_config_to_dict(config), args.run_id)
         except RunDirError as exc:
             raise UserError(str(exc)) from None
         record_event(run_dir, "created", f"run {run_dir.run_id} created")
     if not args.quiet:
         print(f"run directory: {run_dir.path}")
+        if not fresh:
+            done = run_dir.last_step()
+            print(f"resuming: {done if done is not None else 'no'} step(s) done of {config.search.steps}")
     try:
         search = _build(run_dir, config, args.quiet)
     except BaseException:
