@@ -131,6 +131,9 @@ def _node_row(run: RunDir, node_id: int) -> dict[str, Any]:
 
 
 def _prepare(out: Path) -> None:
+    blocker = next((p for p in (out, *out.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        raise ExportError(f"--out {out}: {blocker} is a file; pass a folder for the export")
     if out.exists() and any(out.iterdir()):
         if not (out / MANIFEST).is_file():
             raise ExportError(

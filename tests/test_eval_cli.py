@@ -134,6 +134,19 @@ def test_miniwob_error_names_the_key_variable(capsys, tmp_path):
     assert "--agent-model" in err and "OPENAI_API_KEY" in err and "--agent-api-key-env" in err
 
 
+def test_out_and_workdir_that_are_files_are_refused_before_anything_runs(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for extra, message in (
+        (["--out", str(tmp_path)], "is a folder; pass the results file"),
+        (["--out", str(afile / "results.json")], "is a file, not a folder"),
+        (["--workdir", str(afile)], "is a file, not a folder"),
+    ):
+        assert main(["eval", "murag", "--benchmark", "minigallery", "--unsafe-no-sandbox", *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("automemo: error: ") and message in err, err
+
+
 def test_folder_without_program(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["eval", str(tmp_path / "empty"), "--benchmark", "minigallery"]) == 2

@@ -171,6 +171,10 @@ def test_export_errors_say_what_is_wrong(run_dir, tmp_path, capsys):
     (occupied / "notes.txt").write_text("mine")
     with pytest.raises(ExportError, match="not an earlier export"):
         export_node(run_dir, 0, occupied)
+    with pytest.raises(ExportError, match="notes.txt is a file; pass a folder"):
+        export_node(run_dir, 0, occupied / "notes.txt")
+    with pytest.raises(ExportError, match="notes.txt is a file; pass a folder"):
+        export_node(run_dir, 0, occupied / "notes.txt" / "sub")
 
     # the command: exit code 2 and the message, no traceback; success prints how to load
     assert cli_main(["export", str(broken), "--node", "1", "--out", str(tmp_path / "y")]) == 2

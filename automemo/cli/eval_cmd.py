@@ -81,6 +81,7 @@ def register(sub) -> None:
 def run(args) -> int:
     source, program_name = read_program(args.program)
     _check_numbers(args)
+    _check_places(args)
     options = parse_options(args.option)
 
     from automemo import configtools
@@ -287,6 +288,19 @@ def services_factory(store, llm):
         EmbeddingConfig(cache_path=str(store.root / "embedding-cache.sqlite")), llm=llm
     )
     return lambda node: MemoServices(encoders, llm, store.root, node=node)
+
+
+def _check_places(args) -> None:
+    """--out and --workdir, checked before anything runs or is created."""
+    if args.out is not None and args.out.is_dir():
+        raise UserError(f"--out {args.out} is a folder; pass the results file to write, e.g. {args.out / 'results.json'}")
+    for flag, path, folder in (("--out", args.out, args.out.parent if args.out else None),
+                               ("--workdir", args.workdir, args.workdir)):
+        if folder is None:
+            continue
+        blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            raise UserError(f"{flag} {path}: {blocker} is a file, not a folder")
 
 
 def _check_numbers(args) -> None:
