@@ -10,21 +10,11 @@ import pytest
 
 from automemo.cli import main
 from automemo.runs import DamagedRun, RunDir
-from automemo.runs.journal import StepJournal
+from searchtools import committed_root_run
 
 
 def _run_with_root(tmp_path):
-    run = RunDir.create(tmp_path / "runs", {"search": {"steps": 1}}, "r")
-    step = StepJournal(run, 0)
-    (step.node_dir(0) / "program.py").write_text("class Memo: pass\n")
-    (step.evaluation_dir(0, 0) / "summary.json").write_text(json.dumps({"mean": 0.25}))
-    step.add_node({"id": 0, "parent": None, "action": "root", "status": "evaluated",
-                   "summary": "no memory", "program_path": "nodes/0/program.py"})
-    step.add_evaluation({"node_id": 0, "k": 0, "mean": 0.25, "n_scored": 4,
-                         "metrics": {}, "evidence_dir": "nodes/0/evaluations/0"})
-    for i in range(40):  # enough rows for the database to span many pages
-        step.add_event(f"e{i}", "x" * 400)
-    step.commit({"kind": "evaluate_root", "node_id": 0, "outcome": "evaluated"})
+    run = committed_root_run(tmp_path / "runs", events=40)
     run.write_final({"node_id": 0, "stop_reason": "steps"})
     return run
 

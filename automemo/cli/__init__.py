@@ -55,7 +55,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         raise
     except KeyboardInterrupt:
-        print("automemo: interrupted; everything committed so far is kept.", file=sys.stderr)
+        # A command that can be continued sets `args.resume_command` once there is something to
+        # continue (search: after its run directory exists).
+        resume = getattr(args, "resume_command", None)
+        print("automemo: interrupted; everything committed so far is kept."
+              + (f" Continue with: {resume}" if resume else ""), file=sys.stderr)
         return 130
 
 

@@ -179,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         except RunDirError as exc:
             raise UserError(str(exc)) from None
         record_event(run_dir, "created", f"run {run_dir.run_id} created")
+    args.resume_command = f"automemo search --resume {run_dir.path}"
     if not args.quiet:
         print(f"run directory: {run_dir.path}")
         if not fresh:

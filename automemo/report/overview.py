@@ -70,6 +70,8 @@ class RunOverview:
     last_step: int | None            # last committed step, None before the root's evaluation
     planned_steps: int
     finished: bool
+    running: bool                    # a live search is working on it (else unfinished = stopped)
+    run_path: str                    # for the resume command a stopped run's report shows
     stop_reason: str
     selected_id: int | None          # final.json's node, or the current LCB leader
     total_evaluations: int
@@ -142,6 +144,8 @@ def gather_run(run: RunDir) -> RunData:
         last_step=run.last_step(),
         planned_steps=int(search.get("steps", SearchConfig.steps)),
         finished=final is not None,
+        running=final is None and run.is_running(),
+        run_path=str(run.path),
         stop_reason=(final or {}).get("stop_reason", ""),
         selected_id=selected,
         total_evaluations=tree.total_evaluations,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import socket
 import sqlite3
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ from automemo.episode_store import atomic_write
 CONFIG_FILE = "config.json"
 DB_FILE = "tree.db"
 FINAL_FILE = "final.json"
+RUNNING_FILE = "running.json"  # {pid, host} of the search working on the run; gone when it ends
 
 # Columns holding JSON text, decoded by the read API.
 JSON_COLUMNS = {
@@ -253,6 +255,34 @@ class RunDir:
 
     def write_final(self, final: Mapping[str, Any]) -> None:
         atomic_write(self.path / FINAL_FILE, json.dumps(final, indent=2, sort_keys=True).encode())
+
+    # liveness ----------------------------------------------------------------------------------
+
+    def mark_running(self) -> None:
+        """Say that this process is searching the run (removed by `clear_running`; a killed
+        search leaves it behind with a dead pid, which `is_running` sees through)."""
+        atomic_write(self.path / RUNNING_FILE,
+                     json.dumps({"pid": os.getpid(), "host": socket.gethostname()}).encode())
+
+    def clear_running(self) -> None:
+        (self.path / RUNNING_FILE).unlink(missing_ok=True)
+
+    def is_running(self) -> bool:
+        """Whether a search is working on the run now: a report of a run that was killed or
+        interrupted says so, instead of "in progress"."""
+        try:
+            marker = json.loads((self.path / RUNNING_FILE).read_text())
+        except (OSError, ValueError):
+            return False
+        if marker.get("host") != socket.gethostname():
+            return True  # another machine's process: assume it is alive
+        try:
+            os.kill(int(marker["pid"]), 0)
+        except ProcessLookupError:
+            return False
+        except (PermissionError, KeyError, ValueError, TypeError):
+            return True
+        return True
 
     def ledger_totals(self) -> dict[str, dict[str, float]]:
         """Per-role LLM spend from the `ledger` table (empty if no call was ever made)."""

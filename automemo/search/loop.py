@@ -80,6 +80,13 @@ class SearchLoop:
     def run_search(self) -> dict[str, Any]:
         """Run (or resume) the search to its step budget or an LLM cap; returns final.json."""
         last = recover(self.run)
+        self.run.mark_running()
+        try:
+            return self._run_search(last)
+        finally:
+            self.run.clear_running()
+
+    def _run_search(self, last: int | None) -> dict[str, Any]:
         self.display.started(str(self.run.path), self.config.steps, last)
         if any(e["kind"] in ("started", "resumed") for e in self.run.events()):
             record_event(self.run, "resumed", f"resumed after committed step {last}")
