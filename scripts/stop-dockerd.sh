@@ -1,5 +1,6 @@
 #!/bin/sh
-# Stop the Docker engine that scripts/start-dockerd.sh started (and only that one).
+# Stop the Docker engine that scripts/start-dockerd.sh started (and only that one). Scripts that
+# must not stop an engine another script started use scripts/own-dockerd.sh instead.
 set -eu
 DOCKERD_PIDFILE=${DOCKERD_PIDFILE:-/tmp/automemo-dockerd.pid}
 if [ ! -f "$DOCKERD_PIDFILE" ]; then

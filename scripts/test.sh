@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install, start a Docker engine if none answers, build the
-# sandbox image (cached), run pytest, stop the engine we started.
+# sandbox image (cached), run pytest, stop the engine if this run started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install.sh
-# Stop the engine we started whatever happens: a background dockerd left holding CI's output
-# pipe would keep the CI run open until its time limit.
-trap 'bash scripts/stop-dockerd.sh' EXIT
-bash scripts/start-dockerd.sh
+# A Docker engine for the sandbox, stopped on exit only if this run started it.
+source scripts/own-dockerd.sh
 automemo sandbox build
 
 export MINIWOB_CHROME_BINARY=/usr/bin/chromium MINIWOB_CHROMEDRIVER=/usr/bin/chromedriver
