@@ -4,6 +4,7 @@ each check, when it fails, is named together with the input that failed and the 
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 
 import pytest
@@ -199,8 +200,30 @@ def test_cli_exit_codes_and_json(tmp_path, capsys):
     assert main(["exam", str(tmp_path / "missing.py"), "--episodes", str(STORE)]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert main(["exam", seed, "--episodes", str(tmp_path)]) == 2
-    assert "no update episodes" in capsys.readouterr().err
+    assert "has no episode groups" in capsys.readouterr().err
     (tmp_path / "episodes" / "update").mkdir(parents=True)
     (tmp_path / "episodes" / "update" / "bad.json").write_text('{"task_id": 3}')
     assert main(["exam", seed, "--episodes", str(tmp_path)]) == 2
     assert "bad.json" in capsys.readouterr().err
+
+
+def test_exam_takes_a_run_directory_and_seed_names_and_lists_groups(tmp_path, capsys):
+    """A search run's store names its update group update-<split>-<hash>: exam finds it from the
+    run folder or its episodes/ folder, takes a seed name like eval, and lists the groups when
+    the choice is not clear."""
+    from searchtools import committed_root_run
+
+    run = committed_root_run(tmp_path)
+    shutil.copytree(STORE / "episodes" / "update", run.store_root / "episodes" / "update-train-1a2b")
+    shutil.copytree(STORE / "images", run.store_root / "images")
+    for folder in (run.path, run.store_root):
+        assert main(["exam", "no_memory", "--episodes", str(folder), "--unsafe-no-sandbox", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["passed"]
+    (run.store_root / "episodes" / "update-test-3c4d").mkdir()
+    assert main(["exam", "no_memory", "--episodes", str(run.path), "--unsafe-no-sandbox"]) == 2
+    err = capsys.readouterr().err
+    assert "its groups are: update-test-3c4d, update-train-1a2b" in err and "--update-group NAME" in err
+    assert main(["exam", "no_memory", "--episodes", str(run.path), "--update-group", "nope", "--unsafe-no-sandbox"]) == 2
+    assert "--update-group nope" in capsys.readouterr().err
+    assert main(["exam", "no_memory", "--episodes", str(run.path), "--update-group", "update-train-1a2b",
+                 "--unsafe-no-sandbox"]) == 0

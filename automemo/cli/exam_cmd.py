@@ -1,9 +1,11 @@
 """`automemo exam PROGRAM --episodes DIR`: quick-examine one memo program in the sandbox.
 
-Runs the six checks of DESIGN §5 on the episodes in DIR, an episode store: update episodes as
-EpisodeRecorder JSON in DIR/episodes/update/, retrieve tasks as PartialRecorder JSON in
-DIR/episodes/retrieve/ (when that folder is missing, the update episodes' own partials are used),
-images under DIR/images/. Exit code 0 when every check passes, 1 when one fails, 2 on bad input.
+Runs the six checks of DESIGN §5 on the episodes in DIR: a run directory (its episode store is
+used), or an episode store with update episodes as EpisodeRecorder JSON in DIR/episodes/<group>/
+(default: update/, or the store's one update-* group, as a search run writes), retrieve tasks as
+PartialRecorder JSON in DIR/episodes/retrieve/ (when missing, the update episodes' own partials
+are used), images under DIR/images/. PROGRAM is a file, a seed name or an exported folder, as for
+`automemo eval`. Exit code 0 when every check passes, 1 when one fails, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ SANDBOXES = ("auto", "docker", "bwrap")
 def register(sub) -> None:
     p = sub.add_parser("exam", help="quick-examine a memo program in the sandbox",
                        description=__doc__.split("\n\n")[1])
-    p.add_argument("program", metavar="PROGRAM", type=Path, help="a memo program file (defines class Memo)")
-    p.add_argument("--episodes", required=True, type=Path, metavar="DIR", help="the episode store to examine on")
-    p.add_argument("--update-group", default="update", metavar="NAME",
-                   help="folder under DIR/episodes with the update episodes (default: update)")
+    p.add_argument("program", metavar="PROGRAM",
+                   help="a memo program file, a seed name (e.g. murag), or an exported folder with program.py")
+    p.add_argument("--episodes", required=True, type=Path, metavar="DIR",
+                   help="a run directory, or an episode store, to examine on")
+    p.add_argument("--update-group", metavar="NAME",
+                   help="folder under DIR/episodes with the update episodes (default: update, or the one update-* group)")
     p.add_argument("--retrieve-group", default="retrieve", metavar="NAME",
                    help="folder under DIR/episodes with the retrieve tasks (default: retrieve)")
     p.add_argument("--max-inputs", type=int, default=5, metavar="N",
@@ -34,6 +38,36 @@ def register(sub) -> None:
                    help="run the program as a plain local process: only for programs you trust")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
+
+
+def store_root(folder: Path) -> Path:
+    """The episode store to examine: a run directory's own store, or the folder itself."""
+    from automemo.runs.rundir import CONFIG_FILE, DB_FILE
+
+    if (folder / DB_FILE).exists() and (folder / CONFIG_FILE).exists():
+        return folder / "episodes"
+    return folder
+
+
+def update_group(root: Path, given: str | None) -> str:
+    """The group named by --update-group, else `update`, else the store's only update-* group
+    (a search run names it update-<split>-<hash>); an error lists the groups there are."""
+    groups = sorted(p.name for p in (root / "episodes").glob("*") if p.is_dir())
+    if given is not None and given in groups:
+        return given
+    if given is None:
+        if "update" in groups:
+            return "update"
+        updates = [g for g in groups if g.startswith("update-")]
+        if len(updates) == 1:
+            return updates[0]
+    wanted = f"--update-group {given}" if given else "no --update-group"
+    raise UserError(
+        f"{wanted}: the update episodes to examine on are not clear in {root / 'episodes'}; "
+        + (f"its groups are: {', '.join(groups)}; pass one with --update-group NAME" if groups
+           else "it has no episode groups (expected EpisodeRecorder JSON files in DIR/episodes/<group>/; "
+                "see tests/fixtures/episodes for the layout, or pass a run directory)")
+    )
 
 
 def load_inputs(root: Path, update_group: str, retrieve_group: str, limit: int):
@@ -63,19 +97,20 @@ def load_inputs(root: Path, update_group: str, retrieve_group: str, limit: int):
 
 
 def run(args) -> int:
-    program: Path = args.program
-    if not program.is_file():
-        raise UserError(f"memo program {program} does not exist (pass a .py file defining class Memo)")
+    from automemo.cli.eval_cmd import read_program
+
+    program = args.program
     if not args.episodes.is_dir():
-        raise UserError(f"--episodes {args.episodes} is not a directory (pass an episode store folder)")
+        raise UserError(f"--episodes {args.episodes} is not a directory (pass a run directory or an episode store folder)")
     if args.max_inputs < 1 or args.max_chars < 0 or args.max_images < 0:
         raise UserError("--max-inputs must be >= 1; --max-chars and --max-images must be >= 0")
     try:
-        source = program.read_text(encoding="utf-8")
+        source, _ = read_program(program)
     except UnicodeDecodeError:
         raise UserError(f"{program} is not UTF-8 text") from None
-    root = args.episodes.resolve()
-    episodes, partials = load_inputs(root, args.update_group, args.retrieve_group, args.max_inputs)
+    root = store_root(args.episodes.resolve())
+    group = update_group(root, args.update_group)
+    episodes, partials = load_inputs(root, group, args.retrieve_group, args.max_inputs)
 
     from automemo.contract import Budget
     from automemo.exam import quick_exam
@@ -97,7 +132,7 @@ def run(args) -> int:
     return 0 if report.passed else 1
 
 
-def _print_report(report, program: Path, sandbox_name: str) -> None:
+def _print_report(report, program: str, sandbox_name: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
