@@ -113,6 +113,18 @@ def test_report_of_a_real_search_run(real_run, page, capsys):
     assert _images_loaded(page)
     _shot(page, "report-real-node.png")
 
+    # The first child of the no-memory root is a transplanted seed (the root has no tunables), and
+    # Mini-Gallery's AR questions are left out of retrieval metrics: each says so.
+    first = next(n for n in real_run.nodes() if n["parent"] == 0)
+    page.goto((index.parent / "nodes" / f"{first['id']}.html").as_uri())
+    assert "Transplanted seed" in page.locator("#diff").inner_text()
+    assert "declares no tunable constants" in page.locator("#diagnosis").inner_text()
+    uncounted = page.locator("table.tasks tr", has=page.locator(".badge", has_text="not counted"))
+    assert uncounted.count() >= 1
+    assert all("no gold evidence" in t for t in uncounted.all_inner_texts())
+    assert "gold evidence:" in page.locator("#samples").inner_text()
+    _shot(page, "report-real-transplant.png")
+
     # every node page opens from the tree and renders cleanly
     for node in real_run.nodes():
         page.goto(index.as_uri())
@@ -150,6 +162,14 @@ def test_selected_node_of_a_20_node_run_opens_with_its_diff(run20, page):
     assert page.locator("#samples .sample").count() == 4
     assert page.locator("#samples img").count() > 0 and _images_loaded(page)
     assert page.locator("#exam .attempt").count() == 1 + node["repair_attempts"]
+    # The diagnosis reads as findings and suggestions, not as a key/value dump.
+    diagnosis = page.locator("#diagnosis")
+    assert "perturb TOP_K 5→8" in diagnosis.locator(".move").inner_text()
+    assert diagnosis.locator(".suggestions li").count() == 2 and diagnosis.locator(".findings li").count() == 2
+    assert diagnosis.locator(".relevance .badge.rel-missing").count() == 1
+    assert "rule-based" in diagnosis.inner_text() and "usage" not in diagnosis.locator(":scope > p").all_inner_texts()
+    # What the agent did, and how each sample was scored
+    assert page.locator("#samples .sample ol.steps li").count() >= 1
     _shot(page, "report-20-node.png")
     assert page.problems.items == []
 
@@ -170,6 +190,7 @@ def test_single_node_run_renders(tmp_path, page):
 def test_unfinished_run_renders_and_a_rerun_refreshes_it(tmp_path, page):
     run = write_synthetic_run(tmp_path, nodes=5, tasks_per_eval=3, screenshots_per_task=1,
                               finished=False, run_id="mid")
+    run.mark_running()  # a search is working on it (this process stands in for it)
     index = build_report(run, quiet=True)
     stale = index.parent / "nodes" / "999.html"
     stale.write_text("left over from an earlier build of another run state")
@@ -198,3 +219,51 @@ def test_report_command_rejects_a_folder_that_is_not_a_run(tmp_path, capsys):
     assert "not a run directory" in err and "automemo search" in err
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_a_transplant_page_names_the_seed_and_uncounted_tasks_say_why(tmp_path, page):
+    """A transplanted seed is shown as such (no line diff against an unrelated parent), the
+    overview's selected card reads μ over n, tree boxes end summaries on a word, and a task left
+    out of the mean says why."""
+    import json
+
+    from automemo.evaluation import evidence as evidence_io
+
+    run = write_synthetic_run(tmp_path, nodes=6, tasks_per_eval=3, screenshots_per_task=1, run_id="t")
+    child = next(n for n in run.nodes() if n["parent"] is not None and n["status"] != "failed")
+    folder = run.node_dir(child["id"])
+    diagnosis = json.loads((folder / "diagnosis.json").read_text())
+    diagnosis["diagnosis"]["mutation"] = {
+        "kind": "transplant", "seed": "murag", "summary": "transplant seed murag (not yet tried)",
+        "why": "the parent has 3 tunable constant(s), but the exploration draw (transplant_rate 0.25) "
+               "picked a seed not yet in the tree"}
+    (folder / "diagnosis.json").write_text(json.dumps(diagnosis))
+    # One task of its latest evaluation left out of the mean, as Mini-Gallery does with AR questions.
+    ev = run.evaluations(child["id"])[-1]
+    evidence_dir = run.path / ev["evidence_dir"]
+    summary = json.loads((evidence_dir / "summary.json").read_text())
+    summary["result"]["tasks"][0].update(
+        counted=False, feedback="not counted: this question has no gold evidence to retrieve")
+    (evidence_dir / "summary.json").write_text(json.dumps(summary))
+    assert not evidence_io.read_evidence(evidence_dir).result.tasks[0].counted
+
+    index = build_report(run, quiet=True)
+    page.goto(index.as_uri())
+    hero = page.locator(".card.hero").inner_text()
+    assert "± n=" not in hero and "over n=" in hero
+    for node in run.nodes():  # a cut summary ends at a word boundary
+        text = page.locator(f'svg.tree g.node[data-node-id="{node["id"]}"] text.summary').text_content()
+        if text.endswith("…"):
+            kept = text[:-1].rstrip()
+            assert node["summary"].startswith(kept) and node["summary"][len(kept)] in " ,;", (text, node["summary"])
+
+    page.goto((index.parent / "nodes" / f"{child['id']}.html").as_uri())
+    diff = page.locator("#diff")
+    assert "Transplanted seed murag" in diff.inner_text() and "seeds/murag.py" in diff.inner_text()
+    assert "exploration draw" in diff.inner_text() and page.locator("table.diff").count() == 0
+    assert "lines against" not in page.locator("h2", has_text="Change against the parent").inner_text()
+    page.locator("details:has(table.tasks)").last.evaluate("d => d.open = true")
+    row = page.locator("table.tasks tr", has=page.locator(".badge", has_text="not counted"))
+    assert row.count() == 1 and "no gold evidence to retrieve" in row.inner_text()
+    _shot(page, "report-transplant-node.png")
+    assert page.problems.items == []

@@ -177,10 +177,25 @@ class _Writer:
         (folder / "program.py").write_text(source)
         if parent is None:
             return
+        # The shape the search writes: {summary, diagnosis (analysis schema), usage, failure}.
         _write_json(folder / "diagnosis.json", {
-            "summary": "retrieval misses the round that holds the answer",
-            "relevance": {"helpful": 2, "missing": 3, "irrelevant": 1},
-            "suggestions": ["raise TOP_K so the answer round is reached", "cite image ids"],
+            "summary": "perturb TOP_K", "usage": {}, "failure": "",
+            "diagnosis": {
+                "summary": "mean 0.412 over 4 scored tasks (2 successes, 2 failures)",
+                "content_issues": ["1 of 4 payloads are empty"],
+                "structural_issues": ["retrieval misses the round that holds the answer"],
+                "memory_relevance": [
+                    {"task_id": "q-1", "label": "helpful", "reason": "the task succeeded with this memory"},
+                    {"task_id": "q-3", "label": "missing", "reason": "nothing was retrieved and the task failed"},
+                ],
+                "suggestions": [
+                    {"priority": 1, "change": "raise TOP_K so the answer round is reached",
+                     "rationale": "the answer round ranks 7th"},
+                    {"priority": 2, "change": "cite image ids", "rationale": "no payload cites evidence"},
+                ],
+                "mutation": {"kind": "perturb", "summary": "perturb TOP_K 5→8",
+                             "changes": {"TOP_K": {"from": 5, "to": 8}}},
+            },
         })
         attempts = 1 + repairs
         exam = []

@@ -13,6 +13,9 @@ class ReportConfig:
     # Agent screenshots per sample (the first and the last ones): enough to see where the agent
     # started and where it ended without turning each node page into a film strip.
     screenshots_per_sample: int = 2
+    # Agent actions listed per sample (the first ones), one line each: what the agent did with
+    # the memory it was given, without the whole trajectory.
+    agent_steps_per_sample: int = 8
     # Thumbnail bounding box in pixels; large enough to read a button label in a screenshot.
     thumb_px: int = 360
     # JPEG quality of thumbnails; 72 keeps text legible at about a tenth of PNG's size.

@@ -33,6 +33,43 @@ class ExamAttemptView:
 
 
 @dataclass(frozen=True)
+class Suggestion:
+    priority: int
+    change: str
+    rationale: str
+
+
+@dataclass(frozen=True)
+class Relevance:
+    task_id: str
+    label: str                   # helpful / irrelevant / missing / harmful
+    reason: str
+
+
+@dataclass(frozen=True)
+class DiagnosisView:
+    """diagnosis.json read for people: what was wrong with the parent, what to change, and the
+    move the meta agent made. Whatever the file holds beyond that stays in `raw`."""
+
+    summary: str
+    issues: tuple[str, ...]      # content and structural issues, in that order
+    suggestions: tuple[Suggestion, ...]
+    relevance: tuple[Relevance, ...]
+    move: str                    # e.g. "perturb TOP_K 5→8", "transplant seed murag"
+    move_why: str
+    repair_of: str               # a repair's failed check, "" for a proposal
+    calls: int                   # meta LLM calls it took (0: the offline mutator)
+    raw: str                     # the whole file as JSON, for the curious
+
+
+@dataclass(frozen=True)
+class Transplant:
+    seed: str
+    why: str
+    seed_path: str               # where the run keeps that seed, relative to the run folder
+
+
+@dataclass(frozen=True)
 class TaskRow:
     task_id: str
     category: str
@@ -40,6 +77,7 @@ class TaskRow:
     counted: bool
     excluded: bool
     error: str
+    feedback: str                # the scorer's note: gold evidence, missed clues, why not counted
     steps: int
     tokens: int
     wall_s: float
@@ -75,6 +113,9 @@ class Sample:
     screenshots: tuple[Thumb, ...]
     final_answer: str
     error: str
+    feedback: str                # the scorer's note (gold evidence, missed clues)
+    metrics: Mapping[str, float]
+    agent_steps: tuple[str, ...]  # the agent's actions, one line each ("" episode: no agent)
 
 
 @dataclass(frozen=True)
@@ -86,7 +127,8 @@ class NodeDetail:
     source: str
     diff: tuple[DiffRow, ...]
     diff_stats: DiffStats | None  # None for the root
-    diagnosis: Any               # diagnosis.json as written by the meta agent, None if absent
+    diagnosis: DiagnosisView | None  # None for the root (and nodes written without one)
+    transplant: Transplant | None  # set when the program is a seed put in place of the parent's
     exam: tuple[ExamAttemptView, ...]
     evaluations: tuple[EvaluationView, ...]
     samples: tuple[Sample, ...]
@@ -104,6 +146,7 @@ def gather_node(
     parent = row["parent"]
     parent_source = run.program_source(parent) if parent is not None else None
     evaluations, latest = _evaluations(run, node_id)
+    raw_diagnosis = run.node_json(node_id, "diagnosis.json")
     return NodeDetail(
         id=node_id,
         parent=parent,
@@ -114,11 +157,54 @@ def gather_node(
         if parent_source is not None
         else (),
         diff_stats=diff_stats(parent_source, source) if parent_source is not None else None,
-        diagnosis=run.node_json(node_id, "diagnosis.json"),
+        diagnosis=diagnosis_view(raw_diagnosis) if raw_diagnosis else None,
+        transplant=_transplant(raw_diagnosis),
         exam=tuple(_exam_attempt(a) for a in (run.node_json(node_id, "exam.json") or [])),
         evaluations=evaluations,
         samples=_samples(latest, run.store_root, sink, config) if latest else (),
     )
+
+
+def diagnosis_view(data: Mapping[str, Any]) -> DiagnosisView:
+    """Read diagnosis.json ({summary, diagnosis, usage, failure}, the diagnosis in the shape of
+    the LLM analysis or the offline mutator's rules) into what a page shows."""
+    d = data.get("diagnosis") or {}
+    mutation = d.get("mutation") or {}
+    usage = data.get("usage") or {}
+    return DiagnosisView(
+        summary=str(d.get("summary") or ""),
+        issues=tuple(str(i) for i in [*(d.get("content_issues") or ()), *(d.get("structural_issues") or ())]),
+        suggestions=tuple(
+            Suggestion(int(x.get("priority") or 0), str(x.get("change") or ""), str(x.get("rationale") or ""))
+            for x in d.get("suggestions") or () if isinstance(x, Mapping)
+        ),
+        relevance=tuple(
+            Relevance(str(x.get("task_id") or ""), str(x.get("label") or ""), str(x.get("reason") or ""))
+            for x in d.get("memory_relevance") or () if isinstance(x, Mapping)
+        ),
+        move=str(mutation.get("summary") or data.get("summary") or ""),
+        move_why=str(mutation.get("why") or ""),
+        repair_of=str(d.get("repair_of") or ""),
+        calls=_meta_calls(usage),
+        raw=json.dumps(dict(data), indent=2, ensure_ascii=False, sort_keys=True),
+    )
+
+
+def _meta_calls(usage: Any) -> int:
+    """LLM calls in diagnosis.json's usage: {"calls": [one tally per attempt, each with its own
+    "calls" count]} as the search writes it, or a single tally."""
+    calls = usage.get("calls") if isinstance(usage, Mapping) else None
+    if isinstance(calls, list):
+        return sum(_meta_calls(c) for c in calls)
+    return int(calls) if isinstance(calls, (int, float)) else 0
+
+
+def _transplant(data: Mapping[str, Any] | None) -> Transplant | None:
+    mutation = ((data or {}).get("diagnosis") or {}).get("mutation") or {}
+    if mutation.get("kind") != "transplant" or not mutation.get("seed"):
+        return None
+    seed = str(mutation["seed"])
+    return Transplant(seed=seed, why=str(mutation.get("why") or ""), seed_path=f"seeds/{seed}.py")
 
 
 def _read_text(path: Path) -> str:
@@ -204,6 +290,7 @@ def _task_row(t: TaskResult) -> TaskRow:
         counted=t.counted,
         excluded=t.excluded,
         error=t.error or "",
+        feedback=t.feedback or "",
         steps=t.steps,
         tokens=t.tokens,
         wall_s=t.wall_s,
@@ -248,7 +335,20 @@ def _sample(t: TaskEvidence, roots: list[Path], sink: ImageSink, config: ReportC
         screenshots=_thumbs(shots, roots, sink),
         final_answer=(episode.final_answer or "") if episode else "",
         error=t.result.error or "",
+        feedback=t.result.feedback or "",
+        metrics=dict(t.result.metrics),
+        agent_steps=tuple(_step_line(s) for s in episode.steps[: config.agent_steps_per_sample])
+        if episode is not None
+        else (),
     )
+
+
+def _step_line(step: Any) -> str:
+    action = str(getattr(step, "action", "") or "")
+    thought = str(getattr(step, "thought", "") or "")
+    error = str(getattr(step, "error", "") or "")
+    line = action + (f" — {thought}" if thought else "")
+    return (line + (f" (error: {error})" if error else ""))[:300]
 
 
 def _thumbs(refs, roots: list[Path], sink: ImageSink) -> tuple[Thumb, ...]:

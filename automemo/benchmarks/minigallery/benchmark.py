@@ -171,7 +171,8 @@ class MiniGallery(Benchmark):
         ranked, problems = scoring.cited_evidence(payload, k)
         clues = task.data["clues"]
         if not clues:  # AR: nothing to retrieve; Mem-Gallery excludes it from retrieval metrics
-            return TaskScore(0.0, {}, counted=False, feedback="; ".join(problems))
+            why = "not counted: this question has no gold evidence to retrieve (left out of retrieval metrics, as in Mem-Gallery)"
+            return TaskScore(0.0, {}, counted=False, feedback="; ".join([why, *problems]))
         recall = scoring.recall_at_k(ranked, clues, k)
         metrics = {
             f"recall@{k}": recall,
@@ -179,7 +180,9 @@ class MiniGallery(Benchmark):
             f"hit@{k}": scoring.hit_at_k(ranked, clues, k),
         }
         missed = [c for c in clues if c not in ranked]
-        feedback = problems + ([f"missed clues: {', '.join(missed)}"] if missed else [])
+        feedback = [f"gold evidence: {', '.join(clues)}", *problems] + (
+            [f"missed clues: {', '.join(missed)}"] if missed else []
+        )
         return TaskScore(recall, metrics, counted=True, feedback="; ".join(feedback))
 
     def score(self, task: Task, episode: EpisodeRecorder, payload: MemoryPayload) -> TaskScore:
