@@ -40,6 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Before any command imports a model library: their progress bars are noise in a log and
+    # break into ours in a terminal (our own bars show the progress that matters).
+    from automemo.terminal import silence_third_party_progress
+
+    silence_third_party_progress()
     try:
         return int(args.func(args) or 0)
     except UserError as exc:

@@ -133,12 +133,12 @@ def run(args) -> int:
 
 
 def _print_report(report, program: str, sandbox_name: str) -> None:
-    from rich.console import Console
+    from automemo import terminal
     from rich.table import Table
 
     from automemo.exam import CHECKS
 
-    console = Console()
+    console = terminal.console()
     table = Table(title=f"quick exam of {program} ({sandbox_name} sandbox)")
     table.add_column("check")
     table.add_column("result")

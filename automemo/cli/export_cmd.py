@@ -19,7 +19,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from rich.console import Console
+    from automemo import terminal
 
     from automemo.export import ExportError, export_node
 
@@ -29,7 +29,7 @@ def run(args) -> int:
         raise UserError(str(exc)) from None
     manifest = json.loads((out / "manifest.json").read_text())
     scores = manifest["scores"]
-    Console().print(
+    terminal.console().print(
         f"exported node {manifest['node']['id']} of run {manifest['run']['run_id']} to [bold]{out}[/bold]: "
         f"mean {scores['mean']:.4f} over {scores['n']} evaluation(s), LCB {scores['lcb']:.4f}, "
         f"{len(manifest['experience']['episodes'])} update episodes\n"

@@ -40,11 +40,11 @@ def register(sub) -> None:
 
 
 def run_build(args) -> int:
-    from rich.console import Console
+    from automemo import terminal
 
     from automemo.sandbox import image
 
-    console = Console()
+    console = terminal.console()
     defn = image.load_definition()
     docker_import = not args.no_docker and _docker_answers()
     if not args.no_docker and not docker_import:
@@ -77,7 +77,7 @@ def _docker_answers() -> bool:
 
 
 def run_check(args) -> int:
-    from rich.console import Console
+    from automemo import terminal
     from rich.table import Table
 
     names = args.backend or ["docker", "bwrap", "unsafe"]
@@ -89,7 +89,7 @@ def run_check(args) -> int:
         row = check_backend(name)
         failures += row[1] != "yes" or row[4].startswith("OPEN") and name != "unsafe"
         table.add_row(name, *row[1:])
-    Console().print(table)
+    terminal.console().print(table)
     return 1 if failures else 0
 
 

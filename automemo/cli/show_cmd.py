@@ -20,7 +20,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from rich.console import Console
+    from automemo import terminal
     from rich.markup import escape
     from rich.syntax import Syntax
     from rich.table import Table
@@ -34,7 +34,7 @@ def run(args) -> int:
     if args.node not in rows:
         raise UserError(f"run {run_dir.run_id} has no node {args.node}; nodes: {sorted(rows)}")
     row = rows[args.node]
-    console = Console(highlight=False)
+    console = terminal.console(highlight=False)
     console.rule(f"node #{row['id']}")
     score = f"μ={row['mean']:.3f} n={row['n']} LCB={row['lcb']:.3f}" if row["mean"] is not None else "no evaluation"
     console.print(f"status {row['status']}  action {row['action']} (step {row['step']})  parent "

@@ -65,12 +65,12 @@ def label(row: dict[str, Any]) -> str:
 
 
 def run(args) -> int:
-    from rich.console import Console
+    from automemo import terminal
     from rich.tree import Tree as RichTree
 
     run_dir = open_run(args.run)
     rows = node_rows(run_dir)
-    console = Console(highlight=False)
+    console = terminal.console(highlight=False)
     if not rows:
         console.print(f"{run_dir.path}: no committed node yet")
         return 0

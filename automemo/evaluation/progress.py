@@ -1,7 +1,8 @@
 """Progress bars for the long parts of an evaluation (collecting episodes, updates, retrieve tasks).
 
 `quiet=True` gives a tracker with the same methods that draws nothing, so that the search loop,
-which owns the terminal, can run evaluations without two displays fighting over it.
+which owns the terminal, can run evaluations without two displays fighting over it. Nothing is
+drawn either when stderr is not a terminal (a log gets no bars).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ class _RichTracker:
 @contextlib.contextmanager
 def track(label: str, total: int, *, quiet: bool) -> Iterator[Tracker]:
     """A progress bar for `total` units of work, removed from the terminal when done."""
-    if quiet or total <= 0:
+    from automemo.terminal import progress_wanted
+
+    if not progress_wanted(quiet) or total <= 0:
         yield _Silent()
         return
     from rich.progress import (

@@ -93,10 +93,12 @@ def _mean_steps(result: EvaluationResult) -> float:
 
 def render(table: ResultsTable, console: Any = None) -> None:
     """Print the table to `console` (a rich Console; stdout by default)."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    if console is None:
+        from automemo.terminal import console as make_console
+
+        console = make_console()
     title = (
         f"{table.program} on {table.benchmark} ({table.split} split, "
         f"{table.repeats} repeat{'s' if table.repeats != 1 else ''})"

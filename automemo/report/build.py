@@ -28,6 +28,7 @@ from automemo.report.node_page import gather_node
 from automemo.report.overview import RunData, gather_run
 from automemo.report.tree_layout import draw_tree, layout_tree
 from automemo.runs import RunDir
+from automemo.terminal import progress_wanted
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 NODES_DIR = "nodes"
@@ -121,7 +122,7 @@ def _progress(quiet: bool) -> Progress:
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        disable=quiet,
+        disable=not progress_wanted(quiet),
         transient=True,
     )
 

@@ -12,9 +12,9 @@ class SearchDisplay:
         self.quiet = quiet
         self._console = None
         if not quiet:
-            from rich.console import Console
+            from automemo.terminal import console
 
-            self._console = Console(stderr=True, highlight=False)
+            self._console = console(stderr=True, highlight=False)
 
     def _print(self, text: str) -> None:
         if self._console is not None:
