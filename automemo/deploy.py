@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from automemo import configtools
-from automemo.contract import INTERFACE_VERSION, Budget, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder
+from automemo.contract import INTERFACE_VERSION, SUPPORTED_INTERFACE_VERSIONS, Budget, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
 from automemo.export import EXPERIENCE, FORMAT, MANIFEST, PROGRAM, sha256_file
 from automemo.sandbox.base import HostServices, Limits, ProgramError, Sandbox, SandboxError, Session
@@ -47,10 +47,11 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
         raise DeployError(f"{path} is not valid JSON ({exc}); re-export the node") from None
     if manifest.get("format") != FORMAT:
         raise DeployError(f"{path} has format {manifest.get('format')!r}; this automemo reads {FORMAT!r}")
-    if str(manifest.get("interface_version")) != INTERFACE_VERSION:
+    if str(manifest.get("interface_version")) not in SUPPORTED_INTERFACE_VERSIONS:
         raise DeployError(
             f"{folder} was exported for memo-program interface version "
-            f"{manifest.get('interface_version')!r}, this automemo speaks version {INTERFACE_VERSION!r}; "
+            f"{manifest.get('interface_version')!r}, this automemo speaks version {INTERFACE_VERSION!r} "
+            f"(and loads {', '.join(SUPPORTED_INTERFACE_VERSIONS)}); "
             f"install the automemo version that exported it or re-export the run with this one"
         )
     files = manifest.get("files") or {}
@@ -160,34 +161,31 @@ def load_memory(
 
 
 def _backend(sandbox: str | Sandbox, unsafe: bool) -> Sandbox:
-    from automemo.sandbox import get_sandbox
+    from automemo.assembly import AssemblyError, open_sandbox
 
-    if unsafe:
-        return get_sandbox("unsafe")
-    if isinstance(sandbox, str):
-        if sandbox == "unsafe":
-            raise DeployError(
-                "sandbox='unsafe' runs an LLM-written program without isolation; pass unsafe=True "
-                "to say you trust it, or use 'auto', 'docker' or 'bwrap'"
-            )
-        return get_sandbox(sandbox)
-    return sandbox
+    if not isinstance(sandbox, str):
+        return sandbox
+    try:
+        return open_sandbox("unsafe" if unsafe else sandbox, unsafe_confirmed=unsafe)
+    except AssemblyError as exc:
+        raise DeployError(str(exc)) from None
 
 
 def _default_services(manifest: dict[str, Any], store_root: Path) -> HostServices:
+    """The run's own embedding configuration, cached in the working store, and no LLM."""
+    from automemo.assembly import AssemblyError, encoders_for, services_factory
     from automemo.configtools import ConfigError
-    from automemo.toolkit.embedding import EmbeddingConfig, default_encoders
-    from automemo.toolkit.services import MemoServices
+    from automemo.toolkit.embedding import EmbeddingConfig
 
     try:
         config = configtools.build(EmbeddingConfig, manifest.get("embeddings") or {})
-        encoders = default_encoders(config)
-    except ConfigError as exc:
+        encoders = encoders_for(config, store_root)
+    except (ConfigError, AssemblyError) as exc:
         raise DeployError(
             f"the exported program's embedding config cannot be served here ({exc}); pass "
             f"services=MemoServices(...) built with encoders you have"
         ) from None
-    return MemoServices(encoders, None, store_root)
+    return services_factory(encoders, store_root, None)()
 
 
 def _copy_tree(source: Path, target: Path) -> None:

@@ -64,16 +64,17 @@ def committed_root_run(runs_root: Path, *, steps: int = 1, events: int = 0) -> R
     """A run directory with only the root committed (a program and one evaluation row), as a
     search leaves it after step 0; no final.json. `events` pads the database to many pages."""
     from automemo.runs.journal import StepJournal
+    from automemo.runs.records import ActionRecord, EvaluationRecord, NodeRecord, Outcome
 
     run = RunDir.create(runs_root, {"search": {"steps": steps}}, "r")
     step = StepJournal(run, 0)
     (step.node_dir(0) / "program.py").write_text("class Memo: pass\n")
     (step.evaluation_dir(0, 0) / "summary.json").write_text(json.dumps({"mean": 0.25}))
-    step.add_node({"id": 0, "parent": None, "action": "root", "status": "evaluated",
-                   "summary": "no memory", "program_path": "nodes/0/program.py"})
-    step.add_evaluation({"node_id": 0, "k": 0, "mean": 0.25, "n_scored": 4,
-                         "metrics": {}, "evidence_dir": "nodes/0/evaluations/0"})
+    step.add_node(NodeRecord(id=0, parent=None, action="root", status="evaluated",
+                             summary="no memory", program_path="nodes/0/program.py"))
+    step.add_evaluation(EvaluationRecord(node_id=0, k=0, mean=0.25, n_scored=4, metrics={},
+                                         evidence_dir="nodes/0/evaluations/0"))
     for i in range(events):
         step.add_event(f"e{i}", "x" * 400)
-    step.commit({"kind": "evaluate_root", "node_id": 0, "outcome": "evaluated"})
+    step.commit(ActionRecord(step=0, kind="evaluate_root", node_id=0, outcome=Outcome.EVALUATED))
     return run

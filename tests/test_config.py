@@ -134,11 +134,12 @@ def test_resume_may_extend_the_budget_and_the_run_remembers_it(tmp_path):
 def _run_with_steps(tmp_path, steps: int, done: int):
     from automemo.runs import RunDir
     from automemo.runs.journal import StepJournal
+    from automemo.runs.records import ActionRecord, Outcome
 
     config = load_run_config("minigallery", None, {"search": {"steps": steps}})
     run = RunDir.create(tmp_path, run_config_to_dict(config), "r")
     for step in range(done + 1):  # step 0 is the root's evaluation
-        StepJournal(run, step).commit({"kind": "evaluate", "node_id": 0, "outcome": "evaluated"})
+        StepJournal(run, step).commit(ActionRecord(step=step, kind="evaluate", node_id=0, outcome=Outcome.EVALUATED))
     return run
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from PIL import Image
 
-from automemo.agents.actions import WebAction
+from automemo.interaction.web import WebAction
 
 TASK_WIDTH, TASK_HEIGHT = 160, 210  # the task area of every non-flight MiniWoB++ page
 INTERACTIVE = {"button", "a", "select", "textarea", "label", "option"}
@@ -93,6 +93,8 @@ class MiniWoBPage:
             execute_press_key(action.text, self.driver)
         elif action.kind == "scroll":
             execute_scroll_coords(TASK_WIDTH / 2, TASK_HEIGHT / 2, 100 if action.text == "down" else -100, 150, self.driver)
+        elif action.kind == "back":
+            return "a MiniWoB++ task is a single page: there is no page to go back to"
         return None
 
     def outcome(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ SANDBOXES = ("auto", "docker", "bwrap")
 DEFAULT_RUNS_DIR = Path("runs")
 # A run id names one folder directly under the runs directory: no separators, no "..".
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+EXECUTORS = ("threads", "ray")
 
 
 def register(sub) -> None:
@@ -27,7 +28,7 @@ def register(sub) -> None:
                        description=__doc__.split("\n\n")[1])
     p.add_argument("--preset", metavar="NAME", help="a preset under automemo/presets (minigallery, miniwob, default)")
     p.add_argument("--config", type=Path, metavar="FILE", help="a TOML config (keys as in presets/default.toml)")
-    p.add_argument("--benchmark", metavar="NAME", help="benchmark name, e.g. minigallery, miniwob")
+    p.add_argument("--benchmark", metavar="NAME", help="benchmark name, e.g. minigallery, miniwob, or your own as path/to/file.py:ClassName")
     p.add_argument("--steps", type=int, metavar="N",
                    help="search steps after the root's evaluation (default 20); with --resume, the run's new total")
     p.add_argument("--seed", type=int, help="run seed; every random choice derives from it")
@@ -38,6 +39,10 @@ def register(sub) -> None:
     p.add_argument("--sandbox", choices=SANDBOXES, help="sandbox backend (default auto)")
     p.add_argument("--unsafe-no-sandbox", action="store_true",
                    help="run memo programs as plain local processes, without isolation: only for trusted code")
+    p.add_argument("--parallel", type=int, metavar="K",
+                   help="search actions in flight at once (default 1: one step after another)")
+    p.add_argument("--executor", choices=EXECUTORS,
+                   help="where evaluation episodes run: threads (default) or a Ray cluster (ray.address)")
     p.add_argument("--max-usd", type=float, metavar="USD", help="stop cleanly once this much is spent on LLM calls")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop cleanly once this many LLM tokens are used")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted run from its last committed step")
@@ -47,7 +52,7 @@ def register(sub) -> None:
 
 
 CONFIG_FLAGS = ("preset", "config", "benchmark", "steps", "seed", "meta_model", "meta_base_url",
-                "agent_model", "sandbox", "max_usd", "max_tokens", "run_id", "runs_dir")
+                "agent_model", "sandbox", "parallel", "executor", "max_usd", "max_tokens", "run_id", "runs_dir")
 # What a resumed run may change: only its budget. Everything else would make the committed steps
 # and the ones to come answers to different questions.
 BUDGET_FLAGS = ("steps", "max_usd", "max_tokens")
@@ -61,6 +66,8 @@ FLAG_KEYS = {
     "meta_model": "llm.meta.model",
     "meta_base_url": "llm.meta.base_url",
     "agent_model": "llm.agent.model",
+    "parallel": "search.parallel",
+    "executor": "evaluation.executor",
     "max_usd": "llm.max_usd",
     "max_tokens": "llm.max_total_tokens",
 }
@@ -92,6 +99,8 @@ def resolve_config(args: argparse.Namespace):
         raise UserError(f"--unsafe-no-sandbox and --sandbox {args.sandbox} contradict each other; pass one")
     if args.steps is not None and args.steps < 0:
         raise UserError(f"--steps must be >= 0, got {args.steps}")
+    if args.parallel is not None and args.parallel < 1:
+        raise UserError(f"--parallel must be at least 1, got {args.parallel}")
     try:
         if args.resume:
             given = [
@@ -123,11 +132,12 @@ def resolve_config(args: argparse.Namespace):
             _check_benchmark(config)
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None
-    if config.sandbox.backend == "unsafe" and not args.unsafe_no_sandbox:
-        raise UserError(
-            "this configuration runs memo programs without a sandbox; pass --unsafe-no-sandbox "
-            "to confirm (only for programs you trust), or set sandbox.backend to auto/docker/bwrap"
-        )
+    from automemo.assembly import AssemblyError, check_isolation
+
+    try:  # before a run directory exists
+        check_isolation(config.sandbox.backend, unsafe_confirmed=args.unsafe_no_sandbox)
+    except AssemblyError as exc:
+        raise UserError(str(exc)) from None
     return run, config
 
 
@@ -186,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
             done = run_dir.last_step()
             print(f"resuming: {done if done is not None else 'no'} step(s) done of {config.search.steps}")
     try:
-        search = _build(run_dir, config, args.quiet)
+        search = _build(run_dir, config, args)
     except BaseException:
         if fresh:  # nothing ran: do not leave an empty run behind to confuse `tree`/`--resume`
             shutil.rmtree(run_dir.path, ignore_errors=True)
@@ -203,18 +213,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build(run_dir, config, quiet: bool):
-    from automemo.llm import LLMError
-    from automemo.sandbox import SandboxError
-    from automemo.search.assemble import build_search
+def _build(run_dir, config, args):
+    from automemo.assembly import AssemblyError, build_search
 
     try:
-        return build_search(run_dir, config, quiet=quiet)
-    except SandboxError as exc:
-        raise UserError(
-            f"sandbox {config.sandbox.backend!r} is not usable: {exc}. Build the image with "
-            f"`automemo sandbox build`, choose another with --sandbox, or (trusted programs "
-            f"only) --unsafe-no-sandbox"
-        ) from None
-    except (LLMError, ValueError, KeyError) as exc:
-        raise UserError(f"cannot start the search: {exc}") from None
+        return build_search(run_dir, config, quiet=args.quiet, unsafe_confirmed=args.unsafe_no_sandbox)
+    except AssemblyError as exc:
+        raise UserError(str(exc)) from None

@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from automemo.runs.records import ActionRecord, EvaluationRecord, NodeRecord
 from automemo.runs.rundir import RunDir, now_iso
 
 
@@ -99,11 +100,11 @@ class StepJournal:
 
     # rows --------------------------------------------------------------------------------------
 
-    def add_node(self, row: Mapping[str, Any]) -> None:
-        self._nodes.append({**row, "step": self.step, "created_at": now_iso()})
+    def add_node(self, node: NodeRecord) -> None:
+        self._nodes.append({**node.to_row(), "step": self.step, "created_at": now_iso()})
 
-    def add_evaluation(self, row: Mapping[str, Any]) -> None:
-        self._evaluations.append({**row, "step": self.step, "created_at": now_iso()})
+    def add_evaluation(self, evaluation: EvaluationRecord) -> None:
+        self._evaluations.append({**evaluation.to_row(), "step": self.step, "created_at": now_iso()})
 
     def add_event(self, kind: str, message: str, data: Mapping[str, Any] | None = None) -> None:
         self._events.append(
@@ -113,7 +114,7 @@ class StepJournal:
 
     # commit ------------------------------------------------------------------------------------
 
-    def commit(self, action: Mapping[str, Any]) -> None:
+    def commit(self, action: ActionRecord) -> None:
         """Move the files into place, then write every row and the `actions` row at once."""
         for src, dst in self._moves:
             dst.parent.mkdir(parents=True, exist_ok=True)
@@ -131,11 +132,13 @@ class StepJournal:
             _insert(
                 conn,
                 "actions",
-                {**action, "step": self.step, "ledger_rowid": high, "created_at": now_iso()},
+                {**action.to_row(), "step": self.step, "ledger_rowid": high, "created_at": now_iso()},
             )
             conn.execute(
                 "UPDATE journal SET value = ? WHERE key = 'ledger_watermark'", (str(high),)
             )
+            # A parallel search's record of this step in flight ends with the step's commit.
+            conn.execute("DELETE FROM journal WHERE key = ?", (_inflight_key(self.step),))
         self.abandon()
 
     def abandon(self) -> None:
@@ -144,6 +147,34 @@ class StepJournal:
             self.run.pending_dir.rmdir()  # only when no other step's scratch is left in it
         except OSError:
             pass
+
+
+INFLIGHT_PREFIX = "inflight:"
+
+
+def _inflight_key(step: int) -> str:
+    return f"{INFLIGHT_PREFIX}{step}"
+
+
+def record_inflight(run: RunDir, step: int, action: Mapping[str, Any]) -> None:
+    """Note that `action` was chosen at `step` and is running. A parallel search writes this
+    before it starts the action, so that after a crash the actions that were in flight (chosen,
+    never committed) are known and restarted as they were chosen; the step's commit deletes it
+    in the same transaction."""
+    with _transaction(run) as conn:
+        conn.execute("INSERT OR REPLACE INTO journal (key, value) VALUES (?, ?)",
+                     (_inflight_key(step), json.dumps(dict(action), sort_keys=True)))
+
+
+def inflight(run: RunDir) -> list[dict[str, Any]]:
+    """The actions recorded in flight and not committed, by step."""
+    conn = sqlite3.connect(run.db_path, timeout=60.0)
+    try:
+        rows = conn.execute("SELECT key, value FROM journal WHERE key LIKE ?",
+                            (INFLIGHT_PREFIX + "%",)).fetchall()
+    finally:
+        conn.close()
+    return sorted((json.loads(value) for _, value in rows), key=lambda a: a["step"])
 
 
 def record_event(

@@ -1,13 +1,13 @@
-"""Judges: the environment's own reward, exact / token-F1 answer checkers, and binary
-LLM-as-judge prompts (`prompts/judge.j2`) for trajectories (at most 5 screenshots, the last ones,
-as in the paper's protocol) and for answers against a reference."""
+"""Binary LLM-as-judge prompts (`prompts/judge.j2`): for trajectories (at most 5 screenshots, the
+last ones, as in the WebVoyager protocol) and for answers against a reference. Benchmarks own
+their judges; agents never see them."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Sequence
 
-from automemo.benchmarks.minigallery.scoring import exact_match, normalize_answer, token_f1
+from automemo.interaction.answers import normalize_answer
 from automemo.llm.messages import user_message
 from automemo.prompting import render
 
@@ -26,16 +26,6 @@ def parse_verdict(reply: str) -> bool | None:
     return found[-1].lower() in _POSITIVE
 
 
-def environment_verdict(reward: float) -> bool:
-    """The environment's own judgement: success when its reward is positive."""
-    return reward > 0
-
-
-def answer_checks(answer: str, gold: str) -> dict[str, float]:
-    """Deterministic checkers: exact match after normalisation and token F1."""
-    return {"em": exact_match(answer, gold), "f1": token_f1(answer, gold)}
-
-
 class _LLMJudge:
     def __init__(self, llm: Any) -> None:
         if llm is None or not llm.configured("judge"):
@@ -52,17 +42,23 @@ class _LLMJudge:
 
 class TrajectoryJudge(_LLMJudge):
     def judge(
-        self, instruction: str, actions: Sequence[str], answer: str | None, screenshots: Sequence[bytes], *, node: Any = None
+        self, instruction: str, actions: Sequence[str], answer: str | None, screenshots: Sequence[bytes], *,
+        reference: str = "", node: Any = None,
     ) -> tuple[bool, str]:
         shots = list(screenshots)[-MAX_JUDGE_SCREENSHOTS:]
         text = render("judge", mode="trajectory", instruction=instruction, actions=list(actions), answer=answer or "",
-                      n_screenshots=len(shots), max_screenshots=MAX_JUDGE_SCREENSHOTS)
+                      n_screenshots=len(shots), max_screenshots=MAX_JUDGE_SCREENSHOTS, reference=reference)
         return self._ask(text, shots, node, "judge-trajectory")
 
 
 class AnswerJudge(_LLMJudge):
-    def judge(self, question: str, gold: str, answer: str, *, node: Any = None) -> tuple[bool, str]:
+    def judge(
+        self, question: str, gold: str, answer: str, *, qtype: str | None = None, node: Any = None
+    ) -> tuple[bool, str]:
+        """`qtype` (a conversation benchmark's question type, e.g. VS, CD, AR or LoCoMo's cat5)
+        tells the judge that type's answer convention: image ids, yes/no, a refusal."""
         if normalize_answer(answer) == normalize_answer(gold):  # no need to pay for the obvious
             return True, "exact match with the reference"
-        text = render("judge", mode="answer", question=question, gold=gold, answer=answer)
+        mode = "answer" if qtype is None else "conversation"
+        text = render("judge", mode=mode, question=question, gold=gold, answer=answer, qtype=qtype or "")
         return self._ask(text, (), node, "judge-answer")
