@@ -13,7 +13,7 @@ from PIL import Image
 
 from automemo.configtools import ConfigError
 from automemo.llm import (
-    BudgetExceeded, LLMClient, LLMConfig, LLMError, Ledger, RoleConfig, system_message, user_message,
+    BudgetExceeded, ContextLengthError, LLMClient, LLMConfig, LLMError, Ledger, RoleConfig, system_message, user_message,
 )
 from automemo.llm.prices import PriceTable
 
@@ -55,11 +55,40 @@ def test_request_carries_role_defaults_and_overrides(fake_llm):
 @pytest.mark.parametrize("failure", [{"status": 429}, {"status": 500}, {"status": 503}])
 def test_retries_transient_statuses_and_ledgers_every_attempt(fake_llm, failure):
     client = LLMClient(_config(fake_llm))
-    fake_llm.script([failure, failure, "finally"])
+    # Two different bodies: the same 500 twice is not transient (see the test below).
+    fake_llm.script([failure, {**failure, "content": "another"}, "finally"])
     assert _hi(client).text == "finally"
     statuses = [r["status"] for r in client.ledger.rows()]
     assert statuses == [f"http {failure['status']}"] * 2 + ["ok"]
     assert client.totals()["meta"]["failed"] == 2
+
+
+def test_the_same_500_twice_is_not_retried_further(fake_llm):
+    cfg = _config(fake_llm)
+    client = LLMClient(LLMConfig(meta=RoleConfig(**{**cfg.meta.__dict__, "max_retries": 4})))
+    template = 'can only concatenate str (not "list") to str'
+    fake_llm.script([{"status": 500, "content": template}] * 5)
+    with pytest.raises(LLMError, match="the same server error twice") as err:
+        _hi(client)
+    assert err.value.attempts == 2 and len(fake_llm.requests) == 2
+
+
+def test_a_context_overflow_is_its_own_error_and_not_retried(fake_llm):
+    client = LLMClient(_config(fake_llm))
+    fake_llm.script([{"status": 400, "content": "the request exceeds the available context size, "
+                                                "try increasing it"}])
+    with pytest.raises(ContextLengthError, match="context_tokens"):
+        _hi(client)
+    assert len(fake_llm.requests) == 1
+
+
+def test_a_known_context_lowers_the_completion_cap_to_what_is_left(fake_llm):
+    cfg = _config(fake_llm)
+    client = LLMClient(LLMConfig(meta=RoleConfig(**{**cfg.meta.__dict__, "context_tokens": 1000})))
+    client.chat("meta", [user_message("x" * 2000)], max_tokens=900)  # ~500 prompt tokens
+    client.chat("meta", [user_message("x" * 4000)], max_tokens=900)  # no room left: a floor
+    first, second = (r["max_tokens"] for r in fake_llm.requests)
+    assert first == 1000 - 500 and second == 225
 
 
 def test_retries_a_timeout(fake_llm):

@@ -104,26 +104,45 @@ def test_propose_runs_analysis_then_generate(fake_llm, tmp_path, parent):
         ("meta", "9", "analysis"), ("meta", "9", "generate")]
 
 
-def test_invalid_json_gets_one_retry_that_says_what_was_wrong(fake_llm, tmp_path, parent):
+def test_schema_breaking_analysis_is_repaired_without_a_retry(fake_llm, tmp_path, parent):
     agent = build_meta_agent(_client(fake_llm, tmp_path))
-    bad = dict(FEEDBACK, memory_relevance=[{"task_id": "f0", "label": "useless", "reason": ""}])
-    fake_llm.script([_reply_json(bad), _reply_json(FEEDBACK), _reply_program(CHILD)])
+    bad = {k: v for k, v in FEEDBACK.items() if k != "summary"}
+    bad["memory_relevance"] = [{"task_id": "f0", "label": "useless", "reason": ""},
+                               {"task_id": "f1", "label": "missing"}]
+    fake_llm.script([_reply_json(bad), _reply_program(CHILD)])
     proposal = agent.propose(parent, [], node_id=5, seed=0)
-    assert proposal.source == CHILD and proposal.usage["calls"] == 3
+    assert proposal.source == CHILD and proposal.usage["calls"] == 2
+    d = proposal.diagnosis
+    assert d["memory_relevance"] == [{"task_id": "f1", "label": "missing", "reason": ""}]
+    assert d["summary"] == "store each round with its embedding; no content; no index"
+    assert d["analysis"]["source"] == "llm"
+    repairs = " | ".join(d["analysis"]["repairs"])
+    assert "filled missing summary" in repairs and "useless" in repairs
+    assert [r["purpose"] for r in Ledger(tmp_path / "tree.db").rows()] == ["analysis", "generate"]
+
+
+def test_a_reply_without_json_gets_one_retry_that_says_what_was_wrong(fake_llm, tmp_path, parent):
+    agent = build_meta_agent(_client(fake_llm, tmp_path))
+    fake_llm.script(["I think the program is fine.", _reply_json(FEEDBACK), _reply_program(CHILD)])
+    proposal = agent.propose(parent, [], node_id=5, seed=0)
+    assert proposal.diagnosis["analysis"] == {"source": "llm", "repairs": [], "trim": ""}
     retry = fake_llm.requests[1]
     assert retry["messages"][-2]["role"] == "assistant"
-    feedback_text = _user_text(retry)
-    assert "memory_relevance/0/label" in feedback_text and "'useless' is not one of" in feedback_text
+    assert "holds no JSON object" in _user_text(retry)
     assert [r["purpose"] for r in Ledger(tmp_path / "tree.db").rows()] == ["analysis", "analysis-retry", "generate"]
 
 
-def test_invalid_json_twice_is_a_meta_error(fake_llm, tmp_path, parent):
+def test_an_unusable_analysis_falls_back_to_the_rule_based_diagnosis(fake_llm, tmp_path, parent):
     agent = build_meta_agent(_client(fake_llm, tmp_path))
-    fake_llm.script(["I think the program is fine.", "```json\n{\"summary\": \"x\",}\n```"])
-    with pytest.raises(MetaError, match="analysis: .*unusable after 2 attempt.*does not parse"):
-        agent.propose(parent, [], node_id=5, seed=0)
-    assert len(fake_llm.requests) == 2, "exactly one retry"
-    assert "holds no JSON object" in _user_text(fake_llm.requests[1]) or "does not parse" in _user_text(fake_llm.requests[1])
+    fake_llm.script(["I think the program is fine.", "```json\n{\"summary\": \"x\",}\n```",
+                     _reply_program(CHILD)])
+    proposal = agent.propose(parent, [], node_id=5, seed=0)
+    assert proposal.source == CHILD, "the step keeps its child"
+    d = proposal.diagnosis
+    assert d["analysis"]["source"] == "rule-based" and "does not parse" in d["analysis"]["why"]
+    assert d["summary"].startswith("mean 0.500 over 4 scored tasks")
+    assert "mean 0.500 over 4 scored tasks" in _user_text(fake_llm.requests[2])
+    assert len(fake_llm.requests) == 3, "exactly one retry, then the generate call"
 
 
 def test_a_reply_without_a_code_block_is_retried_then_fails(fake_llm, tmp_path, parent):

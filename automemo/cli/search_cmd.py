@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from automemo.cli import UserError
+from automemo.search.config import STRATEGIES
 
 SANDBOXES = ("auto", "docker", "bwrap")
 DEFAULT_RUNS_DIR = Path("runs")
@@ -32,6 +33,8 @@ def register(sub) -> None:
     p.add_argument("--steps", type=int, metavar="N",
                    help="search steps after the root's evaluation (default 20); with --resume, the run's new total")
     p.add_argument("--seed", type=int, help="run seed; every random choice derives from it")
+    p.add_argument("--strategy", choices=STRATEGIES,
+                   help="search strategy: tree (default; final by LCB), alma, greedy, random (final by best mean)")
     p.add_argument("--meta-model", metavar="M", help="model of the meta agent (none: offline parameter mutator)")
     p.add_argument("--meta-base-url", metavar="URL", help="OpenAI-compatible …/v1 URL of the meta model")
     p.add_argument("--agent-model", metavar="M", help="model of the fixed execution agent")
@@ -51,7 +54,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-CONFIG_FLAGS = ("preset", "config", "benchmark", "steps", "seed", "meta_model", "meta_base_url",
+CONFIG_FLAGS = ("preset", "config", "benchmark", "steps", "seed", "strategy", "meta_model", "meta_base_url",
                 "agent_model", "sandbox", "parallel", "executor", "max_usd", "max_tokens", "run_id", "runs_dir")
 # What a resumed run may change: only its budget. Everything else would make the committed steps
 # and the ones to come answers to different questions.
@@ -63,6 +66,7 @@ FLAG_KEYS = {
     "benchmark": "benchmark.name",
     "steps": "search.steps",
     "seed": "search.seed",
+    "strategy": "search.strategy",
     "meta_model": "llm.meta.model",
     "meta_base_url": "llm.meta.base_url",
     "agent_model": "llm.agent.model",

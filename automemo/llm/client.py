@@ -40,6 +40,26 @@ class LLMError(RuntimeError):
         self.status, self.attempts = status, attempts
 
 
+class ContextLengthError(LLMError):
+    """The server refused the request because prompt plus completion exceed the model's context
+    (an HTTP 400 saying so). Not retried as it is: the caller may trim the prompt and try again."""
+
+
+# How OpenAI, vLLM, llama.cpp and Ollama word a context overflow in a 400 body. The status alone
+# cannot tell it from any other bad request, and only this one is cured by a shorter prompt.
+_CONTEXT_PHRASES = (
+    "context length", "context_length", "maximum context", "context size", "context window",
+    "too many tokens", "exceeds the available context",
+)
+
+
+def _is_context_overflow(exc: Exception) -> bool:
+    if not isinstance(exc, openai.BadRequestError):
+        return False
+    text = str(exc).lower()
+    return any(phrase in text for phrase in _CONTEXT_PHRASES)
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """One function call the model asked for (OpenAI tool calling); `arguments` is its JSON text."""
@@ -96,6 +116,26 @@ def _retry_after(exc: Exception) -> float | None:
             except ValueError:
                 pass  # an HTTP date: fall back to our own backoff
     return None
+
+
+def _image_hint(kind: str, role: str, exc: Exception) -> str:
+    """A server error on a request with images often means a text-only model: say what to set."""
+    body = getattr(getattr(exc, "request", None), "content", b"") or b""
+    if kind == "chat" and b'"image_url"' in body:
+        return (f" (the request carried images: if the model is text-only, set "
+                f"llm.{role}.vision = false)")
+    return ""
+
+
+def completion_cap(cfg: RoleConfig, messages: Sequence[dict[str, Any]], wanted: int) -> int:
+    """The completion cap sent with a chat request: `wanted`, lowered when the role's context
+    size is known and the prompt leaves less room (a cap beyond the context is itself refused by
+    some servers), but never below a quarter of `wanted` or 256 tokens, whichever is smaller."""
+    if not cfg.context_tokens:
+        return wanted
+    prompt = _estimate_tokens("\n".join(message_text(m) for m in messages))
+    room = cfg.context_tokens - prompt
+    return max(min(wanted, 256, max(1, wanted // 4)), min(wanted, room))
 
 
 class LLMClient:
@@ -159,7 +199,8 @@ class LLMClient:
         request = dict(
             model=cfg.model,
             messages=list(messages),
-            max_tokens=max_tokens if max_tokens is not None else cfg.max_tokens,
+            max_tokens=completion_cap(
+                cfg, messages, max_tokens if max_tokens is not None else cfg.max_tokens),
             temperature=temperature if temperature is not None else cfg.temperature,
         )
         if tools:
@@ -267,7 +308,7 @@ class LLMClient:
         cfg = self._role(role)
         sdk = self._sdk(role)
         where = cfg.base_url or "the default OpenAI endpoint"
-        status, detail = "", ""
+        status, detail, previous = "", "", None
         for number in range(1, cfg.max_retries + 2):
             self.guard.check(f"{role} {kind} call ({purpose or 'no purpose'})")
             started = time.monotonic()
@@ -284,10 +325,24 @@ class LLMClient:
                 ))
                 if classified is None:
                     raise
-                if not retry or number > cfg.max_retries:
+                # An internal error (500) that repeats word for word is the server's answer to
+                # this very request (a chat template rejecting it, say), not a passing fault: stop
+                # at two. 502-504 (gateway, overload) are transient by nature and keep retrying.
+                repeated = status == "http 500" and (status, detail) == previous
+                previous = (status, detail)
+                if _is_context_overflow(exc):
+                    raise ContextLengthError(
+                        f"{kind} call for role {role!r} (model {cfg.model!r} at {where}): the prompt "
+                        f"does not fit the model's context: {detail} (set llm.{role}.context_tokens "
+                        "to the model's context size so that prompts are fitted before the call)",
+                        role=role, model=cfg.model, base_url=cfg.base_url, status=status, attempts=number,
+                    ) from exc
+                if not retry or repeated or number > cfg.max_retries:
+                    why = " (the same server error twice: retrying will not change it)" if repeated else ""
                     raise LLMError(
                         f"{kind} call for role {role!r} (model {cfg.model!r} at {where}) failed after "
-                        f"{number} attempt(s); last status: {status}: {detail}",
+                        f"{number} attempt(s){why}; last status: {status}: {detail}"
+                        f"{_image_hint(kind, role, exc)}",
                         role=role, model=cfg.model, base_url=cfg.base_url, status=status, attempts=number,
                     ) from exc
                 asked = _retry_after(exc)

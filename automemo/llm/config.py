@@ -28,6 +28,13 @@ class RoleConfig:
     max_retries: int = 4                 # retries after the first attempt (429, 5xx, timeout, connection)
     retry_backoff_s: float = 1.0         # first backoff; doubles per retry, with jitter
     retry_backoff_max_s: float = 30.0    # ceiling of one backoff sleep, a server's Retry-After included
+    vision: bool = True                  # the model takes images; false: images are dropped (and prompts say so)
+    context_tokens: int = 0              # the model's context window in tokens; 0 = unknown, prompts are not fitted
+
+    def __post_init__(self) -> None:
+        if self.context_tokens < 0:
+            raise configtools.ConfigError(
+                f"context_tokens must be >= 0 (0 = unknown), got {self.context_tokens}")
 
     @property
     def configured(self) -> bool:

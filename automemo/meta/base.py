@@ -37,6 +37,18 @@ class ParentView:
 
 
 @dataclass(frozen=True)
+class ScoredProgram:
+    """An evaluated program of the tree: its mean over n evaluations and the per-category scores
+    of its latest one (what a meta agent needs to pick a partner strong where a parent is weak)."""
+
+    node_id: int
+    source: str
+    mean: float
+    n: int
+    per_category: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Proposal:
     """A candidate program plus why it was written. `summary` is the one-line change summary the
     tree shows; `diagnosis` the structured analysis (JSON) that led to it; `usage` tokens/cost."""
@@ -74,3 +86,8 @@ class MetaAgent(abc.ABC):
         """The programs the tree already holds (failed generations included), told by the search
         before each generate action, so that an agent can avoid proposing them again (the
         offline mutator prefers seeds not yet tried). Default: ignored."""
+
+    def observe_scores(self, programs: Sequence[ScoredProgram]) -> None:
+        """The tree's evaluated programs with their scores, told before each generate action
+        (the offline mutator picks crossover partners and transplants from them). Default:
+        ignored."""

@@ -33,3 +33,7 @@ class MetaConfig:
     # The policy seldom widens the root past the minimum width, so transplants from the root
     # alone would try only W designs in a whole search; this keeps other designs in reach.
     transplant_rate: float = 0.25
+    # Chance that a child is a crossover of its parent with the evaluated program that leads it
+    # most on the question types the parent is weak on (when one leads it on any): both run side
+    # by side and their retrievals are fused by weighted reciprocal rank.
+    crossover_rate: float = 0.25

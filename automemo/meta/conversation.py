@@ -10,12 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
-from automemo.llm import LLMError, assistant_message, user_message
+from automemo.llm import ContextLengthError, LLMError, assistant_message, user_message
 from automemo.meta.base import MetaError
 from automemo.meta.config import MetaConfig
 from automemo.prompting import render
 
 T = TypeVar("T")
+
+
+class UnusableReply(MetaError):
+    """The model answered, but not in a usable form, even after the format re-ask."""
+
+
+class PromptTooLong(MetaError):
+    """The server refused the prompt as longer than the model's context."""
 
 
 @dataclass
@@ -78,6 +86,8 @@ class MetaConversation:
                     max_tokens=max_tokens,
                     temperature=self.config.temperature,
                 )
+            except ContextLengthError as exc:
+                raise PromptTooLong(f"{purpose}: {exc}") from exc
             except LLMError as exc:
                 # The client already retried; a dead endpoint fails this step, not the run.
                 # BudgetExceeded is not an LLMError: it propagates and stops the search.
@@ -87,7 +97,7 @@ class MetaConversation:
                 return parse(result.text)
             except MetaError as exc:
                 if attempt == self.config.format_retries:
-                    raise MetaError(
+                    raise UnusableReply(
                         f"{purpose}: the meta model's answer was unusable after "
                         f"{attempt + 1} attempt(s): {exc}"
                     ) from exc

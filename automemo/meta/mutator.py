@@ -2,7 +2,10 @@
 
 `propose` perturbs one or two of the parent's declared tunables within their ranges; a parent
 with nothing to tune (the no-memory root, or an LLM-written program without markers) gets a seed
-transplanted instead, preferring seeds the tree has not tried yet. Every choice derives from
+transplanted instead, preferring seeds the tree has not tried yet and, once all were tried, the
+one strongest on the question types the parent is weak on. Now and then (`crossover_rate`) the
+child is a crossover instead: the parent run side by side with the evaluated program that leads
+it most on its weak question types, their retrievals fused. Every choice derives from
 (seed, node_id) so that a resumed search redoes a step exactly. The diagnosis is a rule-based
 summary of the evidence in the same JSON shape as the LLM analysis.
 """
@@ -15,8 +18,9 @@ import random
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Proposal
+from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Proposal, ScoredProgram
 from automemo.meta.config import MetaConfig
+from automemo.meta.crossover import best_partner, complement, crossover_source, weak_categories
 from automemo.meta.diagnosis import rule_based_diagnosis
 from automemo.meta.tunables import Tunable, TunableError, apply, parse_tunables, skeleton
 from automemo.paths import SEEDS_DIR
@@ -78,6 +82,7 @@ class ParameterMutator(MetaAgent):
         self.seeds = self._load_seeds(Path(seeds_dir))
         self._tried: set[str] = set()           # skeletons of programs the tree holds
         self._origin: dict[str, str] = {}       # sha of a proposed program -> its passing parent
+        self._scored: list[ScoredProgram] = []  # the tree's evaluated programs
 
     def _load_seeds(self, folder: Path) -> dict[str, str]:
         if not folder.is_dir():
@@ -99,6 +104,9 @@ class ParameterMutator(MetaAgent):
     def observe_tree(self, sources: Sequence[str]) -> None:
         self._tried = {_skeleton(s) for s in sources}
 
+    def observe_scores(self, programs: Sequence[ScoredProgram]) -> None:
+        self._scored = list(programs)
+
     def propose(
         self, parent: ParentView, improvements: Sequence[Improvement], *, node_id: int, seed: int
     ) -> Proposal:
@@ -106,16 +114,22 @@ class ParameterMutator(MetaAgent):
         tunables = _tunables(parent.source)
         # Its own stream, so that the perturbation drawn for a node does not depend on this coin.
         explore = random.Random(f"transplant:{seed}:{node_id}").random() < self.config.transplant_rate
-        if tunables and not (explore and self._untried()):
+        cross = random.Random(f"crossover:{seed}:{node_id}").random() < self.config.crossover_rate
+        scored = _scored_parent(parent)
+        partner = best_partner(scored, self._scored) if cross and scored is not None else None
+        if partner is not None:
+            source, mutation = self._crossover(scored, partner, rng)
+        elif tunables and not (explore and self._untried()):
             source, mutation = self._perturb(parent.source, tunables, rng)
         elif tunables:
             source, mutation = self._transplant(
                 rng,
                 f"the parent has {len(tunables)} tunable constant(s), but the exploration draw "
                 f"(transplant_rate {self.config.transplant_rate}) picked a seed not yet in the tree",
+                scored,
             )
         else:
-            source, mutation = self._transplant(rng, NO_TUNABLES)
+            source, mutation = self._transplant(rng, NO_TUNABLES, scored)
         self._origin[_sha(source)] = parent.source
         diagnosis = rule_based_diagnosis(parent, mutation, seed=seed, config=self.config)
         return Proposal(source, mutation["summary"], diagnosis=diagnosis, usage={})
@@ -175,13 +189,34 @@ class ParameterMutator(MetaAgent):
     def _untried(self) -> list[str]:
         return [n for n in sorted(self.seeds) if _skeleton(self.seeds[n]) not in self._tried]
 
-    def _transplant(self, rng: random.Random, why: str) -> tuple[str, dict[str, Any]]:
+    def _crossover(self, parent: ScoredProgram, partner: ScoredProgram,
+                   rng: random.Random) -> tuple[str, dict[str, Any]]:
+        weak = [c for c in weak_categories(parent.per_category, parent.mean)
+                if partner.per_category.get(c, 0.0) > parent.per_category.get(c, 0.0)]
+        # The better program leads the fusion; the weight is drawn so that crossovers of the same
+        # pair still differ.
+        lead = 0.5 + (0.1 if parent.mean >= partner.mean else -0.1) + rng.uniform(-0.1, 0.1)
+        source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
+                                  name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)))
+        return source, {
+            "kind": "crossover",
+            "partner": partner.node_id,
+            "summary": f"crossover with #{partner.node_id}, which leads on {', '.join(weak[:3])}",
+            "complement": round(complement(parent, partner), 4),
+        }
+
+    def _transplant(self, rng: random.Random, why: str,
+                    parent: ScoredProgram | None = None) -> tuple[str, dict[str, Any]]:
         """A seed's source in place of the parent; `why` (recorded in the mutation) says what
         made this a transplant rather than a perturbation, for the diagnosis."""
         names = sorted(self.seeds)
         untried = self._untried()
-        name = rng.choice(untried or names)
-        note = "not yet tried" if untried else "every seed was tried already"
+        guided = None if untried or parent is None else self._strongest_seed(parent)
+        if guided is not None:
+            name, note = guided, "the tried seed strongest where the parent is weak"
+        else:
+            name = rng.choice(untried or names)
+            note = "not yet tried" if untried else "every seed was tried already"
         return self.seeds[name], {
             "kind": "transplant",
             "seed": name,
@@ -190,7 +225,22 @@ class ParameterMutator(MetaAgent):
         }
 
 
+    def _strongest_seed(self, parent: ScoredProgram) -> str | None:
+        """The seed whose evaluated transplant complements `parent` most, if any leads it."""
+        by_skeleton = {_skeleton(src): name for name, src in self.seeds.items()}
+        evaluated = [p for p in self._scored if _skeleton(p.source) in by_skeleton]
+        partner = best_partner(parent, evaluated)
+        return by_skeleton[_skeleton(partner.source)] if partner is not None else None
+
+
 NO_TUNABLES = "the parent declares no tunable constants, so a seed is transplanted"
+
+
+def _scored_parent(parent: ParentView) -> ScoredProgram | None:
+    if parent.evaluation is None:
+        return None
+    return ScoredProgram(node_id=parent.node_id, source=parent.source, mean=parent.score,
+                         n=parent.n_evals, per_category=dict(parent.evaluation.per_category))
 
 
 def _tunables(source: str) -> list[Tunable]:

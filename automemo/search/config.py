@@ -6,12 +6,18 @@ from dataclasses import dataclass
 
 from automemo.configtools import ConfigError
 
+STRATEGIES = ("tree", "alma", "greedy", "random")
+
 
 @dataclass(frozen=True)
 class SearchConfig:
     # Search steps after the root's first evaluation (which is step 0 and not counted): each step
     # is one re-evaluation or one generation attempt (a failed generation still uses its step).
     steps: int = 20
+    # Which policy picks each step's action and the final node (automemo.search.strategies):
+    # "tree" (re-evaluate or generate by U_eval / U_gen; final by LCB), "alma" (ALMA's softmax
+    # parent sampling; final by best mean), "greedy" (expand the best mean), "random".
+    strategy: str = "tree"
     # c_e: exploration weight of the evaluate score U_eval and of the final LCB. 0.2 keeps the
     # bonus within the typical spread of scores in [0, 1].
     c_e: float = 0.2
@@ -47,6 +53,8 @@ class SearchConfig:
 
     def __post_init__(self) -> None:
         problems = []
+        if self.strategy not in STRATEGIES:
+            problems.append(f"search.strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
         if self.steps < 0:
             problems.append(f"search.steps must be >= 0, got {self.steps}")
         for name in ("c_e", "c_g", "kappa"):

@@ -33,8 +33,9 @@ class SearchDisplay:
 
     def step_done(self, step: int, steps: int, outcome: str, best: Mapping[str, Any] | None,
                   spend: Mapping[str, float]) -> None:
+        rule = "LCB" if not best or best.get("selection", "lcb") == "lcb" else "mean"
         best_text = (
-            f"best LCB #{best['node_id']} μ={best['mean']:.3f} n={best['n']} LCB={best['lcb']:.3f}"
+            f"best {rule} #{best['node_id']} μ={best['mean']:.3f} n={best['n']} LCB={best['lcb']:.3f}"
             if best else "no evaluated node"
         )
         self._print(

@@ -24,17 +24,17 @@ from automemo.evaluation.evidence import read_evidence
 from automemo.evaluation.result import EvaluationResult
 from automemo.exam import quick_exam
 from automemo.llm import BudgetExceeded
-from automemo.meta.base import Improvement, MetaAgent, ParentView
+from automemo.meta.base import Improvement, MetaAgent, ParentView, ScoredProgram
 from automemo.paths import SEEDS_DIR
 from automemo.runs.journal import StepJournal, record_event, recover
 from automemo.runs.records import ActionRecord, DiagnosisRecord, EvaluationRecord, NodeRecord, Outcome
 from automemo.runs.rundir import RunDir
 from automemo.sandbox.base import Limits
-from automemo.search import policy
 from automemo.search.config import SearchConfig
 from automemo.search.display import SearchDisplay
 from automemo.search.generation import Generation, generate_child
 from automemo.search.parallel import ParallelSteps
+from automemo.search.strategies import strategy_for
 from automemo.search.tree import Tree
 from automemo.search.view import RunView
 
@@ -78,6 +78,7 @@ class SearchLoop:
         self.parts = parts
         self.display = SearchDisplay(quiet=quiet)
         self.tree = Tree()
+        self.strategy = strategy_for(config)
 
     # the loop ----------------------------------------------------------------------------------
 
@@ -126,14 +127,18 @@ class SearchLoop:
 
     def _step(self, step: int) -> None:
         stats = self.tree.stats()
-        action = policy.choose_action(stats, self.config)
+        action = self._choose(stats, step)
         journal, record = self._execute(step, action, self._candidates(stats), self.tree)
         self._commit(journal, record)
+
+    def _choose(self, stats: policy.TreeStats, step: int) -> policy.Action:
+        """The strategy's action for `step`; a sampling strategy draws from (run seed, step)."""
+        return self.strategy.choose(stats, seed=derive_seed(self.config.seed, step, "policy"))
 
     def _candidates(self, stats: policy.TreeStats) -> list[dict[str, Any]]:
         return [
             {"kind": a.kind, "node_id": a.node_id, "score": a.score, "via": a.via}
-            for a in policy.candidates(stats, self.config)
+            for a in self.strategy.candidates(stats)
         ]
 
     def _execute(self, step: int, action: policy.Action, candidates: list[dict[str, Any]],
@@ -231,6 +236,9 @@ class SearchLoop:
         observe = getattr(self.parts.meta, "observe_tree", None)
         if observe is not None:  # lets the offline mutator avoid re-proposing a known program
             observe([self.run.program_source(n.id) for n in tree.nodes() if n.source_path])
+        observe_scores = getattr(self.parts.meta, "observe_scores", None)
+        if observe_scores is not None:  # lets it pick partners strong where a parent is weak
+            observe_scores(self._scored_programs(tree))
 
         def exam(source: str):
             return self.parts.exam(
@@ -271,6 +279,17 @@ class SearchLoop:
                     f"#{child_id} from #{parent_id}: {result.mean:.3f}"
                     f" ({repairs} repair{'s' if repairs != 1 else ''}) {gen.summary}", child_id)
         return failed_as, f"#{child_id} from #{parent_id} failed: {failure[:200]}", child_id
+
+    def _scored_programs(self, tree: Tree) -> list[ScoredProgram]:
+        latest: dict[int, EvaluationRecord] = {}
+        for e in (EvaluationRecord.from_row(row) for row in self.run.evaluations()):
+            if e.node_id in tree and (e.node_id not in latest or e.k > latest[e.node_id].k):
+                latest[e.node_id] = e
+        return [
+            ScoredProgram(node_id=n.id, source=self.run.program_source(n.id), mean=n.mean, n=n.n,
+                          per_category=dict(latest[n.id].per_category))
+            for n in tree.nodes() if not n.failed and n.n > 0 and n.id in latest
+        ]
 
     def _parent_view(self, node_id: int, tree: Tree) -> ParentView:
         node = tree.node(node_id)

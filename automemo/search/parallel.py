@@ -85,7 +85,7 @@ class ParallelSteps:
     def _choose(self, step: int, running: list[PendingAction]) -> PendingAction:
         loop = self.loop
         stats = with_pending(loop.tree.stats(), running)
-        action = policy.choose_action(stats, loop.config)
+        action = loop._choose(stats, step)
         self._candidates[step] = loop._candidates(stats)
         child_id = k = None
         if action.kind == "generate":

@@ -20,6 +20,7 @@ from automemo.runs.records import ActionRecord, EvaluationRecord, NodeRecord, Ou
 from automemo.runs.rundir import RunDir
 from automemo.search import policy
 from automemo.search.config import SearchConfig
+from automemo.search.strategies import strategy_for
 from automemo.search.tree import Tree
 
 
@@ -95,7 +96,7 @@ class RunView:
         if tree.total_evaluations:
             stats = tree.stats()
             lcbs = {v.id: policy.lcb(v, stats, search) for v in stats.nodes if v.n > 0}
-            leader = policy.select_final(stats, search).id
+            leader = strategy_for(search).select_final(stats).id
         final = run.final()
         selected = final.get("node_id") if final is not None else leader
         records = [NodeRecord.from_row(row) for row in run.nodes()]
@@ -158,17 +159,20 @@ class RunView:
         node = self.selected
         if node is None or node.mean is None:
             return None
-        return {"node_id": node.id, "mean": node.mean, "n": node.n, "lcb": node.lcb}
+        return {"node_id": node.id, "mean": node.mean, "n": node.n, "lcb": node.lcb,
+                "selection": strategy_for(self.search).selection}
 
     def final_document(self, stop_reason: str) -> dict[str, Any]:
-        """final.json: the policy's selection, with every evaluated node's μ, n and LCB."""
+        """final.json: the strategy's selection (LCB for `tree`, best mean otherwise), with every
+        evaluated node's μ, n and LCB."""
+        strategy = strategy_for(self.search)
         base = {"stop_reason": stop_reason, "steps_done": self.last_step or 0,
-                "steps": self.search.steps}
+                "steps": self.search.steps, "strategy": strategy.name, "selection": strategy.selection}
         evaluated = [n for n in self.nodes if n.evaluated]
         if not evaluated:
             return {**base, "node_id": None, "candidates": []}
         stats = Tree.from_rundir(self.run).stats()
-        chosen = self.node(policy.select_final(stats, self.search).id)
+        chosen = self.node(strategy.select_final(stats).id)
         return {
             **base, "node_id": chosen.id, "mean": chosen.mean, "n": chosen.n, "lcb": chosen.lcb,
             "total_evaluations": self.total_evaluations, "program_path": chosen.program_path,

@@ -1,0 +1,50 @@
+"""Crossover for the offline mutator: a child program that runs two parents side by side and
+fuses their retrievals (weighted reciprocal rank over the cited evidence, both payloads'
+text and images within the budget), and the choice of a partner from the evidence: the program
+that scores best, relative to the parent, on the question types the parent is weak on.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from automemo.meta.base import ScoredProgram
+from automemo.prompting import render
+
+MAX_SOURCE_CHARS = 120_000
+"""A crossover of crossovers nests its parents' sources; past this size it is not proposed."""
+
+
+def crossover_source(source_a: str, source_b: str, *, name_a: str, name_b: str,
+                     weight_a: float = 0.5, rrf_k: int = 60) -> str:
+    """The child program of parents `source_a` and `source_b`."""
+    if not 0.1 <= weight_a <= 0.9:
+        raise ValueError(f"weight_a must be in 0.1..0.9, got {weight_a}")
+    return render("program_crossover", name_a=name_a, name_b=name_b, weight_a=round(weight_a, 2),
+                  rrf_k=int(rrf_k), source_a=repr(source_a), source_b=repr(source_b))
+
+
+def weak_categories(per_category: Mapping[str, float], mean: float) -> list[str]:
+    """The question types scored below the program's mean, weakest first."""
+    return [c for c, s in sorted(per_category.items(), key=lambda kv: (kv[1], kv[0])) if s < mean]
+
+
+def complement(parent: ScoredProgram, other: ScoredProgram) -> float:
+    """How much `other` adds where `parent` is weak: its summed lead over the parent on the
+    parent's weak categories (0 when it leads on none of them)."""
+    return sum(max(0.0, other.per_category.get(c, 0.0) - parent.per_category.get(c, 0.0))
+               for c in weak_categories(parent.per_category, parent.mean))
+
+
+def best_partner(parent: ScoredProgram, others: Sequence[ScoredProgram]) -> ScoredProgram | None:
+    """The program that complements `parent` most (ties: the higher mean, then the older node),
+    or None when none leads it on any weak category."""
+    ranked = sorted(
+        (o for o in others if o.node_id != parent.node_id and o.source != parent.source),
+        key=lambda o: (-complement(parent, o), -o.mean, o.node_id),
+    )
+    if not ranked or complement(parent, ranked[0]) <= 0.0:
+        return None
+    if len(parent.source) + len(ranked[0].source) > MAX_SOURCE_CHARS:
+        return None
+    return ranked[0]

@@ -1,0 +1,115 @@
+"""Crossover in the offline mutator: the child program runs both parents and fuses their
+retrievals (checked in-process, and through the real quick exam in bubblewrap for two real
+seeds); the partner is the evaluated program strongest where the parent is weak; once every seed
+was tried, a transplant is the seed strongest there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from automemo.cli.exam_cmd import load_inputs
+from automemo.contract import PartialRecorder
+from automemo.exam import quick_exam
+from automemo.meta import MetaConfig
+from automemo.meta.base import ScoredProgram
+from automemo.meta.crossover import best_partner, crossover_source, weak_categories
+from automemo.meta.mutator import ParameterMutator
+from automemo.meta.tunables import parse_tunables
+from automemo.paths import SEEDS_DIR
+from automemo.toolkit.services import MemoServices
+from sandboxtools import sandbox
+from seedtools import encoders
+from test_mutator import _parent, _seed, seeds_dir  # noqa: F401 - the fixture is used by name
+
+FIXED = '''from automemo.contract import MemoProgram, MemoryPayload
+
+
+class Memo(MemoProgram):
+    def update(self, episode):
+        self.seen = getattr(self, "seen", 0) + 1
+
+    def retrieve(self, task):
+        {body}
+'''
+
+
+def _load(source: str):
+    namespace: dict = {"__name__": "crossover_under_test"}
+    exec(compile(source, "<crossover>", "exec"), namespace)
+    return namespace["Memo"](toolkit=None)
+
+
+def test_the_child_runs_both_parents_and_fuses_their_evidence():
+    a = FIXED.format(body='return MemoryPayload(text="from A", metadata={"evidence": ["a1", "s", "a2"]})')
+    b = FIXED.format(body='return MemoryPayload(text="from B", metadata={"evidence": ["s", "b1"]})')
+    source = crossover_source(a, b, name_a="A", name_b="B", weight_a=0.6)
+    assert [t.name for t in parse_tunables(source)] == ["WEIGHT_A", "RRF_K"]
+    memo = _load(source)
+    memo.update(object())
+    assert [p.seen for p in memo.parents] == [1, 1]
+    payload = memo.retrieve(PartialRecorder(task_id="q", benchmark="toy", instruction="?"))
+    # "s" is cited by both; at weight 0.6 and k 60 A's third (0.6/63) still beats B's second (0.4/62)
+    assert payload.metadata["evidence"] == ["s", "a1", "a2", "b1"]
+    assert payload.text.index("from A") < payload.text.index("from B")
+
+    broken = FIXED.format(body='raise RuntimeError("parent B broke")')
+    payload = _load(crossover_source(a, broken, name_a="A", name_b="B")).retrieve(
+        PartialRecorder(task_id="q", benchmark="toy", instruction="?"))
+    assert payload.metadata["evidence"] == ["a1", "s", "a2"] and payload.text == "from A"
+
+
+@pytest.mark.bwrap
+def test_a_crossover_of_two_real_seeds_passes_the_quick_exam():
+    store = Path(__file__).resolve().parent / "fixtures" / "episodes"
+    episodes, partials = load_inputs(store, "update", "retrieve", 5)
+    source = crossover_source((SEEDS_DIR / "murag.py").read_text(),
+                              (SEEDS_DIR / "reasoning_bank.py").read_text(),
+                              name_a="murag", name_b="reasoning_bank")
+    report = quick_exam(source, sandbox("bwrap"), episodes, partials,
+                        services=MemoServices(encoders(), None, store), store_root=store)
+    assert report.passed, report.for_prompt()
+
+
+def _scored(node_id: int, source: str, mean: float, **per_category: float) -> ScoredProgram:
+    return ScoredProgram(node_id=node_id, source=source, mean=mean, n=1, per_category=per_category)
+
+
+def test_the_partner_is_the_program_strongest_where_the_parent_is_weak():
+    parent = _scored(3, "P", 0.4667, FR=0.9, VS=0.05, TR=0.45)
+    assert weak_categories(parent.per_category, parent.mean) == ["VS", "TR"]
+    strong_overall = _scored(5, "S", 0.8, FR=1.0, VS=0.06, TR=0.46)   # leads by 0.02 where it matters
+    complementary = _scored(6, "C", 0.3, FR=0.1, VS=0.6, TR=0.2)      # leads by 0.55 on VS
+    assert best_partner(parent, [strong_overall, complementary]).node_id == 6
+    nowhere = _scored(7, "N", 0.9, FR=1.0, VS=0.0, TR=0.1)
+    assert best_partner(parent, [nowhere, parent]) is None
+
+
+def test_the_mutator_crosses_over_with_the_complementary_program(seeds_dir):  # noqa: F811
+    mutator = ParameterMutator(MetaConfig(crossover_rate=1.0), seeds_dir=seeds_dir)
+    parent_source = _seed(10, "hybrid")
+    partner_source = _seed(5, "dense")
+    mutator.observe_scores([_scored(3, parent_source, 0.4667, FR=0.9, VS=0.05, TR=0.45),
+                            _scored(8, partner_source, 0.5, FR=0.2, VS=0.9, TR=0.5)])
+    child = mutator.propose(_parent(parent_source), [], node_id=9, seed=1)
+    mutation = child.diagnosis["mutation"]
+    assert mutation["kind"] == "crossover" and mutation["partner"] == 8
+    assert child.summary == "crossover with #8, which leads on VS, TR"
+    assert repr(parent_source) in child.source and repr(partner_source) in child.source
+
+    alone = ParameterMutator(MetaConfig(crossover_rate=1.0, transplant_rate=0.0), seeds_dir=seeds_dir)
+    alone.observe_scores([_scored(8, partner_source, 0.5, FR=0.95, VS=0.0, TR=0.1)])
+    assert alone.propose(_parent(parent_source), [], node_id=9, seed=1).diagnosis["mutation"]["kind"] == "perturb"
+
+
+def test_once_every_seed_was_tried_the_transplant_is_the_one_strong_where_the_parent_is_weak(seeds_dir):  # noqa: F811
+    mutator = ParameterMutator(MetaConfig(crossover_rate=0.0), seeds_dir=seeds_dir)
+    sources = {name: (seeds_dir / f"{name}.py").read_text() for name in ("alpha", "beta", "gamma")}
+    mutator.observe_tree(list(sources.values()))
+    mutator.observe_scores([_scored(1, sources["alpha"], 0.5, FR=1.0, VS=0.0, TR=0.5),
+                            _scored(2, sources["beta"], 0.4, FR=0.1, VS=0.8, TR=0.3),
+                            _scored(3, sources["gamma"], 0.6, FR=0.9, VS=0.1, TR=0.8)])
+    root = (seeds_dir / "no_memory.py").read_text()
+    child = mutator.propose(_parent(root, node_id=0), [], node_id=4, seed=0)
+    assert child.diagnosis["mutation"]["seed"] == "beta"  # VS 0.8 where the parent has 0.05

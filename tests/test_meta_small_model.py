@@ -1,0 +1,131 @@
+"""The LLM meta agent against a server scripted to answer like a small local model behind
+llama.cpp (text-only, 8,192-token context, sloppy JSON): the cases found by running a search
+against Qwen2.5-Coder-0.5B-Instruct. Each must end in a child or in a clean, explained failure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PIL import Image
+
+from automemo.contract import EpisodeRecorder, MemoryPayload, Step
+from automemo.episode_store import EpisodeStore
+from automemo.evaluation.evidence import TaskEvidence, episode_rel_path, write_summary, write_task
+from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.fakellm import estimate_tokens
+from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
+from automemo.llm.messages import message_text
+from automemo.meta import MetaError, ParentView, build_meta_agent
+from automemo.paths import SEEDS_DIR
+
+CONTEXT = 8192
+TEMPLATE_ERROR = 'can only concatenate str (not "list") to str'
+OVERFLOW = "the request exceeds the available context size, try increasing it"
+PARENT = (SEEDS_DIR / "murag.py").read_text()  # imports automemo.toolkit.memolib
+CHILD = PARENT.replace("TOP_K = ", "TOP_K = 1 + ")
+SLOPPY_ANALYSIS = {  # what the 0.5B model wrote: no summary, no memory_relevance
+    "content_issues": ["payloads repeat the question"],
+    "structural_issues": [],
+    "suggestions": [{"priority": 1, "change": "return fewer, more relevant rounds", "rationale": "precision"}],
+}
+
+
+def small_model(body: dict) -> dict | str:
+    """llama.cpp serving a text-only model with an 8,192-token context."""
+    messages = body["messages"]
+    if any(isinstance(m.get("content"), list) for m in messages):
+        return {"status": 500, "content": TEMPLATE_ERROR}
+    if sum(estimate_tokens(message_text(m)) for m in messages) > CONTEXT:
+        return {"status": 400, "content": OVERFLOW}
+    if "diagnose a memo program" in message_text(messages[-1]):
+        return "```json\n" + json.dumps(SLOPPY_ANALYSIS) + "\n```"
+    return f"SUMMARY: fewer rounds\n```python\n{CHILD}```\n"
+
+
+def _client(fake, tmp_path, **role) -> LLMClient:
+    meta = RoleConfig(model="qwen2.5-coder-0.5b-instruct", base_url=fake.base_url, timeout_s=10.0,
+                      max_retries=4, retry_backoff_s=0.01, retry_backoff_max_s=0.02, **role)
+    return LLMClient(LLMConfig(meta=meta), Ledger(tmp_path / "tree.db"))
+
+
+@pytest.fixture
+def parent(tmp_path) -> ParentView:
+    """A parent whose evidence is far larger than 8,192 tokens: long observations and images."""
+    store = EpisodeStore(tmp_path / "store")
+    folder = tmp_path / "nodes" / "2" / "evaluations" / "0"
+    results = []
+    for i, (task_id, score) in enumerate((("s0", 1.0), ("s1", 1.0), ("f0", 0.0), ("f1", 0.0))):
+        shot = store.put_image(Image.new("RGB", (4, 4), (i * 40, 0, 0)))
+        steps = tuple(Step(index=k, observation=f"round {k} " + "words " * 1500, screenshot=shot)
+                      for k in range(6))
+        episode = EpisodeRecorder(task_id=task_id, benchmark="toy", instruction=f"answer {task_id}", steps=steps)
+        result = TaskResult(task_id, "A", score, payload=MemoryPayload(text="memory " * 2000),
+                            episode_path=episode_rel_path(task_id))
+        write_task(folder, TaskEvidence(result=result, episode=episode))
+        results.append(result)
+    evaluation = EvaluationResult(mean=0.5, n_scored=4, per_category={"A": 0.5}, metrics={}, tasks=tuple(results))
+    write_summary(folder, evaluation, store_root=store.root)
+    return ParentView(node_id=2, source=PARENT, score=0.5, n_evals=1, evaluation=evaluation,
+                      evidence_dir=str(folder))
+
+
+def _sent(fake) -> list[str]:
+    return [message_text(r["messages"][-1]) for r in fake.requests]
+
+
+def test_a_text_only_model_with_its_context_declared_writes_a_child(fake_llm, tmp_path, parent):
+    fake_llm.set_handler(small_model)
+    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
+    proposal = agent.propose(parent, [], node_id=7, seed=0)
+
+    assert proposal.source == CHILD
+    assert len(fake_llm.requests) == 2, "fitted before the call: no refusal, no retry"
+    for request in fake_llm.requests:
+        assert all(isinstance(m["content"], str) for m in request["messages"])
+        assert sum(estimate_tokens(message_text(m)) for m in request["messages"]) <= CONTEXT
+        assert request["max_tokens"] < CONTEXT
+    analysis_text, generate_text = _sent(fake_llm)
+    assert "the model reading this prompt takes text only" in analysis_text
+    assert "shortened to fit the model's context" in analysis_text
+    note = proposal.diagnosis["analysis"]
+    assert note["source"] == "llm" and note["trim"]
+    assert "filled missing summary" in note["repairs"] and "filled missing memory_relevance" in note["repairs"]
+    assert proposal.diagnosis["summary"] == "return fewer, more relevant rounds; payloads repeat the question"
+
+
+def test_images_to_a_text_only_server_fail_cleanly_after_two_attempts(fake_llm, tmp_path, parent):
+    fake_llm.set_handler(small_model)
+    agent = build_meta_agent(_client(fake_llm, tmp_path))  # vision left on, context unknown
+    with pytest.raises(MetaError) as err:
+        agent.propose(parent, [], node_id=7, seed=0)
+    message = str(err.value)
+    assert "the same server error twice" in message and "llm.meta.vision = false" in message
+    assert len(fake_llm.requests) == 2, "not five attempts"
+
+
+def test_an_unknown_context_is_trimmed_after_the_refusal(fake_llm, tmp_path, parent):
+    fake_llm.set_handler(small_model)
+    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False))  # context_tokens unknown
+    proposal = agent.propose(parent, [], node_id=7, seed=0)
+    assert proposal.source == CHILD, "the step keeps its child"
+    purposes = [(r["purpose"], r["status"]) for r in Ledger(tmp_path / "tree.db").rows()]
+    assert purposes[0] == ("analysis", "http 400")
+    assert len([p for p in purposes if p[0] == "analysis"]) == 2, "trimmed and retried once"
+    note = proposal.diagnosis["analysis"]
+    # The one retry either fit (an LLM analysis of trimmed evidence) or did not (the rules).
+    assert note["source"] == "rule-based" and "context" in note["why"] or note["trim"]
+
+
+def test_prompts_show_the_helpers_the_parent_imports(fake_llm, tmp_path, parent):
+    fake_llm.set_handler(small_model)
+    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
+    agent.propose(parent, [], node_id=7, seed=0)
+    generate_text = _sent(fake_llm)[1]
+    assert "# automemo.toolkit.memolib" in generate_text
+    assert "def make_payload(sections: Sequence[str], *, budget: Budget" in generate_text
+    assert "def units(episode: EpisodeRecorder) -> list[Unit]: ...  # The episode's steps" in generate_text
+    assert "self-contained" not in generate_text
+    repair_agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
+    repair_agent.repair(PARENT, {"failed_check": "retrieve", "error": "KeyError"}, 1, node_id=8, seed=0)
+    assert "def make_payload(" in _sent(fake_llm)[-1]
