@@ -46,3 +46,12 @@ def test_ctrl_c_prints_the_resume_command(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "everything committed so far is kept" in err
     assert f"Continue with: automemo search --resume {tmp_path / 'r'}" in err
+
+
+def test_tree_of_a_stopped_run_says_how_to_continue_it(tmp_path, capsys):
+    run = committed_root_run(tmp_path, steps=5)
+    assert main(["tree", str(run.path)]) == 0
+    assert f"search stopped before finishing; continue with: automemo search --resume {run.path}" in capsys.readouterr().out
+    run.mark_running()
+    assert main(["tree", str(run.path)]) == 0
+    assert "search in progress" in capsys.readouterr().out

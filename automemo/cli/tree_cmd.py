@@ -60,9 +60,11 @@ def run(args) -> int:
     failed = sum(n.failed for n in view.nodes)
     steps = view.last_step or 0
     final = view.final
-    console.print(
-        f"{steps} steps committed, {len(view.nodes)} nodes ({failed} failed), "
-        + (f"selected #{final['node_id']} ({final['stop_reason']})"
-           if final and final.get("node_id") is not None else "search not finished")
-    )
+    if final and final.get("node_id") is not None:
+        state = f"selected #{final['node_id']} ({final['stop_reason']})"
+    elif view.run.is_running():
+        state = "search in progress"
+    else:
+        state = f"search stopped before finishing; continue with: automemo search --resume {view.run.path}"
+    console.print(f"{steps} steps committed, {len(view.nodes)} nodes ({failed} failed), {state}")
     return 0
