@@ -1,5 +1,5 @@
 """Actions in flight as virtual visits (parallel search): the statistics the pure policy reads
-are shifted by pending evaluations (n(v) and N) and pending generations (m(v)); caps count the
+are shifted by pending evaluations (n(v) and N), not by pending generations; caps count the
 actions in flight at the mean spend of a committed action.
 
 Expected values worked out by hand: ln 5 = 1.609438, ln 4 = 1.386294."""
@@ -32,11 +32,14 @@ def test_a_pending_evaluation_counts_in_n_and_N_but_not_in_the_mean():
     assert eval_score(t.node(1), t, CFG) == pytest.approx(0.679412, abs=1e-6)
 
 
-def test_a_pending_generation_counts_in_m():
-    t = with_pending(small_tree(), [PendingAction(3, "generate", 0, 0.5, child_id=3)])
-    assert t.total_evaluations == 4 and t.node(0).m == 3 and t.node(0).pending_children == 1
-    # ĝ(0) = (.2 + 0) / (3 + 1) = .05; U_gen(0) = .3 + .05 + .2 sqrt(ln 4 / 4) = .35 + .2 * .588705
-    assert gen_score(t.node(0), t, CFG) == pytest.approx(0.467741, abs=1e-6)
+def test_a_pending_generation_is_not_a_visit():
+    """Another child of the same parent is an independent draw: the next free slot may take it."""
+    t = small_tree()
+    shifted = with_pending(t, [PendingAction(3, "generate", 0, 0.5, child_id=3)])
+    assert shifted is t
+    mixed = with_pending(t, [PendingAction(3, "generate", 0, 0.5, child_id=3),
+                             PendingAction(4, "evaluate", 1, 0.7, k=1)])
+    assert mixed.node(0).m == 2 and mixed.total_evaluations == 5 and mixed.node(1).n == 2
 
 
 def test_no_pending_action_leaves_the_statistics_as_they_are():
@@ -44,18 +47,28 @@ def test_no_pending_action_leaves_the_statistics_as_they_are():
     assert with_pending(t, []) is t
 
 
-def test_actions_in_flight_spread_over_the_tree():
-    """Choosing K actions one after another, each seeing the earlier ones as pending, never
-    picks the same action K times: the virtual visits push the next choice elsewhere."""
-    t = small_tree()
-    pending: list[PendingAction] = []
-    for step in range(1, 4):
-        a = choose_action(with_pending(t, pending), CFG)
-        pending.append(PendingAction(step, a.kind, a.node_id, a.score))
-    assert len({(p.kind, p.node_id) for p in pending}) >= 2
-    # and the first choice is exactly the sequential policy's
-    first = choose_action(t, CFG)
-    assert (pending[0].kind, pending[0].node_id) == (first.kind, first.node_id)
+def test_pending_evaluations_spread_the_slots_and_pending_generations_pile_on_the_best_node():
+    """Choosing K actions one after another, each seeing the earlier ones as pending: a pending
+    re-evaluation pushes the next choice elsewhere; generations from the best node repeat (each
+    child is a new draw). The first choice is always the sequential policy's."""
+    flat = TreeStats(nodes=(
+        NodeStats(id=0, parent=None, mean=0.3, n=1, m=2, first_score=0.3),
+        NodeStats(id=1, parent=0, mean=0.29, n=1, m=0, first_score=0.29, parent_snapshot=0.3),
+        NodeStats(id=2, parent=0, mean=0.28, n=1, m=0, first_score=0.28, parent_snapshot=0.3),
+    ), total_evaluations=3)
+    for tree, expected in ((flat, "spread"), (small_tree(), "pile")):
+        pending: list[PendingAction] = []
+        for step in range(1, 4):
+            a = choose_action(with_pending(tree, pending), CFG)
+            pending.append(PendingAction(step, a.kind, a.node_id, a.score))
+        first = choose_action(tree, CFG)
+        assert (pending[0].kind, pending[0].node_id) == (first.kind, first.node_id)
+        chosen = [(p.kind, p.node_id) for p in pending]
+        if expected == "spread":
+            # U_eval(0) = .3 + .2 sqrt(ln 3) = .5096 wins alone; with it pending, n(0) = 2, N = 4
+            assert chosen[0] == ("evaluate", 0) and chosen[1] != ("evaluate", 0)
+        else:
+            assert chosen == [("generate", 1)] * 3
 
 
 def test_pending_actions_round_trip_through_their_record():

@@ -120,3 +120,34 @@ def test_bench_strategies_prints_the_table_and_writes_the_chart(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "automemo", "bench", "strategies", "--strategies", "beam"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "unknown strategy beam" in bad.stderr
+
+
+def test_a_parallel_landscape_search_and_the_regret_shared_by_both_benches(fake_llm, tmp_path):
+    from automemo.bench.landscape_search import regrets
+
+    out = run_landscape_search("tree", seed=2, steps=6, parallel=3, eval_latency_s=0.05,
+                               fake=fake_llm, workdir=tmp_path)
+    assert out.parallel == 3 and out.wall_s >= 0.05
+    reevaluations = 6 - out.generations
+    assert out.evaluations == 1 + reevaluations + out.generations - out.failed_generations
+    assert out.meta_calls == 2 * out.generations
+    sequential = run_landscape_search("tree", seed=2, steps=6, fake=fake_llm, workdir=tmp_path)
+    both = regrets([out, sequential])
+    best = max(out.best_quality, sequential.best_quality)
+    assert both == [best - out.selected_quality, best - sequential.selected_quality]
+    assert min(both) >= 0 and both[0] >= out.regret and both[1] >= sequential.regret
+
+
+def test_bench_scale_prints_the_parallel_search_table():
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "automemo", "bench", "scale", "--skip", "ray", "--steps", "2",
+         "--seeds", "1", "--eval-latency", "0"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = [line.split("│")[1].strip() for line in result.stdout.splitlines() if line.count("│") > 3]
+    assert rows[:3] == ["1", "2", "4"] and rows[3] == "target", result.stdout
+    assert "regret" in result.stdout and "speed-up" in result.stdout

@@ -4,6 +4,9 @@ and the model replaced by a `Landscape`. The fake server plays the model: it ans
 analysis with fixed feedback and the generate call with a child the landscape draws from the
 parent named in the prompt. What a strategy spends (meta calls, tokens) is therefore measured by
 the real ledger, and what it finds is scored by the landscape's hidden true quality.
+
+Used by `automemo bench strategies` (strategies at equal steps) and `automemo bench scale` (K
+actions in flight, `search.parallel`, with evaluations that wait a fixed latency).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,14 +48,17 @@ class _Store:
 
 class LandscapeEvaluator:
     """Scores a program by a noisy draw of its landscape quality; the draw is the evaluation's
-    sample seed, so a re-evaluation is a new draw and a replayed one the same."""
+    sample seed, so a re-evaluation is a new draw and a replayed one the same. `latency_s` is how
+    long an evaluation waits first (what a parallel search overlaps)."""
 
-    def __init__(self, landscape: Landscape, store_root: Path) -> None:
-        self.landscape = landscape
+    def __init__(self, landscape: Landscape, store_root: Path, *, latency_s: float = 0.0) -> None:
+        self.landscape, self.latency_s = landscape, latency_s
         self.store = _Store(store_root)
 
     def evaluate(self, source: str, *, split: str = "train", evidence_dir: Any = None,
                  node_id: int | None = None, sample_seed: int = 0) -> EvaluationResult:
+        if self.latency_s > 0:
+            time.sleep(self.latency_s)
         score = self.landscape.evaluate(program_id(source), sample_seed)
         return EvaluationResult(mean=score, n_scored=1, per_category={}, metrics={}, tasks=())
 
@@ -77,7 +85,9 @@ def landscape_exam(source: str, *args: Any, **kwargs: Any) -> _ExamReport:
 
 def _model(landscape: Landscape):
     """The fake server's answers: fixed feedback for the analysis, a landscape child of the
-    parent the generate prompt shows for the generate call."""
+    parent the generate prompt shows for the generate call. The server answers on several
+    threads (a parallel search); a lock keeps the landscape's numbering of new programs whole."""
+    lock = threading.Lock()
 
     def answer(request: dict[str, Any]) -> str:
         prompt = request["messages"][-1]["content"]
@@ -85,7 +95,8 @@ def _model(landscape: Landscape):
         if "# Task: diagnose" in prompt:
             return "```json\n" + json.dumps(FEEDBACK) + "\n```"
         parent = program_id(prompt.split("## The parent program", 1)[-1])
-        child = landscape.child_of(parent if parent is not None else Landscape.root)
+        with lock:
+            child = landscape.child_of(parent if parent is not None else Landscape.root)
         return "SUMMARY: landscape step\n```python\n" + PROGRAM.format(id=child) + "```"
 
     return answer
@@ -103,13 +114,17 @@ class LandscapeOutcome:
     evaluations: int             # full evaluations, re-evaluations and the root's included
     generations: int             # generate actions (each one analysis and one generate call)
     failed_generations: int
+    parallel: int = 1            # K: actions in flight (`search.parallel`)
+    wall_s: float = 0.0          # wall-clock of the search loop alone
 
 
 def run_landscape_search(strategy: str, seed: int, *, steps: int = 20, noise: float = 0.05,
                          gain: float = 0.0, spread: float = 0.1, failure_rate: float = 0.2,
+                         parallel: int = 1, eval_latency_s: float = 0.0,
                          fake: FakeLLM | None = None, workdir: Path | None = None) -> LandscapeOutcome:
-    """One search of `steps` steps with `strategy` on the landscape of `seed`. Pass a started
-    `fake` to share one server across searches (its handler is replaced)."""
+    """One search of `steps` steps with `strategy` and `parallel` actions in flight on the
+    landscape of `seed`, each evaluation waiting `eval_latency_s` first. Pass a started `fake`
+    to share one server across searches (its handler is replaced)."""
     landscape = Landscape(seed, noise=noise, gain=gain, spread=spread, failure_rate=failure_rate)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         root = Path(tmp)
@@ -125,10 +140,13 @@ def run_landscape_search(strategy: str, seed: int, *, steps: int = 20, noise: fl
             client = LLMClient(LLMConfig(meta=role), Ledger(run.db_path))
             meta = LLMMetaAgent(client, task_description="a simulated landscape")
             config = SearchConfig(steps=steps, strategy=strategy, seed=seed, root="landscape_root",
-                                  repair_attempts=0)
-            parts = Collaborators(evaluator=LandscapeEvaluator(landscape, run.store_root), meta=meta,
-                                  sandbox=None, llm=client, exam=landscape_exam, seeds_dir=seeds)
+                                  repair_attempts=0, parallel=parallel)
+            evaluator = LandscapeEvaluator(landscape, run.store_root, latency_s=eval_latency_s)
+            parts = Collaborators(evaluator=evaluator, meta=meta, sandbox=None, llm=client,
+                                  exam=landscape_exam, seeds_dir=seeds)
+            started = time.perf_counter()
             final = SearchLoop(run, config, parts, quiet=True).run_search()
+            wall = time.perf_counter() - started
             view = RunView.load(run)
             evaluated = [program_id(run.program_source(n.id)) for n in view.nodes if n.evaluated]
             failed = sum(1 for n in view.nodes if n.failed)
@@ -145,5 +163,15 @@ def run_landscape_search(strategy: str, seed: int, *, steps: int = 20, noise: fl
         strategy=strategy, seed=seed, selected_quality=selected, best_quality=best,
         regret=best - selected, meta_calls=meta.calls, meta_tokens=meta.tokens,
         evaluations=int(final["total_evaluations"]), generations=generations,
-        failed_generations=failed,
+        failed_generations=failed, parallel=parallel, wall_s=wall,
     )
+
+
+def regrets(outcomes: list[LandscapeOutcome]) -> list[float]:
+    """Each outcome's regret: the best true quality any of `outcomes` on the same seed (landscape)
+    found, minus the true quality of its own final selection. Comparing searches on one landscape
+    this way counts both how far each climbed and how well it chose."""
+    best_on: dict[int, float] = {}
+    for o in outcomes:
+        best_on[o.seed] = max(best_on.get(o.seed, 0.0), o.best_quality)
+    return [best_on[o.seed] - o.selected_quality for o in outcomes]

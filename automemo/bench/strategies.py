@@ -54,7 +54,7 @@ def _mean_se(values: Sequence[float]) -> tuple[float, float]:
 
 def landscape_rows(strategies: Sequence[str], seeds: int, steps: int, noise: float, *,
                    spread: float, gain: float, failure_rate: float, progress=None) -> list[dict[str, Any]]:
-    from automemo.bench.landscape_search import run_landscape_search
+    from automemo.bench.landscape_search import regrets, run_landscape_search
     from automemo.fakellm import FakeLLM
 
     outcomes = []
@@ -66,16 +66,14 @@ def landscape_rows(strategies: Sequence[str], seeds: int, steps: int, noise: flo
                     failure_rate=failure_rate, fake=fake))
                 if progress:
                     progress()
-    best_on = {}
-    for o in outcomes:
-        best_on[o.seed] = max(best_on.get(o.seed, 0.0), o.best_quality)
+    scored = list(zip(outcomes, regrets(outcomes)))
     rows = []
     for name in strategies:
-        own = [o for o in outcomes if o.strategy == name]
+        own = [o for o, _ in scored if o.strategy == name]
         rows.append({
             "strategy": name, "noise": noise, "runs": len(own),
             "quality": _mean_se([o.selected_quality for o in own]),
-            "regret": _mean_se([best_on[o.seed] - o.selected_quality for o in own]),
+            "regret": _mean_se([r for o, r in scored if o.strategy == name]),
             "selection_regret": _mean_se([o.regret for o in own]),
             "meta_calls": statistics.fmean(o.meta_calls for o in own),
             "meta_tokens": statistics.fmean(o.meta_tokens for o in own),

@@ -46,9 +46,9 @@ class SearchConfig:
     # Seed program of the root r (a name under seeds/).
     root: str = "no_memory"
     # K: search actions in flight at once (evaluations and generations together). 1 is the
-    # sequential search, step after step. Above 1, actions still running count as virtual
-    # visits in the statistics the policy reads, so the K actions spread over the tree; each
-    # keeps the step number it was chosen at and commits when it finishes.
+    # sequential search, step after step. Above 1, evaluations still running count as virtual
+    # visits in the statistics the policy reads (generations do not; see search/pending.py);
+    # each action keeps the step number it was chosen at and commits when it finishes.
     parallel: int = 1
 
     def __post_init__(self) -> None:

@@ -4,7 +4,7 @@ The main thread is the only one that chooses and commits; actions run on a pool 
 (they spend their time waiting on episodes and LLM calls). Each step:
 
 1. while fewer than K actions run and steps remain: the policy chooses on the committed tree's
-   statistics with the running actions as virtual visits (pending.py); the action keeps the step
+   statistics with the running evaluations as virtual visits (pending.py); the action keeps the step
    number at which it was chosen, and reserves its child id or evaluation index; it is recorded
    in flight in the run directory, then started;
 2. the first action to finish is committed, under its own step number (completion order).

@@ -1,10 +1,20 @@
 """Actions in flight as virtual visits (parallel search, `search.parallel` > 1).
 
 The policy stays pure: it never learns that anything is running. Instead the statistics it reads
-are shifted as if every pending action had already been counted — a pending evaluation of v adds
-one to n(v) and to N (its mean unchanged), a pending generation from v adds one to m(v) — so the
-exploration bonuses of the nodes already being worked on shrink and the next action chosen goes
-elsewhere, the way virtual loss spreads parallel MCTS workers over a tree.
+are shifted as if every pending evaluation had already been counted: a pending evaluation of v
+adds one to n(v) and to N, its mean unchanged, so U_eval(v) shrinks and the next slot does not
+re-evaluate the same node for nothing.
+
+A pending generation is deliberately NOT a visit. Counting it in m(v) (as a child with zero gain,
+the "virtual loss" reading) halves ĝ(v) and the generate bonus of a node with no children yet, so
+the next free slot re-evaluates that node or expands a weaker one instead of drawing another
+child from the best node. Measured on the simulated landscape (`bench/landscape_search.py`,
+tree search, 20 steps, 40 landscapes, K = 4, regret against the best of K = 1 and 4), counting pending generations gave a final selection of true
+quality 0.518 (regret 0.210) against 0.612 (regret 0.141) without; K = 1 reaches 0.699.
+Children of one parent are independent draws, so K generations from the best node are K chances,
+not one chance counted K times; a re-evaluation in flight, by contrast, is information already
+on its way. With nothing pending (K = 1) the statistics are returned unchanged, so a sequential
+search is exactly the policy of `policy.py`.
 """
 
 from __future__ import annotations
@@ -39,22 +49,14 @@ class PendingAction:
 
 
 def with_pending(stats: TreeStats, pending: Iterable[PendingAction]) -> TreeStats:
-    """`stats` with every pending action counted as a virtual visit."""
+    """`stats` with every pending evaluation counted as a virtual visit (generations are not
+    counted; see the module's docstring)."""
     evaluations: dict[int, int] = {}
-    generations: dict[int, int] = {}
     for action in pending:
-        counts = evaluations if action.kind == "evaluate" else generations
-        counts[action.node_id] = counts.get(action.node_id, 0) + 1
-    if not evaluations and not generations:
+        if action.kind == "evaluate":
+            evaluations[action.node_id] = evaluations.get(action.node_id, 0) + 1
+    if not evaluations:
         return stats
-    nodes = tuple(
-        dataclasses.replace(
-            v,
-            n=v.n + evaluations.get(v.id, 0),
-            m=v.m + generations.get(v.id, 0),
-            pending_children=v.pending_children + generations.get(v.id, 0),
-        )
-        for v in stats.nodes
-    )
+    nodes = tuple(dataclasses.replace(v, n=v.n + evaluations.get(v.id, 0)) for v in stats.nodes)
     return TreeStats(nodes=nodes,
                      total_evaluations=stats.total_evaluations + sum(evaluations.values()))

@@ -45,8 +45,6 @@ class NodeStats:
     first_score: float | None = None
     parent_snapshot: float | None = None
     failed: bool = False
-    # Generations from v still in flight, already counted in m (virtual visits, pending.py).
-    pending_children: int = 0
 
 
 @dataclass(frozen=True)
@@ -70,9 +68,8 @@ class TreeStats:
             if v.failed:
                 continue
             m = len(evaluated_children(self, v.id))
-            if m + v.pending_children != v.m:
-                raise ValueError(f"node {v.id}: m = {v.m} but it has {m} evaluated children"
-                                 f" and {v.pending_children} pending")
+            if m != v.m:
+                raise ValueError(f"node {v.id}: m = {v.m} but it has {m} evaluated children")
 
     @property
     def root(self) -> NodeStats:
