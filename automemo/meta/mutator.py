@@ -185,9 +185,10 @@ class ParameterMutator(MetaAgent):
                    rng: random.Random) -> tuple[str, dict[str, Any]]:
         weak = [c for c in weak_categories(parent.per_category, parent.mean)
                 if partner.per_category.get(c, 0.0) > parent.per_category.get(c, 0.0)]
-        # The better program leads the fusion; the weight is drawn so that crossovers of the same
-        # pair still differ.
-        lead = 0.5 + (0.1 if parent.mean >= partner.mean else -0.1) + rng.uniform(-0.1, 0.1)
+        # The better program leads the fusion, by a little: a weight much past 0.6 lets the lead's
+        # citations fill the scored top-k again (see FUSION_K). The weight is drawn so that
+        # crossovers of the same pair still differ.
+        lead = 0.5 + (0.05 if parent.mean >= partner.mean else -0.05) + rng.uniform(-0.05, 0.05)
         source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
                                   name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)))
         return source, {
