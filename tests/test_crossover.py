@@ -44,7 +44,7 @@ def _load(source: str):
 def test_the_child_runs_both_parents_and_fuses_their_evidence():
     a = FIXED.format(body='return MemoryPayload(text="from A", metadata={"evidence": ["a1", "s", "a2"]})')
     b = FIXED.format(body='return MemoryPayload(text="from B", metadata={"evidence": ["s", "b1"]})')
-    source = crossover_source(a, b, name_a="A", name_b="B", weight_a=0.6)
+    source = crossover_source(a, b, name_a="A", name_b="B", weight_a=0.6, rrf_k=60)
     assert [t.name for t in parse_tunables(source)] == ["WEIGHT_A", "RRF_K"]
     memo = _load(source)
     memo.update(object())
@@ -53,6 +53,13 @@ def test_the_child_runs_both_parents_and_fuses_their_evidence():
     # "s" is cited by both; at weight 0.6 and k 60 A's third (0.6/63) still beats B's second (0.4/62)
     assert payload.metadata["evidence"] == ["s", "a1", "a2", "b1"]
     assert payload.text.index("from A") < payload.text.index("from B")
+
+    # At the default constant and a near-even weight the other parent's best citation
+    # outranks the lead's third (0.45/6 > 0.55/8): the fused top-k is not the lead's alone.
+    b = FIXED.format(body='return MemoryPayload(text="from B", metadata={"evidence": ["b1", "b2"]})')
+    fused = _load(crossover_source(a, b, name_a="A", name_b="B", weight_a=0.55)).retrieve(
+        PartialRecorder(task_id="q", benchmark="toy", instruction="?"))
+    assert fused.metadata["evidence"] == ["a1", "s", "b1", "a2", "b2"]
 
     broken = FIXED.format(body='raise RuntimeError("parent B broke")')
     payload = _load(crossover_source(a, broken, name_a="A", name_b="B")).retrieve(

@@ -40,7 +40,9 @@ def _seed(top_k: int, mode: str) -> str:
         "USE_IMAGES = True  # tunable: bool\n\n\n"
         "class Memo(MemoProgram):\n"
         "    def update(self, episode):\n        pass\n\n"
-        "    def retrieve(self, task):\n        return MemoryPayload(text=MODE * TOP_K)\n"
+        "    def retrieve(self, task):\n"
+        "        text = MODE * TOP_K if USE_IMAGES or THRESHOLD > 0.5 else MODE\n"
+        "        return MemoryPayload(text=text)\n"
     )
 
 
@@ -101,7 +103,7 @@ def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
 
 def test_numeric_moves_at_a_range_boundary_go_inward(seeds_dir):
     mutator = ParameterMutator(MetaConfig(max_perturbed=1), seeds_dir=seeds_dir)
-    parent = 'K = 30  # tunable: int 1..30\nclass Memo:\n    pass\n'
+    parent = 'K = 30  # tunable: int 1..30\nclass Memo:\n    def retrieve(self, task):\n        return K\n'
     values = {parse_tunables(mutator.propose(_parent(parent), [], node_id=i, seed=1).source)[0].value for i in range(20)}
     assert values and all(1 <= v < 30 for v in values)
 
@@ -242,3 +244,55 @@ def test_the_diagnosis_of_a_transplant_says_why_it_was_one(seeds_dir):
     assert "no tunable constants" not in why and "tunable constant(s)" in why and "transplant_rate 1.0" in why
     bare = mutator.propose(_parent("class Memo:\n    pass\n"), [], node_id=5, seed=0).diagnosis
     assert "the parent declares no tunable constants" in " ".join(bare["structural_issues"])
+
+
+LEFTOVER = '''from automemo.contract import MemoProgram, MemoryPayload
+
+OLD_K = 4  # tunable: int 1..30
+SCALE = 2  # tunable: int 1..9
+WIDTH = SCALE * 10
+TOP_K = 5  # tunable: int 1..30
+
+
+def _unused(items):
+    return items[:OLD_K]
+
+
+def _top(items):
+    return items[:TOP_K]
+
+
+class Memo(MemoProgram):
+    def update(self, episode):
+        pass
+
+    def retrieve(self, task):
+        return MemoryPayload(text=" ".join(self._pick(["a", "b"])))
+
+    def _pick(self, items):
+        return _top(items) * WIDTH
+'''
+
+
+def test_only_tunables_that_reachable_code_reads_are_perturbed(seeds_dir):
+    # OLD_K is read only by a function nothing calls: turning it could never change a score.
+    # SCALE is read through another constant, TOP_K through a helper a method calls.
+    mutator = ParameterMutator(PERTURB_ONLY, seeds_dir=seeds_dir)
+    changed: set[str] = set()
+    for node_id in range(40):
+        child = parse_tunables(mutator.propose(_parent(LEFTOVER), [], node_id=node_id, seed=3).source)
+        changed |= {t.name for t in child if t.value != {"OLD_K": 4, "SCALE": 2, "TOP_K": 5}[t.name]}
+    assert changed == {"SCALE", "TOP_K"}
+
+
+def test_code_the_analysis_cannot_follow_keeps_every_tunable_live():
+    from automemo.meta.liveness import live_tunables
+
+    opaque = LEFTOVER.replace('return items[:TOP_K]', 'return items[:globals()["TOP_K"]]')
+    assert [t.name for t in live_tunables(opaque, parse_tunables(opaque))] == ["OLD_K", "SCALE", "TOP_K"]
+    no_memo = LEFTOVER.replace("class Memo(", "class Other(")
+    assert len(live_tunables(no_memo, parse_tunables(no_memo))) == 3
+    # Every real seed reads every tunable it declares.
+    for path in sorted(SEEDS_DIR.glob("*.py")):
+        declared = parse_tunables(path.read_text())
+        assert live_tunables(path.read_text(), declared) == declared, path.name

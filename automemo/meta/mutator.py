@@ -1,6 +1,7 @@
 """The offline meta agent (DESIGN §8): no LLM, yet a whole search runs and improves on the root.
 
-`propose` perturbs one or two of the parent's declared tunables within their ranges; a parent
+`propose` perturbs one or two of the parent's declared tunables within their ranges (only those
+that code reachable from the memo class reads, so that a child can differ in behaviour); a parent
 with nothing to tune (the no-memory root, or an LLM-written program without markers) gets a seed
 transplanted instead, preferring seeds the tree has not tried yet and, once all were tried, the
 one strongest on the question types the parent is weak on. Now and then (`crossover_rate`) the
@@ -22,6 +23,7 @@ from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Pr
 from automemo.meta.config import MetaConfig
 from automemo.meta.crossover import best_partner, complement, crossover_source, weak_categories
 from automemo.meta.diagnosis import rule_based_diagnosis
+from automemo.meta.liveness import live_tunables
 from automemo.meta.tunables import Tunable, TunableError, apply, parse_tunables, skeleton
 from automemo.paths import SEEDS_DIR
 
@@ -169,7 +171,8 @@ class ParameterMutator(MetaAgent):
     def _perturb(
         self, source: str, tunables: list[Tunable], rng: random.Random
     ) -> tuple[str, dict[str, Any]]:
-        movable = [t for t in tunables if can_move(t)]
+        # A constant nothing reachable reads cannot change the score: turning it wastes a step.
+        movable = [t for t in live_tunables(source, tunables) if can_move(t)]
         if not movable:
             return self._transplant(
                 rng, "none of the parent's tunable constants can move, so a seed is transplanted"
@@ -193,9 +196,10 @@ class ParameterMutator(MetaAgent):
                    rng: random.Random) -> tuple[str, dict[str, Any]]:
         weak = [c for c in weak_categories(parent.per_category, parent.mean)
                 if partner.per_category.get(c, 0.0) > parent.per_category.get(c, 0.0)]
-        # The better program leads the fusion; the weight is drawn so that crossovers of the same
-        # pair still differ.
-        lead = 0.5 + (0.1 if parent.mean >= partner.mean else -0.1) + rng.uniform(-0.1, 0.1)
+        # The better program leads the fusion, by a little: a weight much past 0.6 lets the lead's
+        # citations fill the scored top-k again (see FUSION_K). The weight is drawn so that
+        # crossovers of the same pair still differ.
+        lead = 0.5 + (0.05 if parent.mean >= partner.mean else -0.05) + rng.uniform(-0.05, 0.05)
         source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
                                   name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)))
         return source, {
