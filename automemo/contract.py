@@ -25,6 +25,14 @@ SUPPORTED_INTERFACE_VERSIONS = ("1", "2")
 `Step.ref` / `Step.metadata`, which default to None / {}, so its data parses unchanged."""
 
 
+CATEGORY_KEY = "category"
+"""`task.metadata[CATEGORY_KEY]`: the retrieve task's type, the same key under which the
+evaluation reports per-category scores (a question type such as Mini-Gallery's VS or LoCoMo's
+cat5, a site, a task family). The harness sets it on every retrieve task of every benchmark, so
+a program may treat task types differently without knowing the benchmark's own metadata keys.
+Absent when `retrieve` is called outside an evaluation (e.g. a deployed memory)."""
+
+
 class ContractError(ValueError):
     """Data does not fit the contract. The message names the field and what was expected."""
 
