@@ -1,10 +1,12 @@
 """Crossover in the offline mutator: the child program runs both parents and fuses their
 retrievals (checked in-process, and through the real quick exam in bubblewrap for two real
-seeds); the partner is the evaluated program strongest where the parent is weak; once every seed
-was tried, a transplant is the seed strongest there."""
+seeds), answering a task category with one parent alone where a task-by-task sign test on the
+evidence decides it; the partner is the evaluated program strongest where the parent is weak;
+once every seed was tried, a transplant is the seed strongest there."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,10 @@ from automemo.cli.exam_cmd import load_inputs
 from automemo.contract import PartialRecorder
 from automemo.exam import quick_exam
 from automemo.meta import MetaConfig
-from automemo.meta.base import ScoredProgram
-from automemo.meta.crossover import best_partner, crossover_source, weak_categories
+from automemo.contract import CATEGORY_KEY
+from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.meta.base import ParentView, ScoredProgram, ScoredTask
+from automemo.meta.crossover import best_partner, crossover_source, routes, sign_test, weak_categories
 from automemo.meta.mutator import ParameterMutator
 from automemo.meta.tunables import parse_tunables
 from automemo.paths import SEEDS_DIR
@@ -120,3 +124,77 @@ def test_once_every_seed_was_tried_the_transplant_is_the_one_strong_where_the_pa
     root = (seeds_dir / "no_memory.py").read_text()
     child = mutator.propose(_parent(root, node_id=0), [], node_id=4, seed=0)
     assert child.diagnosis["mutation"]["seed"] == "beta"  # VS 0.8 where the parent has 0.05
+
+
+COUNTING = '''from automemo.contract import MemoProgram, MemoryPayload
+
+
+class Memo(MemoProgram):
+    calls = 0
+
+    def update(self, episode):
+        pass
+
+    def retrieve(self, task):
+        type(self).calls += 1
+        return MemoryPayload(text="from {name}", metadata={{"evidence": ["{name}1", "{name}2"]}})
+'''
+
+
+def _ask(memo, category=None):
+    metadata = {} if category is None else {CATEGORY_KEY: category}
+    return memo.retrieve(PartialRecorder(task_id="q", benchmark="toy", instruction="?", metadata=metadata))
+
+
+def test_a_routed_crossover_answers_a_category_with_the_parent_chosen_for_it():
+    source = crossover_source(COUNTING.format(name="a"), COUNTING.format(name="b"), name_a="A", name_b="B",
+                              weight_a=0.55, routes={"VS": 0.0, "FR": 1.0})
+    assert "ROUTES = {'FR': 1.0, 'VS': 0.0}" in source
+    memo = _load(source)
+    a, b = (type(p) for p in memo.parents)
+    vs = _ask(memo, "VS")
+    assert vs.metadata["evidence"] == ["b1", "b2"] and vs.text == "from b" and (a.calls, b.calls) == (0, 1)
+    fr = _ask(memo, "FR")
+    assert fr.metadata["evidence"] == ["a1", "a2"] and fr.text == "from a" and (a.calls, b.calls) == (1, 1)
+    # A category no route names, or no category at all (a deployed memory), fuses both
+    # (0.55/7 for a2 just beats 0.45/6 for b1).
+    for category in ("TR", None):
+        fused = _ask(memo, category)
+        assert fused.metadata["evidence"] == ["a1", "a2", "b1", "b2"] and "from a" in fused.text and "from b" in fused.text
+    with pytest.raises(ValueError, match="route weights"):
+        crossover_source("A", "B", name_a="A", name_b="B", routes={"VS": 1.5})
+
+
+def _with_tasks(node_id: int, mean: float, scores: dict[str, list[float]]) -> ScoredProgram:
+    tasks = {f"{c}{i}": ScoredTask(c, s) for c, values in scores.items() for i, s in enumerate(values)}
+    per_category = {c: sum(v) / len(v) for c, v in scores.items()}
+    return ScoredProgram(node_id=node_id, source=f"P{node_id}", mean=mean, n=1, per_category=per_category, tasks=tasks)
+
+
+def test_a_category_is_routed_only_on_a_significant_task_by_task_lead():
+    assert sign_test(5, 0) == pytest.approx(1 / 32) and sign_test(2, 0) == 0.25 and sign_test(0, 0) == 1.0
+    lead = _with_tasks(1, 0.5, {"VS": [0, 0, 0, 0, 0, 0.5], "FR": [1, 1, 1, 1, 1, 1], "TR": [0, 0, 1, 1, 1, 1],
+                                "KR": [0.5, 0.5, 0.5, 0.5]})
+    partner = _with_tasks(2, 0.5, {"VS": [1, 1, 1, 1, 1, 0.5], "FR": [0, 0, 0, 0, 0, 1], "TR": [1, 1, 1, 1, 1, 1],
+                                   "KR": [1, 1, 0, 0]})
+    # VS: the partner wins 5 tasks, loses none (p 1/32); FR: the lead wins 5; TR: the partner
+    # leads by a third on the category mean, but on 2 tasks only (p 0.25): noise, so fused; KR: 2-2.
+    assert routes(lead, partner, 0.05) == {"VS": 0.0, "FR": 1.0}
+    assert routes(lead, partner, 0.25) == {"VS": 0.0, "FR": 1.0, "TR": 0.0}
+    assert routes(lead, ScoredProgram(3, "P3", 0.9, 1, {"VS": 1.0}), 0.05) == {}  # no tasks, no routes
+
+
+def test_the_mutator_routes_its_crossover_by_the_evidence(seeds_dir):  # noqa: F811
+    mutator = ParameterMutator(MetaConfig(crossover_rate=1.0), seeds_dir=seeds_dir)
+    parent_source, partner_source = _seed(10, "hybrid"), _seed(5, "dense")
+    vs = [TaskResult(f"VS{i}", "VS", 0.0) for i in range(5)]
+    fr = [TaskResult(f"FR{i}", "FR", 1.0) for i in range(5)]
+    evaluation = EvaluationResult(mean=0.5, n_scored=10, per_category={"VS": 0.0, "FR": 1.0}, metrics={},
+                                  tasks=(*vs, *fr))
+    partner = _with_tasks(8, 0.5, {"VS": [1, 1, 1, 1, 1], "FR": [1, 1, 1, 1, 0]})
+    mutator.observe_scores([dataclasses.replace(partner, source=partner_source)])
+    child = mutator.propose(ParentView(3, parent_source, 0.5, 1, evaluation), [], node_id=9, seed=1)
+    mutation = child.diagnosis["mutation"]
+    assert mutation["kind"] == "crossover" and mutation["routes"] == {"VS": 0.0}  # FR: 1 task, undecided
+    assert child.summary == "crossover with #8, which leads on VS; VS answered by #8 alone"
+    assert "ROUTES = {'VS': 0.0}" in child.source

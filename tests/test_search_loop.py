@@ -17,7 +17,8 @@ import pytest
 from automemo.search.view import RunView
 
 from automemo.evaluation.result import EvaluationResult
-from automemo.meta.base import MetaAgent, MetaError, Proposal
+from automemo.evaluation import read_evidence
+from automemo.meta.base import MetaAgent, MetaError, Proposal, ScoredTask
 from automemo.runs import RunDir
 from automemo.search.config import SearchConfig
 from automemo.search.loop import Collaborators, SearchLoop
@@ -178,6 +179,11 @@ def test_offline_search_on_minigallery_grows_the_tree(tmp_path, torch_cpu_shim):
     assert final["node_id"] == max(lcbs, key=lambda k: (lcbs[k], -k)) and final["node_id"] != 0
     summary = run.evaluation_result(1, 0)
     assert summary is not None and run.node_json(1, "exam.json")[0]["passed"]
+    # The meta agent sees each evaluated program's tasks, scored one by one, as its evidence holds them.
+    scored = {p.node_id: p for p in search.loop._scored_programs(Tree.from_rundir(run))}
+    tasks = read_evidence(run.evaluation_dir(1, 0)).result.tasks
+    assert scored[1].tasks == {t.task_id: ScoredTask(t.category, t.score) for t in tasks if t.counted}
+    assert len(scored[1].tasks) == sum(t.counted for t in tasks) > 0
 
 
 @pytest.mark.bwrap

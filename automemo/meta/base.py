@@ -37,15 +37,32 @@ class ParentView:
 
 
 @dataclass(frozen=True)
+class ScoredTask:
+    """One scored retrieve task of an evaluation: its category and score."""
+
+    category: str
+    score: float
+
+
+@dataclass(frozen=True)
 class ScoredProgram:
-    """An evaluated program of the tree: its mean over n evaluations and the per-category scores
-    of its latest one (what a meta agent needs to pick a partner strong where a parent is weak)."""
+    """An evaluated program of the tree: its mean over n evaluations, the per-category scores
+    of its latest one (what a meta agent needs to pick a partner strong where a parent is weak)
+    and, when its evidence could be read, that evaluation's scored tasks by task id (to compare
+    two programs question by question)."""
 
     node_id: int
     source: str
     mean: float
     n: int
     per_category: Mapping[str, float] = field(default_factory=dict)
+    tasks: Mapping[str, ScoredTask] = field(default_factory=dict)
+
+
+def scored_tasks(result: EvaluationResult) -> dict[str, ScoredTask]:
+    """The tasks of `result` that count toward its mean, by task id."""
+    return {t.task_id: ScoredTask(t.category, t.score) for t in result.tasks
+            if t.counted and not t.excluded}
 
 
 @dataclass(frozen=True)

@@ -37,3 +37,7 @@ class MetaConfig:
     # most on the question types the parent is weak on (when one leads it on any): both run side
     # by side and their retrievals are fused by weighted reciprocal rank.
     crossover_rate: float = 0.25
+    # A crossover answers a task category with one parent alone when, question by question on
+    # the parent's latest evaluation, that parent beats the other on significantly more of the
+    # category's tasks than it loses (one-sided sign test at this level); elsewhere it fuses.
+    route_significance: float = 0.05

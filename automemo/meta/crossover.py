@@ -1,11 +1,13 @@
 """Crossover for the offline mutator: a child program that runs two parents side by side and
 fuses their retrievals (weighted reciprocal rank over the cited evidence, both payloads'
-text and images within the budget), and the choice of a partner from the evidence: the program
-that scores best, relative to the parent, on the question types the parent is weak on.
+text and images within the budget), routing a task category to one parent alone where the
+evidence decides it; and the choice of a partner from the evidence: the program that scores
+best, relative to the parent, on the question types the parent is weak on.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
 from automemo.meta.base import ScoredProgram
@@ -24,12 +26,17 @@ only for r < 4). Measured on the Mini-Gallery training split: murag fused with a
 
 
 def crossover_source(source_a: str, source_b: str, *, name_a: str, name_b: str,
-                     weight_a: float = 0.5, rrf_k: int = FUSION_K) -> str:
-    """The child program of parents `source_a` and `source_b`."""
+                     weight_a: float = 0.5, rrf_k: int = FUSION_K,
+                     routes: Mapping[str, float] | None = None) -> str:
+    """The child program of parents `source_a` and `source_b`. `routes` gives A's weight for
+    the tasks of a category (`task.metadata["category"]`), in place of `weight_a`."""
     if not 0.1 <= weight_a <= 0.9:
         raise ValueError(f"weight_a must be in 0.1..0.9, got {weight_a}")
+    routes = {str(c): round(float(w), 2) for c, w in sorted((routes or {}).items())}
+    if any(not 0.0 <= w <= 1.0 for w in routes.values()):
+        raise ValueError(f"route weights must be in 0..1, got {routes}")
     return render("program_crossover", name_a=name_a, name_b=name_b, weight_a=round(weight_a, 2),
-                  rrf_k=int(rrf_k), source_a=repr(source_a), source_b=repr(source_b))
+                  rrf_k=int(rrf_k), routes=repr(routes), source_a=repr(source_a), source_b=repr(source_b))
 
 
 def weak_categories(per_category: Mapping[str, float], mean: float) -> list[str]:
@@ -56,3 +63,36 @@ def best_partner(parent: ScoredProgram, others: Sequence[ScoredProgram]) -> Scor
     if len(parent.source) + len(ranked[0].source) > MAX_SOURCE_CHARS:
         return None
     return ranked[0]
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """One-sided sign test: the chance of at least `wins` of `wins + losses` paired differences
+    going one way if either way were equally likely (1.0 with no difference at all)."""
+    n = wins + losses
+    return sum(math.comb(n, i) for i in range(wins, n + 1)) / 2 ** n
+
+
+def routes(lead: ScoredProgram, partner: ScoredProgram, significance: float) -> dict[str, float]:
+    """The lead parent's weight in the categories the evidence decides: 0.0 (the partner
+    alone) where, over the category's tasks both programs scored, the partner scores higher
+    on significantly more tasks than lower (`sign_test` at most `significance`), 1.0 (the
+    lead alone) in the opposite case. Undecided categories are absent: the child fuses both
+    there. Tasks, not category means, are compared because a category holds a handful of
+    questions: a lead of one or two of them is as likely noise as not, and a route chosen on
+    noise scores well on the split it was chosen on only."""
+    wins: dict[str, int] = {}
+    losses: dict[str, int] = {}
+    for task_id, mine in lead.tasks.items():
+        theirs = partner.tasks.get(task_id)
+        if theirs is None or theirs.score == mine.score:
+            continue
+        tally = wins if theirs.score > mine.score else losses
+        tally[mine.category] = tally.get(mine.category, 0) + 1
+    decided: dict[str, float] = {}
+    for category in sorted(set(wins) | set(losses)):
+        w, l = wins.get(category, 0), losses.get(category, 0)
+        if sign_test(w, l) <= significance:
+            decided[category] = 0.0
+        elif sign_test(l, w) <= significance:
+            decided[category] = 1.0
+    return decided

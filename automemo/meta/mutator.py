@@ -6,9 +6,11 @@ with nothing to tune (the no-memory root, or an LLM-written program without mark
 transplanted instead, preferring seeds the tree has not tried yet and, once all were tried, the
 one strongest on the question types the parent is weak on. Now and then (`crossover_rate`) the
 child is a crossover instead: the parent run side by side with the evaluated program that leads
-it most on its weak question types, their retrievals fused. Every choice derives from
-(seed, node_id) so that a resumed search redoes a step exactly. The diagnosis is a rule-based
-summary of the evidence in the same JSON shape as the LLM analysis.
+it most on its weak question types, their retrievals fused, except in the question types where
+the two programs' scores task by task say one of them is better (there that one answers
+alone). Every choice derives from (seed, node_id) so that a resumed search redoes a step
+exactly. The diagnosis is a rule-based summary of the evidence in the same JSON shape as the
+LLM analysis.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ import random
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Proposal, ScoredProgram
+from automemo.meta.base import (Improvement, MetaAgent, MetaError, ParentView, Proposal, ScoredProgram,
+                                scored_tasks)
 from automemo.meta.config import MetaConfig
-from automemo.meta.crossover import best_partner, complement, crossover_source, weak_categories
+from automemo.meta.crossover import best_partner, complement, crossover_source, routes, weak_categories
 from automemo.meta.diagnosis import rule_based_diagnosis
 from automemo.meta.liveness import live_tunables
 from automemo.meta.tunables import Tunable, TunableError, apply, parse_tunables, skeleton
@@ -200,13 +203,24 @@ class ParameterMutator(MetaAgent):
         # citations fill the scored top-k again (see FUSION_K). The weight is drawn so that
         # crossovers of the same pair still differ.
         lead = 0.5 + (0.05 if parent.mean >= partner.mean else -0.05) + rng.uniform(-0.05, 0.05)
+        # Categories the evidence decides go to the parent that wins them; the rest are fused.
+        routed = routes(parent, partner, self.config.route_significance)
         source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
-                                  name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)))
+                                  name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)),
+                                  routes=routed)
+        summary = f"crossover with #{partner.node_id}, which leads on {', '.join(weak[:3])}"
+        to_partner = [c for c, w in routed.items() if w == 0.0]
+        to_parent = [c for c, w in routed.items() if w == 1.0]
+        if to_partner:
+            summary += f"; {', '.join(to_partner)} answered by #{partner.node_id} alone"
+        if to_parent:
+            summary += f"; {', '.join(to_parent)} by #{parent.node_id} alone"
         return source, {
             "kind": "crossover",
             "partner": partner.node_id,
-            "summary": f"crossover with #{partner.node_id}, which leads on {', '.join(weak[:3])}",
+            "summary": summary,
             "complement": round(complement(parent, partner), 4),
+            "routes": routed,
         }
 
     def _transplant(self, rng: random.Random, why: str,
@@ -244,7 +258,8 @@ def _scored_parent(parent: ParentView) -> ScoredProgram | None:
     if parent.evaluation is None:
         return None
     return ScoredProgram(node_id=parent.node_id, source=parent.source, mean=parent.score,
-                         n=parent.n_evals, per_category=dict(parent.evaluation.per_category))
+                         n=parent.n_evals, per_category=dict(parent.evaluation.per_category),
+                         tasks=scored_tasks(parent.evaluation))
 
 
 def _tunables(source: str) -> list[Tunable]:

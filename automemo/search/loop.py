@@ -24,7 +24,7 @@ from automemo.evaluation.evidence import read_evidence
 from automemo.evaluation.result import EvaluationResult
 from automemo.exam import quick_exam
 from automemo.llm import BudgetExceeded
-from automemo.meta.base import Improvement, MetaAgent, ParentView, ScoredProgram
+from automemo.meta.base import Improvement, MetaAgent, ParentView, ScoredProgram, ScoredTask, scored_tasks
 from automemo.paths import SEEDS_DIR
 from automemo.runs.journal import StepJournal, record_event, recover
 from automemo.runs.records import ActionRecord, DiagnosisRecord, EvaluationRecord, NodeRecord, Outcome
@@ -79,6 +79,7 @@ class SearchLoop:
         self.display = SearchDisplay(quiet=quiet)
         self.tree = Tree()
         self.strategy = strategy_for(config)
+        self._task_scores: dict[tuple[int, int], dict[str, ScoredTask]] = {}  # (node, k) -> its tasks
 
     # the loop ----------------------------------------------------------------------------------
 
@@ -287,9 +288,21 @@ class SearchLoop:
                 latest[e.node_id] = e
         return [
             ScoredProgram(node_id=n.id, source=self.run.program_source(n.id), mean=n.mean, n=n.n,
-                          per_category=dict(latest[n.id].per_category))
+                          per_category=dict(latest[n.id].per_category),
+                          tasks=self._scored_tasks(n.id, latest[n.id].k))
             for n in tree.nodes() if not n.failed and n.n > 0 and n.id in latest
         ]
+
+    def _scored_tasks(self, node_id: int, k: int) -> dict[str, ScoredTask]:
+        """The scored tasks of a node's k-th evaluation, read from its evidence once (evidence
+        never changes); empty when the evidence is gone."""
+        key = (node_id, k)
+        if key not in self._task_scores:
+            try:
+                self._task_scores[key] = scored_tasks(read_evidence(self.run.evaluation_dir(node_id, k)).result)
+            except FileNotFoundError:
+                self._task_scores[key] = {}
+        return self._task_scores[key]
 
     def _parent_view(self, node_id: int, tree: Tree) -> ParentView:
         node = tree.node(node_id)
