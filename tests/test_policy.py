@@ -1,4 +1,4 @@
-"""The search policy (DESIGN §9) pinned on hand-computed trees.
+"""The search policy pinned on hand-computed trees.
 
 Expected values were worked out by hand from the formulas (ln 4 = 1.386294, ln 3 = 1.098612,
 ln 8 = 2.079442), not by calling the code under test."""
@@ -68,7 +68,7 @@ def test_choose_best_action_over_evaluate_and_generate():
     assert choose_action(small_tree(), CFG) == Action("generate", 1, pytest.approx(0.835482, abs=1e-6))
 
 
-LITERAL = SearchConfig(widen_blocked=False)  # DESIGN §9 without the widening addition
+LITERAL = SearchConfig(widen_blocked=False)  # the policy without the widening addition
 
 
 def test_minimum_width_blocks_expanding_a_child_of_a_narrow_parent():
