@@ -469,7 +469,7 @@ class MemoryPayload(_Record):
 class MemoProgram:
     """Base class of every memo program. A program file defines `class Memo(MemoProgram)`.
 
-    `toolkit` gives the primitives of DESIGN §3 (llm, embeddings, faiss, networkx, sqlite,
+    `toolkit` gives the toolkit's primitives (llm, embeddings, faiss, networkx, sqlite,
     images, a writable `state_dir`). One instance lives for one sandbox session: all `update`
     calls, then (memory frozen) all `retrieve` calls.
     """

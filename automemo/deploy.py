@@ -1,4 +1,4 @@
-"""Loading an exported memo program in an application (DESIGN §12):
+"""Loading an exported memo program in an application:
 
     from automemo.deploy import load_memory
     with load_memory("exports/best") as memory:

@@ -1,4 +1,4 @@
-"""Quick examination (DESIGN §5): before a child costs a full evaluation it must pass, in the
+"""Quick examination: before a child costs a full evaluation it must pass, in the
 sandbox, on a few sampled training inputs, six checks in order:
 
     imports         the program compiles, imports and `Memo(toolkit)` constructs

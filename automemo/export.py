@@ -1,4 +1,4 @@
-"""Exporting a selected memo program (DESIGN §12) as a self-contained folder:
+"""Exporting a selected memo program as a self-contained folder:
 
     program.py        the memo program
     manifest.json     scores, n, LCB, lineage, budget, limits, interface version, models,

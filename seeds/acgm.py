@@ -25,7 +25,7 @@ sum_m beta_m alpha_m. The top-10 nodes are grouped by episode: instruction, outc
 steps within +-2 of each hit; at most the image budget of screenshots from the nodes with the
 highest visual attention; evidence cited in score order.
 
-Follows: ACGM (RELATED-WORK §1, sketch §1.4). Approximates: the learned 512-d projections and
+Follows: ACGM. Approximates: the learned 512-d projections and
 W_q/W_k by cosine on the frozen encoders, the MLP edge predictor and REINFORCE by the
 reward-weighted logistic gate, online k-means by a top-down rebuild once memory is frozen, and
 the "current step" of dt by DECAY_CLOCK (position in episode, or episode age), scaled by

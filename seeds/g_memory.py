@@ -15,7 +15,7 @@ query-query edges; the insights attached to them; their query-level records; and
 interaction nodes, the TRACE_K most similar to the task as condensed traces, cited by id. All
 linearised as text; a task naming its user only sees that user's graph. No images.
 
-Follows: G-Memory as adapted in the AutoMMemo paper (Appendix E; RELATED-WORK §5).
+Follows: G-Memory as adapted in the AutoMMemo paper (Appendix E).
 Approximates: the LLM-built insight graph by a similarity neighbourhood and rule-written
 insights when no memo LLM is configured.
 """

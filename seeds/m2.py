@@ -15,7 +15,7 @@ as "Defensive Hints" to verify against the screen (at most MAX_HINTS); the short
 summary chain of the matches as a plan sketch; up to the image budget of the matches' first
 screenshots. A task that names its user only sees that user's entries.
 
-Follows: M2 (dual memory for web agents; RELATED-WORK §3, §5) as the AutoMMemo paper adapts it:
+Follows: M2 (dual memory for web agents) as the AutoMMemo paper adapts it:
 the insight bank only, test-time summarisation off. Approximates: the VLM abstractor by rules
 when no LLM is configured, and the initial visual context by caption text + image cosine.
 """

@@ -13,7 +13,7 @@ best image-bearing units, and cites the units' round/image ids ranked by score. 
 about one user searches only that user's memory (Mem-Gallery keeps one memory per conversation). Below a similarity
 floor it adds an explicit "answer Not mentioned" guard (Mem-Gallery's refusal questions).
 
-Follows: MuRAG as run in Mem-Gallery (Bai et al.; RELATED-WORK §2.3, §2.7).
+Follows: MuRAG as run in Mem-Gallery (Bai et al.).
 Approximates: the joint vision-language encoder (GME-Qwen2-VL) by concatenating two separate
 encoders, so text never matches pixels directly: a text query reaches an image through its
 caption and the text of its round, an image query through the image half of the vector.

@@ -26,7 +26,7 @@ best) or the graph and dense top-5 share nothing, one x1.5 expansion (one more h
 candidates) is made, once. Payload: promoted facts/strategies, traps as "avoid", the top-10 units with provenance,
 and up to the image budget of the provenance images.
 
-Follows: Ontology-guided long-term memory (RELATED-WORK §4, sketch §4.4). Approximates: the BIO
+Follows: Ontology-guided long-term memory. Approximates: the BIO
 tagger and relation classifier by rules, the trained promotion gate and router by fixed
 logistics and context bits, the counterfactual feedback by outcome-signed updates.
 """

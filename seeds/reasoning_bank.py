@@ -14,7 +14,7 @@ Retrieves: the TOP_K items most similar to the task, successes' strategies and f
 both kept (ReasoningBank learns from both), formatted as textual guidance; a task naming its user
 sees that user's items only. No images (a text-only baseline).
 
-Follows: ReasoningBank as adapted in the AutoMMemo paper (Appendix E; RELATED-WORK §5).
+Follows: ReasoningBank as adapted in the AutoMMemo paper (Appendix E).
 Approximates: the LLM-as-judge self-assessment of success by the recorded reward, and the
 LLM distillation by the rules above when no memo LLM is configured.
 """

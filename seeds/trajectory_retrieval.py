@@ -12,7 +12,7 @@ a record the units with the most query words first. A task that names its user s
 that user's records. No images (a text-only baseline).
 
 Follows: Trajectory Retrieval as adapted in the AutoMMemo paper (Appendix E; Park et al. 2023,
-Xu et al. 2023; RELATED-WORK §5). Approximates: "important observations" by a rule (first, error,
+Xu et al. 2023). Approximates: "important observations" by a rule (first, error,
 last) instead of a model's choice.
 """
 

@@ -14,7 +14,7 @@ Retrieves: skills by task text (top SKILL_K); experiences by text and visual con
 returns skills as workflows, experiences as situation -> action hints, the best experiences'
 images within the image budget, and cites the experiences' ids.
 
-Follows: XSkill as adapted in the AutoMMemo paper (Appendix E; RELATED-WORK §5).
+Follows: XSkill as adapted in the AutoMMemo paper (Appendix E).
 Approximates: the MLLM's extraction of experiences and skills by one unit per step and one
 workflow per success; visual grounding by image-embedding similarity.
 """

@@ -20,7 +20,7 @@ _TORCHVISION_SCHEMAS: list = []
 @pytest.fixture(scope="session")
 def torch_cpu_shim():
     """Lets the PyPI torchvision (a CUDA build) import next to CPU torch by defining the two op
-    schemas it looks for (DESIGN §14). Test-environment only; request it before anything imports
+    schemas it looks for. Test-environment only; request it before anything imports
     sentence-transformers or open_clip."""
     import torch
 

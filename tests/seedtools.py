@@ -29,7 +29,7 @@ def load_seed(name: str, **overrides) -> ModuleType:
 
 def _torchvision_shim():
     # The PyPI torchvision is a CUDA build; with CPU torch it imports only once these two op
-    # schemas exist (test-environment fact, DESIGN §14). Defining them twice is an error.
+    # schemas exist (a test-environment fact). Defining them twice is an error.
     # The Library objects must stay alive: their definitions vanish when they are collected.
     import torch
 

@@ -186,7 +186,9 @@ def test_failures_cost_only_their_task(backend, store, tmp_path):
     assert result.errors == {"crash": 1, "exception": 1, "timeout": 1}
     assert result.mean == pytest.approx(0.5)
     assert result.n_scored == N_RETRIEVE
-    assert result.info["session_restarts"] == 2
+    # Two guests died (hang, exit); each is rebuilt when the next call comes. With two workers
+    # the calls' order is not fixed, and a death on the very last call needs no rebuild.
+    assert result.info["session_restarts"] in (1, 2)
     assert result.info["n_update_applied"] == N_UPDATE
 
 

@@ -1,5 +1,5 @@
 """The meta agent's prompts and evidence: every template renders under StrictUndefined, the
-evidence caps of DESIGN §8 hold, and the right 2 + 2 trajectories are chosen."""
+evidence caps of the analysis prompt hold, and the right 2 + 2 trajectories are chosen."""
 
 from __future__ import annotations
 

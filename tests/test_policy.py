@@ -1,4 +1,4 @@
-"""The search policy (DESIGN §9) pinned on hand-computed trees.
+"""The search policy pinned on hand-computed trees.
 
 Expected values were worked out by hand from the formulas (ln 4 = 1.386294, ln 3 = 1.098612,
 ln 8 = 2.079442), not by calling the code under test."""
@@ -21,19 +21,9 @@ from automemo.search.policy import (
 )
 from automemo.search.tree import Node, Tree
 
+from policytools import small_tree
+
 CFG = SearchConfig()
-
-
-def small_tree() -> TreeStats:
-    """root 0 (μ .3, n 2) with children 1 (s .5) and 2 (s .2), both generated at s_par .3."""
-    return TreeStats(
-        nodes=(
-            NodeStats(id=0, parent=None, mean=0.3, n=2, m=2, first_score=0.3),
-            NodeStats(id=1, parent=0, mean=0.5, n=1, m=0, first_score=0.5, parent_snapshot=0.3),
-            NodeStats(id=2, parent=0, mean=0.2, n=1, m=0, first_score=0.2, parent_snapshot=0.3),
-        ),
-        total_evaluations=4,
-    )
 
 
 def test_eval_score_matches_hand_computation():
@@ -68,7 +58,7 @@ def test_choose_best_action_over_evaluate_and_generate():
     assert choose_action(small_tree(), CFG) == Action("generate", 1, pytest.approx(0.835482, abs=1e-6))
 
 
-LITERAL = SearchConfig(widen_blocked=False)  # DESIGN §9 without the widening addition
+LITERAL = SearchConfig(widen_blocked=False)  # the policy without the widening addition
 
 
 def test_minimum_width_blocks_expanding_a_child_of_a_narrow_parent():

@@ -1,4 +1,4 @@
-"""The session contract every sandbox backend keeps (DESIGN §4), run for real in each backend."""
+"""The session contract every sandbox backend keeps, run for real in each backend."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fixed execution agents and judges (DESIGN §6). `build_agent(benchmark, llm)` picks the agent a
+"""Fixed execution agents and judges. `build_agent(benchmark, llm)` picks the agent a
 benchmark needs: the web agent for web benchmarks, the visual/QA agent for visual and
 conversation benchmarks in QA mode, and None where no agent acts (Mini-Gallery retrieval mode,
 whose score needs no LLM at all)."""

@@ -10,27 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from automemo.bench.eval import FACTS_PROGRAM  # the fact table every harness benchmark measures with
 from automemo.benchmarks.base import Benchmark, Split, Task, TaskScore
 from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder
-
-# Remembers facts "keyN is valueN" and retrieves the one a task asks for.
-FACTS_PROGRAM = """
-from automemo.contract import MemoProgram, MemoryPayload
-
-class Memo(MemoProgram):
-    def __init__(self, toolkit):
-        super().__init__(toolkit)
-        self.facts = {}
-
-    def update(self, episode):
-        key, value = episode.final_answer.split(" is ")
-        self.facts[key] = value
-
-    def retrieve(self, task):
-        key = task.metadata["key"]
-        return MemoryPayload(text=f"{key} is {self.facts.get(key, 'unknown')}",
-                             metadata={"evidence": [key]})
-"""
 
 
 class LatencyBenchmark(Benchmark):

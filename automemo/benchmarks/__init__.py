@@ -1,4 +1,4 @@
-"""Benchmarks (DESIGN §6): `load(name, options, llm=...)` builds one by name.
+"""Benchmarks: `load(name, options, llm=...)` builds one by name.
 
 Each benchmark class declares its options as a frozen dataclass (`Options`, every default
 commented there); `load` validates the user's options against it, so a misspelt option fails

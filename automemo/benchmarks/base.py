@@ -1,4 +1,4 @@
-"""The `Benchmark` interface (DESIGN §6).
+"""The `Benchmark` interface.
 
 A benchmark hands out deterministic, stratified splits:
 - "train": `update` tasks (whose episodes every candidate learns from) and `retrieve` tasks

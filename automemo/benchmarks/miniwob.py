@@ -1,4 +1,4 @@
-"""MiniWoB++ (DESIGN §6): the web tasks shipped in the `miniwob` wheel, run in headless Debian
+"""MiniWoB++: the web tasks shipped in the `miniwob` wheel, run in headless Debian
 chromium with the LLM web agent; the environment's own reward decides success.
 
 Splits: a few task types are held out entirely (unseen types, test only); every other type has

@@ -1,6 +1,6 @@
 """`automemo exam PROGRAM --episodes DIR`: quick-examine one memo program in the sandbox.
 
-Runs the six checks of DESIGN §5 on the episodes in DIR: a run directory (its episode store is
+Runs the six checks of the quick exam on the episodes in DIR: a run directory (its episode store is
 used), or an episode store with update episodes as EpisodeRecorder JSON in DIR/episodes/<group>/
 (default: update/, or the store's one update-* group, as a search run writes), retrieve tasks as
 PartialRecorder JSON in DIR/episodes/retrieve/ (when missing, the update episodes' own partials

@@ -1,4 +1,4 @@
-"""Update-then-retrieve evaluation (DESIGN §7): `Evaluator(benchmark, sandbox, store, ...)`
+"""Update-then-retrieve evaluation: `Evaluator(benchmark, sandbox, store, ...)`
 scores a memo program's source; results, evidence and the results table live next to it."""
 
 from automemo.evaluation.config import EvaluationConfig

@@ -1,4 +1,4 @@
-"""Update episodes, collected once (DESIGN §7 step 1).
+"""Update episodes, collected once.
 
 The update episodes of a split are run with the fixed agent and no memory, stored in the episode
 store under a group named by a hash of (benchmark description, agent description, split), and

@@ -1,4 +1,4 @@
-"""Settings of an update-then-retrieve evaluation (DESIGN §7), every default commented here.
+"""Settings of an update-then-retrieve evaluation, every default commented here.
 
 Build from a mapping (a TOML table, CLI flags) with
 `automemo.configtools.build(EvaluationConfig, data)`, which fails fast on unknown keys.
@@ -62,7 +62,7 @@ class EvaluationConfig:
     # samples: that is what re-evaluation is for when the scorer itself is deterministic
     # (Mini-Gallery retrieval mode), where a second full evaluation would only repeat the first.
     retrieve_fraction: float = 1.0
-    # Tasks sampled for the quick examination of a new candidate (DESIGN §5).
+    # Tasks sampled for the quick examination of a new candidate.
     exam_sample_size: int = 5
     # Hide the progress bars (the search loop draws its own display).
     quiet: bool = False

@@ -1,4 +1,4 @@
-"""Evaluation evidence on disk (DESIGN §7 step 4): written by the harness, read by the meta agent.
+"""Evaluation evidence on disk: written by the harness, read by the meta agent.
 
 Layout of an evidence directory:
 

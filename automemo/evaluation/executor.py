@@ -1,4 +1,4 @@
-"""Where the episodes of an evaluation run: the `Executor` seam (DESIGN §7).
+"""Where the episodes of an evaluation run: the `Executor` seam.
 
 The harness only asks an executor to `map` a function over items and hands back results as they
 finish, so that a distributed engine (one worker per machine, a job queue) can replace the

@@ -1,4 +1,4 @@
-"""Update-then-retrieve evaluation of one memo program (DESIGN §7).
+"""Update-then-retrieve evaluation of one memo program.
 
 `Evaluator.evaluate(source)`:
 1. the split's update episodes, collected once with the fixed agent and no memory (collect.py);
@@ -121,7 +121,7 @@ class Evaluator:
         self, n: int | None = None, seed: int = 0
     ) -> tuple[list[EpisodeRecorder], list[PartialRecorder]]:
         """`n` update episodes and `n` retrieve-task partials of the train split for the quick
-        exam (DESIGN §5), sampled with `seed`; episodes keep their update order."""
+        exam, sampled with `seed`; episodes keep their update order."""
         n = n or self.config.exam_sample_size
         rng = random.Random(seed)
         episodes = self.update_episodes("train")

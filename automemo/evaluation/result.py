@@ -1,4 +1,4 @@
-"""What an update-then-retrieve evaluation returns (DESIGN §7). Consumed by the search loop, the
+"""What an update-then-retrieve evaluation returns. Consumed by the search loop, the
 meta agent's evidence selection, `automemo eval` and the report."""
 
 from __future__ import annotations

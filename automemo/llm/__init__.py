@@ -1,4 +1,4 @@
-"""The LLM layer (DESIGN §10): per-role OpenAI-compatible clients, retries, the token/cost
+"""The LLM layer: per-role OpenAI-compatible clients, retries, the token/cost
 ledger and spending caps."""
 
 from automemo.llm.budget import BudgetExceeded, SpendGuard

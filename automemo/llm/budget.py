@@ -1,7 +1,7 @@
 """Spending caps in tokens and USD, shared by every role and every thread of a run.
 
 The check happens when a call *starts*: once a cap is reached, no new call begins, which is
-what lets the search stop cleanly between actions (DESIGN §10). Calls already in flight finish
+what lets the search stop cleanly between actions. Calls already in flight finish
 and are counted, so a run can end slightly past its cap (by at most the calls that were running
 concurrently) — stopping them midway would waste what they cost.
 """

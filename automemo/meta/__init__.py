@@ -1,4 +1,4 @@
-"""The meta agent (DESIGN §8): the LLM meta agent when the `meta` role is configured, else the
+"""The meta agent: the LLM meta agent when the `meta` role is configured, else the
 offline parameter mutator. The search loop sees only `automemo.meta.base.MetaAgent`."""
 
 from __future__ import annotations

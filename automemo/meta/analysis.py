@@ -1,4 +1,4 @@
-"""The analysis call (DESIGN §8): a parent's source, score and bounded evidence in, structured
+"""The analysis call: a parent's source, score and bounded evidence in, structured
 JSON feedback out, in the shape of `FEEDBACK_SCHEMA`.
 
 The reply is read leniently (`read_feedback`): small models drop required fields or invent

@@ -1,4 +1,4 @@
-"""The meta agent's interface (DESIGN §8): diagnose a parent from its evidence and write a child,
+"""The meta agent's interface: diagnose a parent from its evidence and write a child,
 repair a child that failed its quick exam, or write a program from nothing.
 
 Two implementations: the LLM meta agent (prompts in `prompts/`) and the offline parameter

@@ -1,4 +1,4 @@
-"""Taking a program out of a meta-LLM reply (DESIGN §8: the program is taken from a fenced code
+"""Taking a program out of a meta-LLM reply (the program is taken from a fenced code
 block; anything else is a failed attempt).
 
 Models wrap code in prose, repeat a snippet before the full file, or label the fence `py`: of all

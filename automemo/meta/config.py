@@ -1,4 +1,4 @@
-"""The meta agent's settings, every default in one place (DESIGN §8, RELATED-WORK §7)."""
+"""The meta agent's settings, every default in one place."""
 
 from __future__ import annotations
 

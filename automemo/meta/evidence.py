@@ -1,4 +1,4 @@
-"""What the analysis prompt sees of a parent's evaluation (DESIGN §8, RELATED-WORK §7).
+"""What the analysis prompt sees of a parent's evaluation.
 
 From the parent's latest `EvaluationResult` and its evidence directory: 2 successful and 2 failed
 retrieve-time trajectories, chosen deterministically from a seed; for each, an observation

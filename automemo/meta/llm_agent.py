@@ -1,4 +1,4 @@
-"""The LLM meta agent (DESIGN §8): analysis → generate for a new child, repair after a failed
+"""The LLM meta agent: analysis → generate for a new child, repair after a failed
 quick exam, initialize from nothing. Every call goes through the `meta` role of `LLMClient`,
 which writes the run's ledger; each proposal also carries its own usage tally.
 

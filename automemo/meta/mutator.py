@@ -1,4 +1,4 @@
-"""The offline meta agent (DESIGN §8): no LLM, yet a whole search runs and improves on the root.
+"""The offline meta agent: no LLM, yet a whole search runs and improves on the root.
 
 `propose` perturbs one or two of the parent's declared tunables within their ranges (only those
 that code reachable from the memo class reads, so that a child can differ in behaviour); a parent

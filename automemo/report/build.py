@@ -1,4 +1,4 @@
-"""`build_report(run_dir)`: the static HTML report of a run (DESIGN §13).
+"""`build_report(run_dir)`: the static HTML report of a run.
 
     report/index.html        overview: spend, progress chart, the generation tree, node list
     report/nodes/<id>.html   one page per node: diff, diagnosis, exam, evaluations, samples

@@ -1,4 +1,4 @@
-"""Sandboxes for untrusted memo programs (DESIGN §4).
+"""Sandboxes for untrusted memo programs.
 
 `get_sandbox(name)` returns a backend: "docker", "bwrap", "unsafe" (no isolation; only behind
 `--unsafe-no-sandbox`) or "auto" (Docker when an engine answers and the image exists, else

@@ -1,4 +1,4 @@
-"""Building the guest root filesystem without pulling from any registry (DESIGN §4).
+"""Building the guest root filesystem without pulling from any registry.
 
 One root filesystem serves both backends: bubblewrap mounts the directory read-only as `/`, and
 Docker runs the same tree after `docker import`. It is made of:

@@ -1,4 +1,4 @@
-"""Search hyper-parameters (DESIGN §9). Defaults are the paper's (Table 7), in one place."""
+"""Search hyper-parameters. Defaults are the paper's (Table 7), in one place."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class SearchConfig:
     min_width: int = 2
     # When the most promising node to expand is blocked by the minimum width (its parent has
     # fewer than W evaluated children), widen that parent instead, with the blocked node's U_gen.
-    # DESIGN §9 read literally (false) deadlocks as soon as a first child is far better than the
+    # The policy read literally (false) deadlocks as soon as a first child is far better than the
     # root: U_eval of that child then beats every allowed generate action forever, so the search
     # only re-evaluates it. Widening first is what the minimum width is for.
     widen_blocked: bool = True

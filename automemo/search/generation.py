@@ -1,4 +1,4 @@
-"""One generate action (DESIGN §5, §8): propose a child, quick-examine it, repair it up to
+"""One generate action: propose a child, quick-examine it, repair it up to
 `repair_attempts` times. Pure orchestration over the meta agent and an exam callable; the loop
 decides what to write where.
 

@@ -1,4 +1,4 @@
-"""The search loop (DESIGN §9–§11): asks the pure policy for an action each step and does the
+"""The search loop: asks the pure policy for an action each step and does the
 I/O — full evaluations, generations through the meta agent and the quick exam — committing one
 step at a time to the run directory so that `--resume` continues exactly where a crash left off.
 

@@ -1,9 +1,9 @@
-"""The search policy of DESIGN §9, as pure functions of the tree's statistics.
+"""The search policy (docs/search.md), as pure functions of the tree's statistics.
 
 No I/O, no clock, no randomness: given `TreeStats` and a `SearchConfig`, the same action comes
 out every time, which is what makes the policy testable on hand-computed trees and a resumed run
 identical to an uninterrupted one. The formulas are a reconstruction (the paper's equations did
-not survive in its text); they live here and nowhere else, under the names DESIGN uses:
+not survive in its text); they live here and nowhere else, under the names docs/search.md uses:
 
     U_eval(v) = μ(v) + c_e · sqrt(ln N / n(v))
     π(v)      = κ · max(0, μ(v) − μ(r))

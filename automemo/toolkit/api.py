@@ -1,4 +1,4 @@
-"""What a memo program may call: the toolkit's interface (DESIGN §3).
+"""What a memo program may call: the toolkit's interface.
 
 Stdlib only (imported in the guest). `automemo.toolkit.guest.Toolkit` implements it inside the
 sandbox; the methods marked *host* travel over the session channel to `HostServices`, are

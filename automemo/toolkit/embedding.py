@@ -1,4 +1,4 @@
-"""Embeddings served to memo programs (DESIGN §3): configuration, the encoder pair of a run, and
+"""Embeddings served to memo programs: configuration, the encoder pair of a run, and
 the content-hash cache in front of both.
 
     encoders = default_encoders(EmbeddingConfig(), llm=client)

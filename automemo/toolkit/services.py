@@ -1,4 +1,4 @@
-"""`MemoServices`: the host side of a session's toolkit calls (DESIGN §3, §4).
+"""`MemoServices`: the host side of a session's toolkit calls.
 
 One instance per sandbox session. It answers "llm", "embed_text", "embed_image",
 "embedding_dims" and "has_llm" for the guest, which never sees a model, a key or the network.

@@ -1,4 +1,4 @@
-"""Test-environment shim for subprocesses (DESIGN §14), put on PYTHONPATH by tests/searchtools.py.
+"""Test-environment shim for subprocesses, put on PYTHONPATH by tests/searchtools.py.
 
 The PyPI torchvision is a CUDA build that imports next to CPU torch only once the op schemas
 `torchvision::nms` and `torchvision::qnms` exist. This defines them just before torchvision is

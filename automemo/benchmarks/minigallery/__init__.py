@@ -1,4 +1,4 @@
-"""Mini-Gallery: a seeded, offline, small Mem-Gallery (RELATED-WORK §2.6)."""
+"""Mini-Gallery: a seeded, offline, small Mem-Gallery."""
 
 from automemo.benchmarks.minigallery.benchmark import MiniGallery, MiniGalleryOptions
 
