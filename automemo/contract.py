@@ -32,6 +32,11 @@ cat5, a site, a task family). The harness sets it on every retrieve task of ever
 a program may treat task types differently without knowing the benchmark's own metadata keys.
 Absent when `retrieve` is called outside an evaluation (e.g. a deployed memory)."""
 
+BUDGET_KEY = "budget"
+"""`task.metadata[BUDGET_KEY]`: the run's retrieval budget as `Budget.to_dict()`
+(`{"max_chars": ..., "max_images": ...}`), set by the harness on every retrieve task so that a
+program can rank what fits first. Absent outside an evaluation, like the category."""
+
 
 class ContractError(ValueError):
     """Data does not fit the contract. The message names the field and what was expected."""

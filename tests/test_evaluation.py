@@ -18,7 +18,7 @@ import pytest
 
 from automemo import configtools
 from automemo.benchmarks.base import Benchmark, InfrastructureError, Split, Task, TaskScore
-from automemo.contract import CATEGORY_KEY, Budget, EpisodeRecorder, PartialRecorder, Step
+from automemo.contract import BUDGET_KEY, CATEGORY_KEY, Budget, EpisodeRecorder, PartialRecorder, Step
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator, pick_examples, read_evidence
 from automemo.evaluation.executor import ThreadExecutor
@@ -218,6 +218,18 @@ def test_every_retrieve_task_carries_its_category_under_the_contract_key(unsafe,
     result = Evaluator(FactsBenchmark(), unsafe, store, config=config()).evaluate(program)
     assert result.per_category == {"even": 1.0, "odd": 0.0}
     assert CATEGORY_KEY == "category"
+
+
+def test_every_retrieve_task_carries_the_runs_budget_under_the_contract_key(unsafe, store):
+    """`task.metadata["budget"]` is the evaluation's budget, so a program can rank what fits."""
+    program = facts_program().replace(
+        'metadata={"evidence": [key]}', 'metadata={"evidence": [key], "seen": task.metadata.get(BUDGET_KEY)}'
+    ).replace("from automemo.contract import", "from automemo.contract import BUDGET_KEY,")
+    result = Evaluator(FactsBenchmark(), unsafe, store,
+                       config=config(budget={"max_chars": 900, "max_images": 1})).evaluate(program)
+    assert {json.dumps(t.payload.metadata["seen"]) for t in result.tasks} == {
+        json.dumps({"max_chars": 900, "max_images": 1})}
+    assert BUDGET_KEY == "budget"
 
 
 def test_a_program_that_forgets_scores_zero(unsafe, store):

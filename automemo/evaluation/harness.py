@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from automemo.benchmarks.base import Benchmark, Split, Task
 from automemo.benchmarks.splits import stratified_split
-from automemo.contract import CATEGORY_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder
+from automemo.contract import BUDGET_KEY, CATEGORY_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import evidence as evidence_io
 from automemo.evaluation.aggregate import summarize, usage_tokens
@@ -100,13 +100,18 @@ class Evaluator:
 
     def partials(self, split: str = "train") -> dict[str, PartialRecorder]:
         """Partial recorders of the split's retrieve tasks, by task id, each carrying its task's
-        category under the contract's one key (`CATEGORY_KEY`), whatever the benchmark."""
+        category and the run's budget under the contract's keys (`CATEGORY_KEY`, `BUDGET_KEY`),
+        whatever the benchmark."""
         tasks = self.split(split).retrieve
         with self._lock:
             if split not in self._partials:
-                self._partials[split] = {t.task_id: _with_category(self.benchmark.partial(t, self.store), t)
+                self._partials[split] = {t.task_id: self._with_contract_keys(self.benchmark.partial(t, self.store), t)
                                          for t in tasks}
             return self._partials[split]
+
+    def _with_contract_keys(self, partial: PartialRecorder, task: Task) -> PartialRecorder:
+        keys = {CATEGORY_KEY: task.category, BUDGET_KEY: self.config.budget.to_dict()}
+        return dataclasses.replace(partial, metadata={**partial.metadata, **keys})
 
     def retrieve_tasks(self, split: str = "train", sample_seed: int = 0) -> tuple[Task, ...]:
         tasks = self.split(split).retrieve
@@ -366,7 +371,3 @@ class Evaluator:
             "infra_retries": sum(len(r.infra_errors) for r in records),
             "fatal": f"{fatal.kind}: {fatal.detail}" if fatal else None,
         }
-
-
-def _with_category(partial: PartialRecorder, task: Task) -> PartialRecorder:
-    return dataclasses.replace(partial, metadata={**partial.metadata, CATEGORY_KEY: task.category})
