@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
+from automemo.meta import syntax
 from automemo.meta.base import MetaError
 
 _FENCE = re.compile(
@@ -50,7 +51,7 @@ def extract_program(text: str) -> str:
 def check_program(source: str) -> None:
     """Raise CodeBlockError unless `source` parses and defines a top-level `class Memo`."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError as exc:
         line = (exc.text or "").rstrip()
         raise CodeBlockError(

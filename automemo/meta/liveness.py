@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from automemo.meta import syntax
 from automemo.meta.tunables import Tunable
 
 MEMO_CLASS = "Memo"
@@ -29,7 +30,7 @@ def live_tunables(source: str, tunables: list[Tunable]) -> list[Tunable]:
 def live_names(source: str) -> set[str] | None:
     """Module-level names read by reachable code, or None when reachability cannot be told."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return None
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}

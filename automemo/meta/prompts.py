@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from automemo.contract import INTERFACE_VERSION, Budget
+from automemo.meta import syntax
 from automemo.meta.base import Improvement
 from automemo.meta.config import MetaConfig
 from automemo.prompting import render
@@ -41,7 +42,7 @@ def imported_helper_modules(source: str) -> list[str]:
     """The `automemo.toolkit.*` modules `source` imports (beyond the toolkit API the prompt
     quotes anyway), in first-import order; [] when it does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return []
     found: list[str] = []
@@ -66,7 +67,7 @@ def helper_module_api(module: str) -> str:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
         return ""
-    tree = ast.parse(Path(spec.origin).read_text())
+    tree = syntax.parse(Path(spec.origin).read_text())
     lines = [f"# {module}"]
     first = ast.get_docstring(tree)
     if first:

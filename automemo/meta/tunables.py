@@ -24,6 +24,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from automemo.meta import syntax
+
 MARKER = "tunable:"
 
 _SPEC = re.compile(
@@ -90,7 +92,7 @@ def parse_tunables(source: str) -> list[Tunable]:
     if not markers:
         return []
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError as exc:
         raise TunableError(f"line {exc.lineno}: cannot parse the program ({exc.msg})") from None
     assignments = {node.lineno: node for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))}
@@ -214,7 +216,7 @@ def _replace_literals(source: str, replacements: Mapping[int, Any]) -> str:
         return source
     value_nodes = {
         node.lineno: node.value
-        for node in ast.parse(source).body
+        for node in syntax.parse(source).body
         if isinstance(node, (ast.Assign, ast.AnnAssign))
     }
     lines = source.splitlines(keepends=True)

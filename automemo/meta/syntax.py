@@ -1,0 +1,22 @@
+"""Parsing memo-program source in the meta layer, one parse at a time.
+
+A parallel search (`search.parallel` > 1) proposes, repairs and inspects children in several
+threads at once. CPython 3.11 keeps the recursion depth of its AST-to-object conversion in
+interpreter-wide state, so two `ast.parse` calls that interleave can fail with
+"SystemError: AST constructor recursion depth mismatch" (seen once in a K = 4 search on the
+simulated landscape, which it ended). A parse takes milliseconds; a lock costs nothing that
+matters and makes the failure impossible.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+
+_PARSING = threading.Lock()
+
+
+def parse(source: str, filename: str = "<program>") -> ast.Module:
+    """`ast.parse(source)`, serialised across threads; raises SyntaxError like it."""
+    with _PARSING:
+        return ast.parse(source, filename)
