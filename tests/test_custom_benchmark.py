@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from automemo.benchmarks import benchmark_class, load
 from automemo.cli import main
 from automemo.configtools import ConfigError
 from automemo.runs import RunDir
-from searchtools import run_search
+from searchtools import search_command, search_env
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "custom-benchmark.md"
 REF_CITER = Path(__file__).resolve().parent / "programs" / "ref_citer.py"
@@ -47,15 +48,27 @@ def test_the_documented_example_runs_through_eval(example, tmp_path, capsys):
 
 
 def test_the_documented_example_runs_a_two_step_search(example, tmp_path):
+    """Started from the example's folder with a relative `file.py:Class`, the run stores the
+    file's absolute path, so it resumes from another directory."""
     config = tmp_path / "run.toml"
-    config.write_text(f'[benchmark]\nname = "{example}:AddressBook"\n\n[evaluation]\nconcurrency = 2\n')
-    result = run_search("--config", str(config), "--steps", "2", "--unsafe-no-sandbox",
-                        "--runs-dir", str(tmp_path / "runs"), "--run-id", "r")
+    config.write_text(f'[benchmark]\nname = "{example.name}:AddressBook"\n\n[evaluation]\nconcurrency = 2\n')
+    runs = ["--runs-dir", str(tmp_path / "runs")]
+    result = _search_in(example.parent, "--config", str(config), "--steps", "2", "--unsafe-no-sandbox",
+                        *runs, "--run-id", "r")
     assert result.returncode == 0, result.stderr[-2000:]
     run = RunDir.open(tmp_path / "runs" / "r")
+    assert run.config()["benchmark"]["name"] == f"{example}:AddressBook"
     evaluated = [e["mean"] for e in run.evaluations()]
     assert evaluated[0] == 0.0 and max(evaluated) > 0  # the no-memory root, then programs that cite
     assert run.final()["node_id"] is not None
+    resumed = _search_in(tmp_path, "--resume", str(run.path), "--steps", "3", "--unsafe-no-sandbox")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert RunDir.open(run.path).last_step() == 3
+
+
+def _search_in(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(search_command(*args), env=search_env(), cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
 
 
 def test_a_module_spec_loads_the_same_class(example, monkeypatch):

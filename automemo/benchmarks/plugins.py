@@ -23,6 +23,15 @@ def is_plugin_spec(name: str) -> bool:
     return ":" in name
 
 
+def absolute_spec(spec: str) -> str:
+    """`spec` with a relative `file.py` made absolute (from the current directory), so that a run
+    stored with it resumes from anywhere; other names are returned unchanged."""
+    target, _, class_name = spec.rpartition(":")
+    if not is_plugin_spec(spec) or not target.endswith(".py"):
+        return spec
+    return f"{Path(target).expanduser().resolve()}:{class_name}"
+
+
 def load_plugin_class(spec: str) -> type[Benchmark]:
     target, _, class_name = spec.rpartition(":")
     if not target or not class_name.isidentifier():

@@ -132,7 +132,8 @@ def resolve_config(args: argparse.Namespace):
         else:
             run = None
             _check_output_places(args)
-            config = load_run_config(args.preset, args.config, overrides_from_flags(args))
+            config = _with_absolute_benchmark_path(
+                load_run_config(args.preset, args.config, overrides_from_flags(args)))
             _check_benchmark(config)
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None
@@ -166,6 +167,19 @@ def _check_output_places(args: argparse.Namespace) -> None:
     blocker = next((p for p in (runs_dir, *runs_dir.parents) if p.exists()), None)
     if blocker is not None and not blocker.is_dir():
         raise UserError(f"--runs-dir {runs_dir}: {blocker} is a file; pass a folder for the runs")
+
+
+def _with_absolute_benchmark_path(config):
+    """A benchmark given as a relative `file.py:Class` is stored with its absolute path: the run's
+    config must name the same file when it is resumed (or exported) from another directory."""
+    import dataclasses
+
+    from automemo.benchmarks.plugins import absolute_spec
+
+    name = absolute_spec(config.benchmark.name)
+    if name == config.benchmark.name:
+        return config
+    return dataclasses.replace(config, benchmark=dataclasses.replace(config.benchmark, name=name))
 
 
 def _check_benchmark(config) -> None:

@@ -26,6 +26,7 @@ def run(args) -> int:
     from rich.table import Table
 
     from automemo.cli.tree_cmd import load_view
+    from automemo.report.node_page import diagnosis_view, transplant_of
     from automemo.evaluation.evidence import read_evidence
     from automemo.search.loop import unified_diff
 
@@ -47,13 +48,22 @@ def run(args) -> int:
 
     diagnosis = run_dir.node_json(node.id, "diagnosis.json")
     console.rule("diagnosis")
-    console.print(escape(json.dumps(diagnosis.get("diagnosis", {}), indent=2)) if diagnosis else "(the root has none)")
+    if diagnosis:
+        for line in diagnosis_lines(diagnosis_view(diagnosis)):
+            console.print(escape(line))
+    else:
+        console.print("(the root has none)")
 
+    transplant = transplant_of(diagnosis)
     console.rule("diff against the parent")
     if node.parent is None:
         console.print("(the root has no parent)")
     elif not node.program_path:
         console.print("(no program was produced)")
+    elif transplant is not None:
+        # A transplant replaces the parent with a seed: a diff between two unrelated files is noise.
+        console.print(escape(f"transplanted seed {transplant.seed} ({run_dir.path / transplant.seed_path}), "
+                             f"not derived from the parent's code"))
     else:
         diff = unified_diff(run_dir.program_source(node.parent), run_dir.program_source(node.id),
                             f"node {node.parent}", f"node {node.id}")
@@ -87,3 +97,25 @@ def run(args) -> int:
                       f"metadata {escape(json.dumps(dict(task.payload.metadata))[:200])})")
         console.print(escape(cut) or "(empty text)")
     return 0
+
+
+def diagnosis_lines(d) -> list[str]:
+    """A `DiagnosisView` as lines a person reads: the move and why, then what was wrong, what to
+    change (by priority) and how the parent's memory served each sampled task."""
+    lines = []
+    if d.move:
+        lines.append(f"move: {d.move}" + (f" ({d.move_why})" if d.move_why else ""))
+    if d.repair_of:
+        lines.append(f"repair after the failed check: {d.repair_of}")
+    if d.summary:
+        lines.append(f"summary: {d.summary}")
+    lines += [f"  - {issue}" for issue in d.issues]
+    if d.suggestions:
+        lines.append("suggestions:")
+        lines += [f"  {s.priority}. {s.change}" + (f" ({s.rationale})" if s.rationale else "")
+                  for s in sorted(d.suggestions, key=lambda s: s.priority)]
+    if d.relevance:
+        lines.append("memory per sampled task:")
+        lines += [f"  {r.task_id}: {r.label}" + (f" ({r.reason})" if r.reason else "") for r in d.relevance]
+    lines.append(f"meta LLM calls: {d.calls}" if d.calls else "meta LLM calls: none (offline mutator)")
+    return lines

@@ -153,7 +153,7 @@ def gather_node(view: RunView, node_id: int, sink: ImageSink, config: ReportConf
         else (),
         diff_stats=diff_stats(parent_source, source) if parent_source is not None else None,
         diagnosis=diagnosis_view(raw_diagnosis) if raw_diagnosis else None,
-        transplant=_transplant(raw_diagnosis),
+        transplant=transplant_of(raw_diagnosis),
         exam=tuple(_exam_attempt(a) for a in (run.node_json(node_id, "exam.json") or [])),
         evaluations=evaluations,
         samples=_samples(latest, run.store_root, sink, config) if latest else (),
@@ -194,7 +194,8 @@ def _meta_calls(usage: Any) -> int:
     return int(calls) if isinstance(calls, (int, float)) else 0
 
 
-def _transplant(data: Mapping[str, Any] | None) -> Transplant | None:
+def transplant_of(data: Mapping[str, Any] | None) -> Transplant | None:
+    """The seed a transplant child was copied from (diagnosis.json), None for any other move."""
     mutation = ((data or {}).get("diagnosis") or {}).get("mutation") or {}
     if mutation.get("kind") != "transplant" or not mutation.get("seed"):
         return None
