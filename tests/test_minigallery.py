@@ -78,6 +78,13 @@ def test_train_and_test_users_are_different_people():
     assert not train_ids & test_ids
 
 
+def test_more_users_than_the_generator_has_names_is_a_clear_error():
+    assert len({u.name for u in load("minigallery", {"users_per_split": 8}).data("test").users}) == 8
+    for bad in (0, 9):
+        with pytest.raises(ValueError, match=r"users_per_split must be within 1\.\.8 .* got " + str(bad)):
+            load("minigallery", {"users_per_split": bad})
+
+
 def _images_by_id(log):
     return {r.image.image_id: r.image for s in log.sessions for r in s.rounds if r.image}
 

@@ -13,6 +13,7 @@ from automemo.benchmarks.base import Benchmark, Split, Task, TaskScore
 from automemo.benchmarks.evidence_score import evidence_score
 from automemo.interaction import answers
 from automemo.benchmarks.minigallery.generator import GeneratorConfig, generate_split
+from automemo.benchmarks.minigallery import vocabulary as V
 from automemo.benchmarks.minigallery.images import ImageSpec, render_png
 from automemo.benchmarks.minigallery.model import GallerySplit, Question, Session, UserLog
 from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder, Step
@@ -45,6 +46,10 @@ class MiniGallery(Benchmark):
     def __init__(self, options: MiniGalleryOptions = MiniGalleryOptions(), *, llm: Any = None) -> None:
         self.options = options
         self.llm = llm
+        most = len(V.USER_NAMES) // 2  # train and test users are different people with distinct names
+        if not 1 <= options.users_per_split <= most:
+            raise ValueError(f"minigallery: users_per_split must be within 1..{most} (the generator has "
+                             f"{len(V.USER_NAMES)} user names for both splits), got {options.users_per_split}")
         if options.mode == "qa" and options.judge == "llm" and (llm is None or not llm.configured("judge")):
             raise ValueError(
                 "minigallery: judge = \"llm\" needs the judge role configured (llm.judge.model); "
