@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _imp
 import textwrap
 import threading
 import time
@@ -72,6 +73,61 @@ def test_open_ping_describe(backend):
         # A session opens without numpy or faiss: they load only when a program uses them.
         assert "numpy" not in facts["loaded_modules"] and "faiss" not in facts["loaded_modules"]
     assert not session.alive
+
+
+def test_a_session_opens_while_another_thread_holds_the_import_lock(backend):
+    """A parallel search opens sessions from several threads while another thread may hold the
+    interpreter's import lock for seconds (importing torch for the first embedding). Opening a
+    session must not wait for that lock: a `preexec_fn` did (CPython takes the import lock
+    before forking), and with logging's lock in the mix the search deadlocked."""
+    with backend.open(LIST_MEMO) as session:  # the host side's own lazy imports happen here
+        session.call("ping", {})
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_import_lock():
+        _imp.acquire_lock()
+        try:
+            held.set()
+            release.wait(120)
+        finally:
+            _imp.release_lock()
+
+    opened = threading.Event()
+
+    def open_a_session():
+        with backend.open(LIST_MEMO) as session:
+            session.call("update", {"episode": episode("a")})
+        opened.set()
+
+    threading.Thread(target=hold_the_import_lock, daemon=True).start()
+    assert held.wait(10)
+    opener = threading.Thread(target=open_a_session, daemon=True)
+    opener.start()
+    try:
+        assert opened.wait(45), "opening a session waited for the import lock"
+    finally:
+        release.set()
+        opener.join(60)
+
+
+@pytest.mark.bwrap
+def test_bwrap_without_cgroups_bounds_the_guest_with_rlimits(monkeypatch):
+    from automemo.sandbox.cgroups import SessionCgroup
+
+    monkeypatch.setattr(SessionCgroup, "create", classmethod(lambda cls, name, limits: None))
+    source = program("""
+        import resource
+        class Memo(MemoProgram):
+            def update(self, episode): pass
+            def retrieve(self, task):
+                names = ("RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_CORE")
+                return MemoryPayload(metadata={n: list(resource.getrlimit(getattr(resource, n)))
+                                               for n in names})
+    """)
+    limits = Limits(memory_mb=700, pids=48)
+    with sandbox("bwrap").open(source, limits) as session:
+        seen = session.call("retrieve", {"task": task()})["metadata"]
+    assert seen == {"RLIMIT_AS": [700 << 20] * 2, "RLIMIT_NPROC": [48, 48], "RLIMIT_CORE": [0, 0]}
 
 
 def test_guest_runs_as_nobody_without_host_environment(isolating, monkeypatch):

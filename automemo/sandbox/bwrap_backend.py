@@ -16,7 +16,6 @@ every guest process down with it, and then everything left in the cgroup.
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -86,6 +85,9 @@ class BubblewrapSandbox(Sandbox):
         self.bwrap = shutil.which("bwrap")
         if self.bwrap is None:
             raise SandboxUnavailable("bubblewrap is not installed (apt-get install bubblewrap)")
+        self.prlimit = shutil.which("prlimit")
+        if self.prlimit is None:
+            raise SandboxUnavailable("prlimit is not installed (apt-get install util-linux)")
         self.rootfs = rootfs or image.rootfs_path()
         if self.rootfs is None:
             raise SandboxUnavailable(
@@ -126,9 +128,10 @@ class BubblewrapSandbox(Sandbox):
             log_path = dirs.root / "guest.log"
             with open(log_path, "wb") as log:
                 proc = subprocess.Popen(
-                    self.command(limits, dirs, store_root), env={}, cwd="/",
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    start_new_session=True, preexec_fn=_confine(cgroup, limits),
+                    [*confinement(cgroup, limits, self.prlimit),
+                     *self.command(limits, dirs, store_root)],
+                    env={}, cwd="/", stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=subprocess.STDOUT, start_new_session=True,
                 )
             return BubblewrapGuest(proc, cgroup, log_path)
 
@@ -138,25 +141,22 @@ class BubblewrapSandbox(Sandbox):
         )
 
 
-def _confine(cgroup: SessionCgroup | None, limits: Limits):
-    """What the forked child does before exec'ing bwrap: join the cgroup (so that every guest
-    process is born inside it) or, without one, set rlimits that the guest inherits. Only
-    async-signal-safe-ish calls: it runs between fork and exec."""
-    procs_files = cgroup.procs_files if cgroup is not None else ()
+# Joins the cgroups named before `--` (writing the shell's own pid, which exec keeps), then execs
+# the rest. A shell rather than a Python `preexec_fn`: with one, CPython runs its before-fork
+# handlers in the forking thread (logging's lock, then the import lock), which deadlocks against
+# any other thread of a parallel search that is importing while it holds the import lock.
+JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
-    def confine() -> None:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if procs_files:
-            pid = str(os.getpid()).encode()
-            for path in procs_files:
-                fd = os.open(path, os.O_WRONLY)
-                os.write(fd, pid)
-                os.close(fd)
-            return
-        memory = limits.memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+def confinement(cgroup: SessionCgroup | None, limits: Limits, prlimit: str) -> list[str]:
+    """The command prefix that puts bwrap, before it starts any guest process, into the session's
+    cgroup or, without one, under rlimits that the guest inherits. No core dumps either way."""
+    rlimits = [prlimit, "--core=0"]
+    if cgroup is None:
         # RLIMIT_NPROC counts every process of the uid on the host, so it is looser than a
         # cgroup; it still stops a fork bomb.
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.pids, limits.pids))
-
-    return confine
+        rlimits += [f"--as={limits.memory_mb << 20}", f"--nproc={limits.pids}"]
+    rlimits.append("--")
+    if cgroup is None:
+        return rlimits
+    return ["/bin/sh", "-c", JOIN_CGROUPS, "automemo-confine", *cgroup.procs_files, "--", *rlimits]
