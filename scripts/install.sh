@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Install everything AutoMMemo needs on a fresh Debian machine of this project's kind:
-# Debian packages (Docker engine, bubblewrap, debootstrap, Chromium + ChromeDriver) and the
-# Python package with all extras, torch pinned through the constraints file.
+# Debian packages (Docker engine, bubblewrap and util-linux's prlimit, debootstrap, Chromium +
+# ChromeDriver) and the Python package with all extras, torch pinned through the constraints file.
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBS=(docker.io bubblewrap debootstrap chromium chromium-driver)
+DEBS=(docker.io bubblewrap util-linux debootstrap chromium chromium-driver)
 missing=()
 for pkg in "${DEBS[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
