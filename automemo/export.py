@@ -25,6 +25,7 @@ from automemo.episode_store import EpisodeStore, atomic_write
 from automemo.llm.config import ROLES
 from automemo.llm.ledger import Ledger
 from automemo.prompting import render
+from automemo.paths import file_in_the_way
 from automemo.runs import RunDir
 from automemo.runs.records import EvaluationRecord
 from automemo.runs.rundir import RunDirError
@@ -133,8 +134,8 @@ def _selected(run: RunDir) -> int:
 
 
 def _prepare(out: Path) -> None:
-    blocker = next((p for p in (out, *out.parents) if p.exists()), None)
-    if blocker is not None and not blocker.is_dir():
+    blocker = file_in_the_way(out)
+    if blocker is not None:
         raise ExportError(f"--out {out}: {blocker} is a file; pass a folder for the export")
     if out.exists() and any(out.iterdir()):
         if not (out / MANIFEST).is_file():

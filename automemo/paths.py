@@ -31,3 +31,10 @@ def seed_path(name: str) -> Path:
         known = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_"))
         raise FileNotFoundError(f"no seed named {name!r} in {SEEDS_DIR}; seeds: {', '.join(known)}")
     return path
+
+
+def file_in_the_way(folder: Path) -> Path | None:
+    """The file that stops `folder` from being created: `folder` itself, or the nearest of its
+    parents that exists, when that is not a directory. None when `folder` can be made."""
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    return existing if existing is not None and not existing.is_dir() else None

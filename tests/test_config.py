@@ -170,8 +170,8 @@ def test_resume_prints_what_is_done_and_the_new_total(tmp_path, capsys, monkeypa
     [
         (["--benchmark", "nosuchbench"], "unknown benchmark 'nosuchbench'"),
         (["--run-id", "../escape"], "--run-id '../escape' must be a plain folder name"),
-        (["--runs-dir", "{file}/sub"], "is a file; pass a folder"),
-        (["--runs-dir", "{file}"], "is a file; pass a folder"),
+        (["--runs-dir", "{file}/sub"], "is a file, not a folder; pass a folder"),
+        (["--runs-dir", "{file}"], "is a file, not a folder; pass a folder"),
     ],
 )
 def test_bad_search_places_and_benchmarks_fail_before_anything_is_created(tmp_path, capsys, monkeypatch, flags, message):

@@ -69,15 +69,21 @@ def benchmark_class(name: str) -> type[Benchmark]:
     return getattr(importlib.import_module(module), cls)
 
 
-def load(name: str, options: Mapping[str, Any] | None = None, *, llm: Any = None) -> Benchmark:
-    """Build benchmark `name` with `options` (a plain mapping, e.g. a TOML table). Unknown
-    names and unknown or mistyped options raise ValueError / ConfigError naming them."""
+def checked_options(name: str, options: Mapping[str, Any] | None = None) -> tuple[type[Benchmark], Any]:
+    """Benchmark `name`'s class and its typed `options` (a plain mapping, e.g. a TOML table),
+    without building the benchmark. Unknown names and unknown or mistyped options raise
+    ValueError / ConfigError naming them."""
     cls = benchmark_class(name)
     try:
-        opts = build(cls.Options, options or {}, path=f"benchmark.{name}")
+        return cls, build(cls.Options, options or {}, path=f"benchmark.{name}")
     except ConfigError as exc:
         raise ConfigError(f"benchmark {name!r}: {exc}") from None
+
+
+def load(name: str, options: Mapping[str, Any] | None = None, *, llm: Any = None) -> Benchmark:
+    """Build benchmark `name` with `options`, checked as `checked_options` does."""
+    cls, opts = checked_options(name, options)
     return cls(opts, llm=llm)
 
 
-__all__ = ["Benchmark", "InfrastructureError", "Split", "Task", "TaskScore", "REGISTRY", "load", "benchmark_class"]
+__all__ = ["Benchmark", "InfrastructureError", "Split", "Task", "TaskScore", "REGISTRY", "load", "checked_options", "benchmark_class"]

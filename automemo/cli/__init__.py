@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
 # Subcommand modules, in the order `automemo --help` lists them.
 COMMAND_MODULES = [
@@ -24,6 +25,16 @@ COMMAND_MODULES = [
 
 class UserError(Exception):
     """A mistake the user can fix; printed without a traceback, exit code 2."""
+
+
+def check_folder_place(flag: str, given: Path, folder: Path) -> None:
+    """Refuse a `folder` to be written (for `flag`'s value `given`) when it, or the nearest of its
+    parents that exists, is a file: checked before a command creates anything."""
+    from automemo.paths import file_in_the_way
+
+    blocker = file_in_the_way(folder)
+    if blocker is not None:
+        raise UserError(f"{flag} {given}: {blocker} is a file, not a folder; pass a folder path")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from automemo.cli import UserError
+from automemo.cli import UserError, check_folder_place
 
 SANDBOXES = ("auto", "docker", "bwrap")
 # Sections of a run's config that an evaluation uses; search and meta settings do not apply.
@@ -159,12 +159,13 @@ def run(args) -> int:
 def first_failures(results) -> dict[str, str]:
     """Per failure kind, the first failed task and what was wrong ("bad-result: retrieve() result
     must be …"): the table only counts them."""
+    from automemo.evaluation.aggregate import error_kind
+
     examples: dict[str, str] = {}
     for result in results:
         for task in result.tasks:
             if task.error:
-                kind = task.error.split(":", 1)[0]
-                examples.setdefault(kind, f"{task.task_id}: {task.error}")
+                examples.setdefault(error_kind(task.error), f"{task.task_id}: {task.error}")
     return examples
 
 
@@ -356,13 +357,10 @@ def _check_places(args) -> None:
     """--out and --workdir, checked before anything runs or is created."""
     if args.out is not None and args.out.is_dir():
         raise UserError(f"--out {args.out} is a folder; pass the results file to write, e.g. {args.out / 'results.json'}")
-    for flag, path, folder in (("--out", args.out, args.out.parent if args.out else None),
-                               ("--workdir", args.workdir, args.workdir)):
-        if folder is None:
-            continue
-        blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
-        if blocker is not None and not blocker.is_dir():
-            raise UserError(f"{flag} {path}: {blocker} is a file, not a folder")
+    if args.out is not None:
+        check_folder_place("--out", args.out, args.out.parent)
+    if args.workdir is not None:
+        check_folder_place("--workdir", args.workdir, args.workdir)
 
 
 def _check_flags(args) -> None:

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from automemo.cli import UserError
+from automemo.cli import UserError, check_folder_place
 from automemo.search.config import STRATEGIES
 
 SANDBOXES = ("auto", "docker", "bwrap")
@@ -164,9 +164,7 @@ def _check_output_places(args: argparse.Namespace) -> None:
             f"no '/' or '..'): the run is written as RUNS_DIR/<run_id>"
         )
     runs_dir = args.runs_dir or DEFAULT_RUNS_DIR
-    blocker = next((p for p in (runs_dir, *runs_dir.parents) if p.exists()), None)
-    if blocker is not None and not blocker.is_dir():
-        raise UserError(f"--runs-dir {runs_dir}: {blocker} is a file; pass a folder for the runs")
+    check_folder_place("--runs-dir", runs_dir, runs_dir)
 
 
 def _with_absolute_benchmark_path(config):
@@ -184,12 +182,10 @@ def _with_absolute_benchmark_path(config):
 
 def _check_benchmark(config) -> None:
     """An unknown benchmark or a misspelt option fails before the run directory exists."""
-    from automemo.benchmarks import benchmark_class
-    from automemo.configtools import build
+    from automemo.benchmarks import checked_options
 
-    name = config.benchmark.name
     try:
-        build(benchmark_class(name).Options, config.benchmark.options, path=f"benchmark.{name}")
+        checked_options(config.benchmark.name, config.benchmark.options)
     except ValueError as exc:  # ConfigError is a ValueError
         raise UserError(f"cannot start the search: {exc}") from None
 

@@ -7,6 +7,7 @@ evaluated yet, and an evaluation written by an older harness may lack per-task e
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from automemo.report.config import ReportConfig
 from automemo.report.diffs import DiffRow, DiffStats, diff_stats, side_by_side
 from automemo.report.media import ImageSink, Thumb
 from automemo.runs import RunDir
+from automemo.runs.records import DiagnosisRecord
 from automemo.search.view import RunView
 
 
@@ -161,11 +163,11 @@ def gather_node(view: RunView, node_id: int, sink: ImageSink, config: ReportConf
 
 
 def diagnosis_view(data: Mapping[str, Any]) -> DiagnosisView:
-    """Read diagnosis.json ({summary, diagnosis, usage, failure}, the diagnosis in the shape of
-    the LLM analysis or the offline mutator's rules) into what a page shows."""
-    d = data.get("diagnosis") or {}
+    """Read diagnosis.json (a `DiagnosisRecord`; its diagnosis in the shape of the LLM analysis or
+    of the offline mutator's rules) into what a page shows."""
+    record = _diagnosis_record(data)
+    d = record.diagnosis
     mutation = d.get("mutation") or {}
-    usage = data.get("usage") or {}
     return DiagnosisView(
         summary=str(d.get("summary") or ""),
         issues=tuple(str(i) for i in [*(d.get("content_issues") or ()), *(d.get("structural_issues") or ())]),
@@ -177,12 +179,18 @@ def diagnosis_view(data: Mapping[str, Any]) -> DiagnosisView:
             Relevance(str(x.get("task_id") or ""), str(x.get("label") or ""), str(x.get("reason") or ""))
             for x in d.get("memory_relevance") or () if isinstance(x, Mapping)
         ),
-        move=str(mutation.get("summary") or data.get("summary") or ""),
+        move=str(mutation.get("summary") or record.summary or ""),
         move_why=str(mutation.get("why") or ""),
         repair_of=str(d.get("repair_of") or ""),
-        calls=_meta_calls(usage),
+        calls=_meta_calls(record.usage),
         raw=json.dumps(dict(data), indent=2, ensure_ascii=False, sort_keys=True),
     )
+
+
+def _diagnosis_record(data: Mapping[str, Any]) -> DiagnosisRecord:
+    record = DiagnosisRecord.from_dict({"summary": "", **data})
+    # null sections (hand-edited or older files) read as empty
+    return dataclasses.replace(record, diagnosis=record.diagnosis or {}, usage=record.usage or {})
 
 
 def _meta_calls(usage: Any) -> int:
@@ -196,7 +204,9 @@ def _meta_calls(usage: Any) -> int:
 
 def transplant_of(data: Mapping[str, Any] | None) -> Transplant | None:
     """The seed a transplant child was copied from (diagnosis.json), None for any other move."""
-    mutation = ((data or {}).get("diagnosis") or {}).get("mutation") or {}
+    if not data:
+        return None
+    mutation = _diagnosis_record(data).diagnosis.get("mutation") or {}
     if mutation.get("kind") != "transplant" or not mutation.get("seed"):
         return None
     seed = str(mutation["seed"])

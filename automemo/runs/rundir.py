@@ -278,10 +278,10 @@ class RunDir:
             return True  # another machine's process: assume it is alive
         try:
             os.kill(int(marker["pid"]), 0)
-        except ProcessLookupError:
-            return False
-        except (PermissionError, KeyError, ValueError, TypeError):
-            return True
+        except PermissionError:
+            return True  # alive, under another user
+        except (ProcessLookupError, KeyError, ValueError, TypeError):
+            return False  # dead, or not a marker a search wrote
         return True
 
     def __repr__(self) -> str:
