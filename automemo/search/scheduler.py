@@ -21,7 +21,7 @@ Caps are checked before an action starts against committed spend plus an estimat
 actions in flight (the mean spend of a committed action each), so a cap is overshot by at most
 what was already running. An action that raises (a cap reached mid-step, a bug) is abandoned:
 no new action starts, the others in flight finish and commit, then the first such exception is
-re-raised (a non-budget one wins over a budget stop).
+re-raised (anything else wins over a clean stop, `CLEAN_STOPS`).
 """
 
 from __future__ import annotations
@@ -39,6 +39,12 @@ from automemo.search.pending import PendingAction, reserve, with_pending
 from automemo.search.steps import StepRunner, derive_seed
 from automemo.search.tree import Tree
 from automemo.search.view import RunView
+
+
+# Exceptions that stop a search cleanly (the search loop catches them, records why and selects
+# from what was committed). Any other exception of an action is a bug or a broken machine and
+# wins over a clean stop when both happen.
+CLEAN_STOPS: tuple[type[BaseException], ...] = (BudgetExceeded,)
 
 
 @dataclass(frozen=True)
@@ -137,8 +143,8 @@ class Scheduler:
                     try:
                         journal, record = future.result()
                     except BaseException as exc:  # the runner abandoned its journal
-                        if stop is None or (isinstance(stop, BudgetExceeded)
-                                            and not isinstance(exc, BudgetExceeded)):
+                        if stop is None or (isinstance(stop, CLEAN_STOPS)
+                                            and not isinstance(exc, CLEAN_STOPS)):
                             stop = exc
                         continue
                     self.tell(journal, record)
