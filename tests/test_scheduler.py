@@ -13,8 +13,10 @@ import time
 
 from automemo.evaluation.evidence import write_summary
 from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.llm import BudgetExceeded
 from automemo.meta.base import MetaAgent, MetaError, Proposal
 from automemo.runs import RunDir
+from automemo.runs.journal import inflight
 from automemo.search.config import SearchConfig
 from automemo.search.loop import Collaborators, SearchLoop
 from automemo.search.policy import Action
@@ -170,3 +172,41 @@ def test_a_meta_agent_that_keeps_observations_sees_each_actions_own_tree(tmp_pat
     loop.run_search()
     assert len(meta.parents) == 3 and meta.mixed == []
     assert sorted(n["id"] for n in run.nodes()) == [0, 1, 2, 3]
+
+
+class _Budget(GatedEvaluator):
+    def evaluate(self, source, **kwargs):
+        result = super().evaluate(source, **kwargs)
+        if "0-1" in str(kwargs["evidence_dir"]):
+            raise BudgetExceeded("USD cap reached")
+        return result
+
+
+def test_a_stop_mid_step_keeps_the_others_and_resume_restarts_the_step_as_chosen(tmp_path):
+    """Step 1 hits a cap after steps 2 and 3 have committed: they stay, step 1 is abandoned but
+    recorded in flight, and the resumed search restarts it as it was chosen (its node and
+    evaluation index), whatever the strategy would choose now."""
+    later_done = threading.Event()
+
+    def on_commit(record):
+        if record.step == 3:
+            later_done.set()
+
+    run = RunDir.create(tmp_path / "runs", {"search": {"steps": 3}}, "r")
+    config = SearchConfig(steps=3, root="murag", parallel=K)
+    evaluator = _Budget(run.store_root, gates={(0, 1): later_done})
+    parts = Collaborators(evaluator=evaluator, meta=RecordingMeta(), sandbox=None,
+                          exam=exam_double, on_commit=on_commit,
+                          strategy=ScriptedStrategy([Action("evaluate", 0, 0.5)] * 3))
+    assert SearchLoop(run, config, parts, quiet=True).run_search()["stop_reason"] == "budget"
+    assert sorted(a["step"] for a in run.actions()) == [0, 2, 3]
+    assert [(a["step"], a["action"]["k"]) for a in inflight(run)] == [(1, 1)]
+
+    resumed = Collaborators(evaluator=GatedEvaluator(run.store_root), meta=RecordingMeta(),
+                            sandbox=None, exam=exam_double,
+                            strategy=ScriptedStrategy([Action("generate", 0, 0.5)]))
+    final = SearchLoop(run, config, resumed, quiet=True).run_search()
+    assert final["stop_reason"] == "steps" and inflight(run) == []
+    assert {a["step"]: a["kind"] for a in run.actions()} == {
+        0: "evaluate_root", 1: "evaluate", 2: "evaluate", 3: "evaluate"}
+    assert sorted(e["k"] for e in run.evaluations(0)) == [0, 1, 2, 3]
