@@ -45,11 +45,9 @@ class SearchLoop:
             record_event(self.run, "resumed", f"resumed after committed step {last}")
         else:
             record_event(self.run, "started", f"search of {self.config.steps} steps started")
-        scheduler = Scheduler(
-            self.run, self.runner, self.parts.strategy or strategy_for(self.config),
-            width=self.config.parallel, llm=self.parts.llm, display=self.display,
-            on_commit=self.parts.on_commit,
-        )
+        scheduler = Scheduler(self.runner, self.parts.strategy or strategy_for(self.config),
+                              width=self.config.parallel, llm=self.parts.llm,
+                              on_commit=self.parts.on_commit)
         stop_reason = "steps"
         try:
             if last is None:

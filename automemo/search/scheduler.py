@@ -33,8 +33,6 @@ from typing import Any, Callable
 from automemo.llm import BudgetExceeded
 from automemo.runs.journal import StepJournal, inflight, record_inflight
 from automemo.runs.records import ActionRecord
-from automemo.runs.rundir import RunDir
-from automemo.search.display import SearchDisplay
 from automemo.search.pending import PendingAction, reserve, with_pending
 from automemo.search.steps import StepRunner, derive_seed
 from automemo.search.tree import Tree
@@ -57,20 +55,15 @@ class Launch:
 
 
 class Scheduler:
-    def __init__(self, run: RunDir, runner: StepRunner, strategy: Any, *, width: int,
-                 llm: Any = None, display: SearchDisplay,
+    def __init__(self, runner: StepRunner, strategy: Any, *, width: int, llm: Any = None,
                  on_commit: Callable[[ActionRecord], None] | None = None) -> None:
         if width < 1:
             raise ValueError(f"search.parallel must be at least 1, got {width}")
-        self.run = run
-        self.runner = runner
-        self.strategy = strategy
-        self.width = width
-        self.llm = llm
-        self.display = display
-        self.on_commit = on_commit
-        self.config = runner.config
-        self.tree = Tree.from_rundir(run)
+        self.runner, self.strategy, self.width = runner, strategy, width
+        self.llm, self.on_commit = llm, on_commit
+        # the run, its config and display are the runner's: one of each per search
+        self.run, self.config, self.display = runner.run, runner.config, runner.display
+        self.tree = Tree.from_rundir(self.run)
 
     # the root ----------------------------------------------------------------------------------
 
