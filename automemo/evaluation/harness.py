@@ -27,7 +27,8 @@ from automemo.evaluation import evidence as evidence_io
 from automemo.evaluation.aggregate import summarize, usage_tokens
 from automemo.evaluation.collect import Collection, collect_update_episodes
 from automemo.evaluation.config import EvaluationConfig
-from automemo.evaluation.executor import Executor, make_executor
+from automemo.evaluation.executor import Executor
+from automemo.evaluation.executor_factory import make_executor
 from automemo.evaluation.memo_session import MemoCallFailed, MemoSession
 from automemo.evaluation.player import EpisodeJob, EpisodeOutcome, EpisodePlayer, elapsed, lost_outcome
 from automemo.evaluation.progress import track
