@@ -23,6 +23,7 @@ from automemo.episode_store import atomic_write
 from automemo.evaluation.evidence import read_evidence
 from automemo.evaluation.result import EvaluationResult
 from automemo.exam import quick_exam
+from automemo.failures import InfrastructureFailure
 from automemo.llm import BudgetExceeded
 from automemo.meta.base import Improvement, MetaAgent, ParentView, ScoredProgram, ScoredTask, scored_tasks
 from automemo.paths import SEEDS_DIR
@@ -115,6 +116,13 @@ class SearchLoop:
             # spent stays in the ledger because it was really spent.
             stop_reason = "budget"
             record_event(self.run, "stopped", str(exc), {"reason": "budget"}, keep_ledger=True)
+            self.display.stopped(str(exc))
+        except InfrastructureFailure as exc:
+            # The host, not a program, failed beyond its retries (a dead sandbox engine, a host
+            # service, too many excluded tasks): the step is abandoned like a spent budget, and
+            # the run stops with the sentence saying what failed.
+            stop_reason = "infrastructure"
+            record_event(self.run, "stopped", str(exc), {"reason": "infrastructure"}, keep_ledger=True)
             self.display.stopped(str(exc))
         final = self.final(stop_reason)
         self.run.write_final(final)
@@ -217,7 +225,7 @@ class SearchLoop:
                 source, evidence_dir=journal.evaluation_dir(node_id, k), node_id=node_id,
                 sample_seed=self._sample_seed(node_id, k),
             )
-        except BudgetExceeded:
+        except (BudgetExceeded, InfrastructureFailure):
             raise
         except Exception as exc:  # infrastructure broke beyond the evaluator's own retries
             return Outcome.EVAL_ERROR, f"evaluation of #{node_id} failed: {exc}"
@@ -264,7 +272,7 @@ class SearchLoop:
                     gen.source, evidence_dir=journal.evaluation_dir(child_id, 0), node_id=child_id,
                     sample_seed=self._sample_seed(child_id, 0),
                 )
-            except BudgetExceeded:
+            except (BudgetExceeded, InfrastructureFailure):
                 raise
             except Exception as exc:
                 failure, failed_as = f"evaluation: {exc}", Outcome.EVAL_ERROR
