@@ -212,3 +212,36 @@ def test_retrieves_run_in_task_order_whatever_the_thread_timing(tmp_path):
         calls = [t.payload.text.split()[-1] for t in result.tasks]
         assert calls == [f"call{i + 1}" for i in range(len(result.tasks))]
         assert result.mean == 1.0
+
+
+SLOW_RETRIEVE = '''
+import time
+from automemo.contract import MemoProgram, MemoryPayload
+
+class Memo(MemoProgram):
+    def update(self, episode):
+        pass
+
+    def retrieve(self, task):
+        time.sleep(1.5)
+        return MemoryPayload(text="late")
+'''
+
+
+def test_one_retrieve_time_limit_for_the_exam_the_evaluation_and_the_prompt(tmp_path):
+    from automemo.meta.prompts import contract_context
+    from automemo.prompting import render
+    from automemo.sandbox.base import Limits
+
+    limits = Limits(retrieve_timeout_s=1.0, update_timeout_s=20.0)
+    bench = FactsBenchmark()
+    evaluator = Evaluator(bench, get_sandbox("unsafe"), EpisodeStore(tmp_path / "s"),
+                          config=config(limits={"retrieve_timeout_s": 1.0, "update_timeout_s": 20.0},
+                                        max_excluded_share=1.0, retrieve_fraction=0.34))
+    episodes, partials = evaluator.sample_for_exam(1)
+    report = quick_exam(SLOW_RETRIEVE, get_sandbox("unsafe"), episodes, partials, limits=limits)
+    assert report.failed_check == "retrieve" and report.error.startswith("timeout")
+    result = evaluator.evaluate(SLOW_RETRIEVE, split="test")
+    assert {t.error.split(":")[0] for t in result.tasks} == {"timeout"}
+    prompt = render("_contract", **contract_context(limits=limits))
+    assert "20 s for one `update`" in prompt and "1 s for one `retrieve`" in prompt

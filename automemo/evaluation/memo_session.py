@@ -185,10 +185,19 @@ class MemoSession:
         self._session = self._open()
 
     def _revive(self) -> None:
-        """Open a fresh guest and replay what the dead one had learned."""
+        """Open a fresh guest and replay what the dead one had learned. A replay the host
+        cannot finish (a host service failed) leaves no half-fed guest behind: the next call
+        starts the replay again, from everything learned."""
         self._restart()
         replay, self._applied = self._applied, []
-        self._feed(replay, None)
+        try:
+            self._feed(replay, None)
+        except BaseException:
+            self._applied = replay
+            if self._session is not None:
+                self._session.close()
+                self._session = None
+            raise
 
     def _feed(self, episodes: list[EpisodeRecorder], tracker: Tracker | None) -> None:
         queue = collections.deque(episodes)
