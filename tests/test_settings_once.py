@@ -73,3 +73,11 @@ def test_a_deployment_serves_the_memo_llm_it_was_searched_with_or_says_why_not(m
     assert client.config.memo.model == "small-memo"
     assert memo_llm({"config": {"llm": {}}}) is None and capsys.readouterr().err == ""
     json.dumps(manifest)
+
+
+def test_a_run_config_from_before_the_time_limits_moved_still_resumes():
+    from automemo.config import build_run_config
+
+    config = build_run_config({"evaluation": {"retrieve_timeout_s": 7.0, "update_timeout_s": 9.0}})
+    assert config.sandbox.limits.retrieve_timeout_s == 7.0 == config.evaluation.limits.retrieve_timeout_s
+    assert config.evaluation.limits.timeout("update") == 9.0
