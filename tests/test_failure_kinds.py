@@ -207,7 +207,9 @@ class Memo(MemoProgram):
 
 
 def test_retrieves_run_in_task_order_whatever_the_thread_timing(tmp_path):
-    for attempt in range(2):
+    # Thread timing differs run to run: with retrieves on pool threads, most of four runs of six
+    # tasks serve some task out of order.
+    for attempt in range(4):
         result = _evaluate(FactsBenchmark(), tmp_path / str(attempt), COUNTING_PROGRAM, concurrency=6)
         calls = [t.payload.text.split()[-1] for t in result.tasks]
         assert calls == [f"call{i + 1}" for i in range(len(result.tasks))]
