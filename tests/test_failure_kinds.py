@@ -6,6 +6,8 @@ program's (whatever the program made of it: a crash or a quiet fallback)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -247,3 +249,24 @@ def test_one_retrieve_time_limit_for_the_exam_the_evaluation_and_the_prompt(tmp_
     assert {t.error.split(":")[0] for t in result.tasks} == {"timeout"}
     prompt = render("_contract", **contract_context(limits=limits))
     assert "20 s for one `update`" in prompt and "1 s for one `retrieve`" in prompt
+
+
+def test_a_dead_engine_mid_search_stops_it_with_a_sentence_and_costs_no_repair(tmp_path):
+    from automemo.runs import RunDir
+    from automemo.search.config import SearchConfig
+    from automemo.search.loop import Collaborators, SearchLoop
+    from test_search_loop import ScoreFromSource, ScriptedMeta, exam_double
+
+    def exam(source, *args, **kwargs):
+        if "DEAD" in source:
+            raise SandboxUnavailable("cannot reach the Docker engine; start it (scripts/start-dockerd.sh)")
+        return exam_double(source, *args, **kwargs)
+
+    run = RunDir.create(tmp_path / "runs", {"search": {"steps": 3}}, "r")
+    meta = ScriptedMeta(["SCORE = 0.5", "SCORE = 0.6\nDEAD", "SCORE = 0.7"], repairable=True)
+    parts = Collaborators(evaluator=ScoreFromSource(run.store_root), meta=meta, sandbox=None, exam=exam)
+    final = SearchLoop(run, SearchConfig(steps=3, root="murag"), parts, quiet=True).run_search()
+    assert final["stop_reason"] == "infrastructure" and final["steps_done"] == 1
+    assert meta.repairs == 0  # never charged to the program as a failed "imports" check
+    assert [n["id"] for n in run.nodes()] == [0, 1]  # the step in progress was abandoned
+    assert any("cannot reach the Docker engine" in json.dumps(e) for e in run.events())
