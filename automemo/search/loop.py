@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from automemo.llm import BudgetExceeded
 from automemo.runs.journal import record_event, recover
 from automemo.runs.rundir import RunDir
 from automemo.search.collaborators import Collaborators
@@ -15,6 +14,7 @@ from automemo.search.config import SearchConfig
 from automemo.search.display import SearchDisplay
 from automemo.search.scheduler import Scheduler
 from automemo.search.steps import StepRunner
+from automemo.search.stops import CLEAN_STOPS, stop_reason as clean_stop_reason
 from automemo.search.strategies import strategy_for
 from automemo.search.view import RunView
 
@@ -53,11 +53,11 @@ class SearchLoop:
             if last is None:
                 scheduler.evaluate_root()
             scheduler.run_steps()
-        except BudgetExceeded as exc:
+        except CLEAN_STOPS as exc:
             # The step in progress is abandoned (its files and rows never commit); the money it
             # spent stays in the ledger because it was really spent.
-            stop_reason = "budget"
-            record_event(self.run, "stopped", str(exc), {"reason": "budget"}, keep_ledger=True)
+            stop_reason = clean_stop_reason(exc)
+            record_event(self.run, "stopped", str(exc), {"reason": stop_reason}, keep_ledger=True)
             self.display.stopped(str(exc))
         final = self.final(stop_reason)
         self.run.write_final(final)

@@ -35,14 +35,11 @@ from automemo.runs.journal import StepJournal, inflight, record_inflight
 from automemo.runs.records import ActionRecord
 from automemo.search.pending import PendingAction, reserve, with_pending
 from automemo.search.steps import StepRunner, derive_seed
+from automemo.search.stops import CLEAN_STOPS
 from automemo.search.tree import Tree
 from automemo.search.view import RunView
 
 
-# Exceptions that stop a search cleanly (the search loop catches them, records why and selects
-# from what was committed). Any other exception of an action is a bug or a broken machine and
-# wins over a clean stop when both happen.
-CLEAN_STOPS: tuple[type[BaseException], ...] = (BudgetExceeded,)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from typing import Any
 
 from automemo.episode_store import atomic_write
 from automemo.evaluation.result import EvaluationResult
-from automemo.llm import BudgetExceeded
 from automemo.runs.journal import StepJournal
 from automemo.runs.records import ActionRecord, DiagnosisRecord, EvaluationRecord, NodeRecord, Outcome
 from automemo.runs.rundir import RunDir
@@ -30,6 +29,7 @@ from automemo.search.generation import Generation, generate_child
 from automemo.search.meta_context import MetaContext
 from automemo.search.observed_meta import ObservedMeta
 from automemo.search.pending import PendingAction
+from automemo.search.stops import CLEAN_STOPS
 from automemo.search.tree import Tree
 
 
@@ -111,7 +111,7 @@ class StepRunner:
     def _evaluate_existing(self, journal: StepJournal, node_id: int, k: int) -> tuple[Outcome, str]:
         try:
             result = self._evaluate(journal, self.run.program_source(node_id), node_id, k)
-        except BudgetExceeded:
+        except CLEAN_STOPS:
             raise
         except Exception as exc:  # infrastructure broke beyond the evaluator's own retries
             return Outcome.EVAL_ERROR, f"evaluation of #{node_id} failed: {exc}"
@@ -152,7 +152,7 @@ class StepRunner:
         if gen.passed:
             try:
                 result = self._evaluate(journal, gen.source, child_id, 0)
-            except BudgetExceeded:
+            except CLEAN_STOPS:
                 raise
             except Exception as exc:
                 failure, failed_as = f"evaluation: {exc}", Outcome.EVAL_ERROR
