@@ -13,7 +13,7 @@ way from both episode shapes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from automemo.contract import EpisodeRecorder, ImageRef, PartialRecorder
 from automemo.toolkit.memolib.text import dedupe
@@ -23,8 +23,10 @@ from automemo.toolkit.memolib.text import dedupe
 class Unit:
     """One retrievable piece of an episode: a web step or a dialogue round.
 
-    `position` is the step/round index inside its episode; `evidence` the ids a payload cites when this unit is used; `images` the
-    unit's images (a round's picture or a web step's screenshot)."""
+    `position` is the step/round index inside its episode; `evidence` the ids a payload cites when
+    this unit is used, best first; `images` the unit's images (a round's picture or a web step's
+    screenshot); `scope` whose memory it belongs to (`scope_of` its episode); `time` as the
+    episode states it (see `filters.parse_time`)."""
 
     episode_id: str
     position: int
@@ -34,6 +36,7 @@ class Unit:
     evidence: tuple[str, ...] = ()
     error: str | None = None
     time: str = ""
+    scope: str = ""
 
 
 def is_conversation(episode: EpisodeRecorder | PartialRecorder) -> bool:
@@ -48,9 +51,10 @@ def _round_info(episode: EpisodeRecorder, position: int) -> Mapping[str, Any]:
 
 
 def units(episode: EpisodeRecorder) -> list[Unit]:
-    """The episode's steps (web) or rounds (conversation) as units, in order."""
+    """The episode's steps (web) or rounds (conversation) as units, in order: the turn granularity."""
     out = []
     conversation = is_conversation(episode)
+    scope = scope_of(episode)
     for step in episode.steps:
         if conversation:
             info = {**_round_info(episode, step.index), **step.metadata}
@@ -72,6 +76,7 @@ def units(episode: EpisodeRecorder) -> list[Unit]:
                     images=images,
                     evidence=(round_id, *image_ids),
                     time=str(info.get("time") or episode.metadata.get("time") or ""),
+                    scope=scope,
                 )
             )
         else:
@@ -89,6 +94,7 @@ def units(episode: EpisodeRecorder) -> list[Unit]:
                     images=(step.screenshot,) if step.screenshot else (),
                     evidence=(step.ref or f"{episode.task_id}#{step.index}",),
                     error=step.error,
+                    scope=scope,
                 )
             )
     return out
@@ -103,3 +109,39 @@ def scope_of(record: EpisodeRecorder | PartialRecorder) -> str:
 def episode_evidence(episode: EpisodeRecorder) -> list[str]:
     """Every id an episode can be cited by, in step order."""
     return dedupe(e for u in units(episode) for e in u.evidence)
+
+
+def windows(turns: Sequence[Unit], radius: int = 1) -> list[Unit]:
+    """Each unit with its `radius` neighbours of the same episode on either side (a round with the
+    rounds around it), one window per unit and in the same order: the text joins the neighbours'
+    in order, the evidence cites the centre first, then the neighbours nearest first."""
+    by_episode: dict[str, list[Unit]] = {}
+    place: list[int] = []  # each unit's index in its episode's row
+    for unit in turns:
+        row = by_episode.setdefault(unit.episode_id, [])
+        place.append(len(row))
+        row.append(unit)
+    out = []
+    for unit, here in zip(turns, place):
+        row = by_episode[unit.episode_id]
+        around = row[max(0, here - radius): here + radius + 1]
+        near = sorted((u for u in around if u is not unit), key=lambda u: abs(u.position - unit.position))
+        out.append(Unit(
+            episode_id=unit.episode_id, position=unit.position, text="\n".join(u.text for u in around),
+            action=unit.action, images=tuple(dedupe((i for u in around for i in u.images), key=lambda i: i.sha256)),
+            evidence=tuple(dedupe(e for u in (unit, *near) for e in u.evidence)),
+            error=unit.error, time=unit.time, scope=unit.scope,
+        ))
+    return out
+
+
+def session(episode: EpisodeRecorder) -> Unit:
+    """The whole episode as one unit (a conversation session, a web episode): every turn's text in
+    order, every id it can be cited by, the session's time."""
+    turns = units(episode)
+    return Unit(
+        episode_id=episode.task_id, position=0, text="\n".join(u.text for u in turns),
+        images=tuple(dedupe((i for u in turns for i in u.images), key=lambda i: i.sha256)),
+        evidence=tuple(dedupe(e for u in turns for e in u.evidence)),
+        time=str(episode.metadata.get("time") or (turns[0].time if turns else "")), scope=scope_of(episode),
+    )
