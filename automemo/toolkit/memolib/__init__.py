@@ -25,7 +25,7 @@ from automemo.toolkit.memolib.expand import expand, mmr, neighbours
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
 from automemo.toolkit.memolib.fusion import rrf, weighted
 from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, fit_sections, make_payload
-from automemo.toolkit.memolib.router import QuestionRouter, router_features
+from automemo.toolkit.memolib.router import QuestionRouter, held_out_recall, router_features
 from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe, generalise, host_of, overlap,
                                            query_text, task_images, tokens)
 from automemo.toolkit.memolib.units import Unit, episode_evidence, is_conversation, scope_of, session, units, windows
@@ -37,7 +37,7 @@ __all__ = [
     "in_scope", "in_time", "parse_time", "recency", "recency_rerank",
     "rrf", "weighted",
     "MAX_EVIDENCE", "budget_of", "fit_sections", "make_payload",
-    "QuestionRouter", "router_features",
+    "QuestionRouter", "held_out_recall", "router_features",
     "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",
     "tokens",
     "Unit", "episode_evidence", "is_conversation", "scope_of", "session", "units", "windows",
