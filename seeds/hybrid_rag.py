@@ -59,8 +59,6 @@ class Memo(MemoProgram):
         ranked = [self.units[row] for row, _ in fused]
         if not ranked:
             return memolib.make_payload([], budget=budget)
-        lines = [f"[session {order + 1}{', ' + unit.time if unit.time else ''} | {', '.join(unit.evidence)}] {unit.text}"
-                 for unit, order in sorted(ranked, key=lambda r: (r[1], r[0].position))]
-        return memolib.make_payload(["Relevant memories (chronological):\n" + "\n".join(lines)], budget=budget,
+        return memolib.make_payload([memolib.chronological(ranked)], budget=budget,
                                     images=[i for unit, _ in ranked for i in unit.images],
                                     evidence=[e for unit, _ in ranked for e in unit.evidence])

@@ -101,12 +101,7 @@ class Memo(MemoProgram):
                 "Memory guard: nothing stored matches this question closely. If the memories "
                 "below do not contain the answer, answer \"Not mentioned.\""
             )
-        chronological = sorted(ranked, key=lambda r: (r[1], r[0].position))
-        lines = []
-        for unit, order, score in memolib.dedupe(chronological, key=lambda r: (r[1], r[0].position, r[0].evidence)):
-            tag = f"[session {order + 1}{', ' + unit.time if unit.time else ''} | {', '.join(unit.evidence)}]"
-            lines.append(f"{tag} {unit.text}")
-        sections.append("Relevant memories (chronological):\n" + "\n".join(lines))
+        sections.append(memolib.chronological([(unit, order) for unit, order, _ in ranked]))
         return memolib.make_payload(sections, budget=budget, images=images, evidence=evidence)
 
     def _query_vector(self, task):

@@ -16,7 +16,7 @@ sandbox. A fix here lands in every program that uses it.
 | `expand` | `expand` hits with their neighbours, `mmr` diversity |
 | `filters` | `in_scope`, `in_time`, `recency`, `recency_rerank`, `parse_time` |
 | `router` | `QuestionRouter`: a question's type learned from its text |
-| `payload` | the budget, `fit_sections`, `make_payload` with ranked citations |
+| `payload` | the budget, `fit_sections`, `chronological` memory lines, `make_payload` with ranked citations |
 """
 
 from automemo.toolkit.memolib.bm25 import BM25Index
@@ -24,7 +24,7 @@ from automemo.toolkit.memolib.dense import DenseIndex
 from automemo.toolkit.memolib.expand import expand, mmr, neighbours
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
 from automemo.toolkit.memolib.fusion import rrf, weighted
-from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, fit_sections, make_payload
+from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, chronological, fit_sections, make_payload
 from automemo.toolkit.memolib.router import QuestionRouter, held_out_recall, router_features
 from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe, generalise, host_of, overlap,
                                            query_text, task_images, tokens)
@@ -36,7 +36,7 @@ __all__ = [
     "expand", "mmr", "neighbours",
     "in_scope", "in_time", "parse_time", "recency", "recency_rerank",
     "rrf", "weighted",
-    "MAX_EVIDENCE", "budget_of", "fit_sections", "make_payload",
+    "MAX_EVIDENCE", "budget_of", "chronological", "fit_sections", "make_payload",
     "QuestionRouter", "held_out_recall", "router_features",
     "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",
     "tokens",
