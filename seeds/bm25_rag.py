@@ -35,12 +35,10 @@ class Memo(MemoProgram):
         self.episodes = 0
 
     def update(self, episode: EpisodeRecorder) -> None:
-        turns = memolib.units(episode) or [memolib.Unit(episode.task_id, 0, episode.instruction,
-                                                        evidence=(episode.task_id,), scope=memolib.scope_of(episode))]
+        turns = memolib.episode_units(episode)
         indexed = memolib.windows(turns, WINDOW) if WINDOW else turns
-        prefix = "" if memolib.is_conversation(episode) else episode.instruction + "\n"
-        for turn, text in zip(turns, (u.text for u in indexed)):
-            row = self.index.add(prefix + text)
+        for turn, window in zip(turns, indexed):
+            row = self.index.add(memolib.indexed_text(episode, window))
             self.units.append((turn, self.episodes))
             self.rows_of.setdefault(turn.scope, []).append(row)
         self.episodes += 1

@@ -39,11 +39,9 @@ class Memo(MemoProgram):
         self.episodes = 0
 
     def update(self, episode: EpisodeRecorder) -> None:
-        turns = memolib.units(episode) or [memolib.Unit(episode.task_id, 0, episode.instruction,
-                                                        evidence=(episode.task_id,), scope=memolib.scope_of(episode))]
+        turns = memolib.episode_units(episode)
         indexed = memolib.windows(turns, WINDOW) if WINDOW else turns
-        prefix = "" if memolib.is_conversation(episode) else episode.instruction + "\n"
-        texts = [prefix + u.text for u in indexed]
+        texts = [memolib.indexed_text(episode, u) for u in indexed]
         rows = self.dense.add_many(texts)
         for turn, text, row in zip(turns, texts, rows):
             self.lexical.add(text)

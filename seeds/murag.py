@@ -47,12 +47,10 @@ class Memo(MemoProgram):
     def update(self, episode: EpisodeRecorder) -> None:
         order = self.episodes
         self.episodes += 1
-        units = memolib.units(episode)
-        if not units:  # an episode that never acted still teaches what was asked
-            units = [memolib.Unit(episode.task_id, 0, episode.instruction, evidence=(episode.task_id,))]
+        units = memolib.episode_units(episode)
         if IMAGE_UNITS:
             units += self._image_units(units)
-        texts = [self._unit_text(episode, u) for u in units]
+        texts = [memolib.indexed_text(episode, u) for u in units]
         text_vecs = memolib.as_matrix(self.toolkit.embed_text(texts), self.text_dim)
         image_vecs = np.zeros((len(units), self.image_dim), dtype=np.float32)
         with_image = [i for i, u in enumerate(units) if u.images]
@@ -78,12 +76,6 @@ class Memo(MemoProgram):
                 out.append(memolib.Unit(u.episode_id, u.position, text, images=(image,),
                                         evidence=cite, time=u.time))
         return out
-
-    @staticmethod
-    def _unit_text(episode, unit):
-        if memolib.is_conversation(episode):
-            return unit.text
-        return f"{episode.instruction}\n{unit.text}"
 
     # --- retrieve ----------------------------------------------------------------------------
 

@@ -28,7 +28,8 @@ from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, chronologi
 from automemo.toolkit.memolib.router import QuestionRouter, held_out_recall, router_features
 from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe, generalise, host_of, overlap,
                                            query_text, task_images, tokens)
-from automemo.toolkit.memolib.units import Unit, episode_evidence, is_conversation, scope_of, session, units, windows
+from automemo.toolkit.memolib.units import (Unit, episode_evidence, episode_units, indexed_text, is_conversation,
+                                            scope_of, session, units, windows)
 from automemo.toolkit.memolib.vectors import ScopedIndex, as_matrix, cosine_top_k, faiss_search, top_indices
 
 __all__ = [
@@ -40,6 +41,6 @@ __all__ = [
     "QuestionRouter", "held_out_recall", "router_features",
     "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",
     "tokens",
-    "Unit", "episode_evidence", "is_conversation", "scope_of", "session", "units", "windows",
+    "Unit", "episode_evidence", "episode_units", "indexed_text", "is_conversation", "scope_of", "session", "units", "windows",
     "ScopedIndex", "as_matrix", "cosine_top_k", "faiss_search", "top_indices",
 ]
