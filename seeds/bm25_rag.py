@@ -30,23 +30,18 @@ class Memo(MemoProgram):
     def __init__(self, toolkit):
         super().__init__(toolkit)
         self.index = memolib.BM25Index(k1=K1, b=B)
-        self.units: list[tuple[memolib.Unit, int]] = []  # (unit, episode update order), by row
-        self.rows_of: dict[str, list[int]] = {}  # scope -> rows
-        self.episodes = 0
+        self.store = memolib.UnitStore()  # the units by row, as the index numbers them
 
     def update(self, episode: EpisodeRecorder) -> None:
         turns = memolib.episode_units(episode)
         indexed = memolib.windows(turns, WINDOW) if WINDOW else turns
-        for turn, window in zip(turns, indexed):
-            row = self.index.add(memolib.indexed_text(episode, window))
-            self.units.append((turn, self.episodes))
-            self.rows_of.setdefault(turn.scope, []).append(row)
-        self.episodes += 1
+        self.index.add_many([memolib.indexed_text(episode, u) for u in indexed])
+        self.store.add_episode(turns)
 
     def retrieve(self, task: PartialRecorder) -> MemoryPayload:
         budget = memolib.budget_of(task)
-        hits = self.index.search(memolib.query_text(task), TOP_K, self.rows_of.get(memolib.scope_of(task)))
-        ranked = [self.units[row] for row, _ in hits]
+        hits = self.index.search(memolib.query_text(task), TOP_K, self.store.allowed(memolib.scope_of(task)))
+        ranked = self.store.ranked([row for row, _ in hits])
         if not ranked:
             return memolib.make_payload([], budget=budget)
         return memolib.make_payload([memolib.chronological(ranked)], budget=budget,

@@ -34,27 +34,22 @@ class Memo(MemoProgram):
         super().__init__(toolkit)
         self.lexical = memolib.BM25Index()
         self.dense = memolib.DenseIndex(toolkit.embed_text, toolkit.embedding_dims()["text"])
-        self.units: list[tuple[memolib.Unit, int]] = []  # (unit, episode update order), by row
-        self.rows_of: dict[str, list[int]] = {}  # scope -> rows
-        self.episodes = 0
+        self.store = memolib.UnitStore()  # the units by row, as both indexes number them
 
     def update(self, episode: EpisodeRecorder) -> None:
         turns = memolib.episode_units(episode)
         indexed = memolib.windows(turns, WINDOW) if WINDOW else turns
         texts = [memolib.indexed_text(episode, u) for u in indexed]
-        rows = self.dense.add_many(texts)
-        for turn, text, row in zip(turns, texts, rows):
-            self.lexical.add(text)
-            self.units.append((turn, self.episodes))
-            self.rows_of.setdefault(turn.scope, []).append(row)
-        self.episodes += 1
+        self.dense.add_many(texts)
+        self.lexical.add_many(texts)
+        self.store.add_episode(turns)
 
     def retrieve(self, task: PartialRecorder) -> MemoryPayload:
         budget = memolib.budget_of(task)
-        query, allowed = memolib.query_text(task), self.rows_of.get(memolib.scope_of(task))
+        query, allowed = memolib.query_text(task), self.store.allowed(memolib.scope_of(task))
         rankings = [self.lexical.search(query, CANDIDATES, allowed), self.dense.search(query, CANDIDATES, allowed)]
         fused = memolib.rrf(rankings, k=RRF_K, weights=[LEXICAL_WEIGHT, DENSE_WEIGHT])[:TOP_K]
-        ranked = [self.units[row] for row, _ in fused]
+        ranked = self.store.ranked([row for row, _ in fused])
         if not ranked:
             return memolib.make_payload([], budget=budget)
         return memolib.make_payload([memolib.chronological(ranked)], budget=budget,

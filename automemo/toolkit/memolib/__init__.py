@@ -15,6 +15,7 @@ sandbox. A fix here lands in every program that uses it.
 | `fusion` | `rrf` (reciprocal rank) and `weighted` (min-max normalised) fusion |
 | `expand` | `expand` hits with their neighbours, `mmr` diversity |
 | `filters` | `in_scope`, `in_time`, `recency`, `recency_rerank`, `parse_time` |
+| `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope |
 | `router` | `QuestionRouter`: a question's type learned from its text |
 | `payload` | the budget, `fit_sections`, `chronological` memory lines, `make_payload` with ranked citations |
 """
@@ -25,6 +26,7 @@ from automemo.toolkit.memolib.expand import expand, mmr, neighbours
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
 from automemo.toolkit.memolib.fusion import rrf, weighted
 from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, chronological, fit_sections, make_payload
+from automemo.toolkit.memolib.store import UnitStore
 from automemo.toolkit.memolib.router import QuestionRouter, held_out_recall, router_features
 from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe, generalise, host_of, overlap,
                                            query_text, task_images, tokens)
@@ -39,6 +41,7 @@ __all__ = [
     "rrf", "weighted",
     "MAX_EVIDENCE", "budget_of", "chronological", "fit_sections", "make_payload",
     "QuestionRouter", "held_out_recall", "router_features",
+    "UnitStore",
     "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",
     "tokens",
     "Unit", "episode_evidence", "episode_units", "indexed_text", "is_conversation", "scope_of", "session", "units", "windows",
