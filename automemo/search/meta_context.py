@@ -11,7 +11,8 @@ import threading
 
 from automemo.evaluation.evidence import read_evidence
 from automemo.evaluation.result import EvaluationResult
-from automemo.meta.base import Improvement, ParentView, ScoredProgram, ScoredTask, scored_tasks
+from automemo.meta.base import (Improvement, ParentView, ScoredProgram, ScoredTask, evidence_questions,
+                                scored_tasks)
 from automemo.runs.records import EvaluationRecord
 from automemo.runs.rundir import RunDir
 from automemo.search.tree import Tree
@@ -93,7 +94,8 @@ class MetaContext:
             if key in self._task_scores:
                 return self._task_scores[key]
         try:
-            tasks = scored_tasks(read_evidence(self.run.evaluation_dir(node_id, k)).result)
+            evidence = read_evidence(self.run.evaluation_dir(node_id, k))
+            tasks = scored_tasks(evidence.result, evidence_questions(evidence))
         except FileNotFoundError:
             tasks = {}
         with self._lock:
