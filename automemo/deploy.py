@@ -131,25 +131,28 @@ def load_memory(
     unsafe: bool = False,
     services: HostServices | None = None,
     progress: bool = False,
+    store_dir: str | Path | None = None,
 ) -> DeployedMemory:
     """Load an exported memo program: verify it, open it in `sandbox` ("auto", "docker",
     "bwrap", or a Sandbox object; `unsafe=True` runs it without isolation), and replay its
     update episodes (`progress=True` shows a progress bar). `services` answers the toolkit's
     host methods; by default the run's own embedding configuration with no LLM (programs then
-    take their deterministic paths)."""
+    take their deterministic paths). `store_dir` keeps the working episode store (images of new
+    tasks, the embedding cache) in a folder that outlives the memory instead of a temporary one."""
     folder = Path(folder).resolve()
     manifest = read_manifest(folder)
     budget = configtools.build(Budget, manifest.get("budget") or {})
     limits = configtools.build(Limits, manifest.get("limits") or {})
     backend = _backend(sandbox, unsafe)
-    workdir = Path(tempfile.mkdtemp(prefix="automemo-deploy-"))
+    workdir = None if store_dir is not None else Path(tempfile.mkdtemp(prefix="automemo-deploy-"))
     try:
-        store = EpisodeStore(workdir / "store")
+        store = EpisodeStore(Path(store_dir) if workdir is None else workdir / "store")
         _copy_tree(folder / EXPERIENCE, store.root)
         host = services if services is not None else _default_services(manifest, store.root)
         session = backend.open((folder / PROGRAM).read_text(), limits, services=host, store_root=store.root)
     except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
         raise
     memory = DeployedMemory(manifest, session, store, budget=budget, limits=limits, workdir=workdir)
     try:

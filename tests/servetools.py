@@ -1,0 +1,75 @@
+"""A cheap exported folder for the serve tests and `automemo bench serve`: a word-overlap memo
+program (no model) and a few shipped update episodes, written in the export format with the
+manifest's hashes, as `automemo export` would write them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from automemo.contract import INTERFACE_VERSION, EpisodeRecorder, Step
+from automemo.episode_store import EpisodeStore
+from automemo.export import EXPERIENCE, FORMAT, MANIFEST, PROGRAM, sha256_file
+
+WORD_MEMORY = '''
+from automemo.contract import MemoProgram, MemoryPayload
+
+
+class Memo(MemoProgram):
+    def __init__(self, toolkit):
+        super().__init__(toolkit)
+        self.items = []
+
+    def update(self, episode):
+        if episode.instruction == "poison":
+            raise ValueError("this program refuses poison")
+        text = " ".join([episode.instruction] + [s.observation for s in episode.steps]
+                        + [episode.final_answer or ""])
+        refs = [s.ref or f"{episode.task_id}#{s.index}" for s in episode.steps]
+        self.items.append((episode.task_id, str(episode.metadata.get("user") or ""), text, refs))
+
+    def retrieve(self, task):
+        words = set(task.instruction.lower().split())
+        scope = str(task.metadata.get("user") or "")
+        scored = sorted(((len(words & set(t.lower().split())), i) for i, (_, user, t, _) in enumerate(self.items)
+                         if not scope or user == scope), reverse=True)
+        top = [self.items[i] for score, i in scored[:3] if score > 0]
+        return MemoryPayload(
+            text="\\n".join(f"[{tid}] {t}" for tid, _, t, _ in top),
+            images=tuple(task.task_images[:1]),
+            metadata={"evidence": [r for item in top for r in item[3]], "n_memories": len(self.items)},
+        )
+'''
+
+
+def shipped_episode(i: int) -> EpisodeRecorder:
+    return EpisodeRecorder(
+        task_id=f"shipped-{i}", benchmark="minigallery", instruction=f"shipped fact number {i}",
+        steps=(Step(index=0, observation=f"the shipped colour {i} is teal", action="note", ref=f"s{i}"),),
+        final_answer="teal", reward=1.0, success=True,
+    )
+
+
+def make_export(out: Path, program: str = WORD_MEMORY, n_shipped: int = 3) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / PROGRAM).write_text(program)
+    store = EpisodeStore(out / EXPERIENCE)
+    group = "update-train-0"
+    files = [str(store.put_episode(group, shipped_episode(i)).relative_to(out)) for i in range(n_shipped)]
+    store.put_json(f"collections/{group}.json", {"task_ids": [f"shipped-{i}" for i in range(n_shipped)]})
+    (out / "README.md").write_text("a test export\n")
+    manifest = {
+        "format": FORMAT, "interface_version": INTERFACE_VERSION, "created": "2026-11-24T00:00:00Z",
+        "run": {"run_id": "test", "path": "/secret/server/path/runs/test"},
+        "node": {"id": 3, "summary": "word overlap", "action": "generate"},
+        "scores": {"mean": 0.5, "n": 1, "lcb": 0.4},
+        "lineage": [{"id": 0, "action": "root", "summary": "", "mean": 0.1, "n": 1}],
+        "budget": {"max_chars": 50_000, "max_images": 2}, "limits": {},
+        "benchmark": {"name": "minigallery"}, "models": {"configured": {}, "used": {}},
+        "embeddings": {"text": "minilm"}, "config": {"runs_dir": "/secret/server/path/runs"},
+        "experience": {"group": group, "episodes": files, "n_images": 0},
+    }
+    manifest["files"] = {str(p.relative_to(out)): sha256_file(p) for p in sorted(out.rglob("*"))
+                         if p.is_file() and p.name != MANIFEST}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    return out
