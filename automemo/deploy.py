@@ -199,6 +199,7 @@ def _copy_tree(source: Path, target: Path) -> None:
             continue
         dst = target / path.relative_to(source)
         dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.unlink(missing_ok=True)  # a kept store (store_dir) already holds the previous copy
         try:
             os.link(path, dst)
         except OSError:
