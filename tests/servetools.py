@@ -4,12 +4,10 @@ manifest's hashes, as `automemo export` would write them."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from automemo.contract import INTERFACE_VERSION, EpisodeRecorder, Step
-from automemo.episode_store import EpisodeStore
-from automemo.export import EXPERIENCE, FORMAT, MANIFEST, PROGRAM, sha256_file
+from automemo.bench.serve_export import write_export
+from automemo.contract import EpisodeRecorder, Step
 
 WORD_MEMORY = '''
 from automemo.contract import MemoProgram, MemoryPayload
@@ -51,25 +49,7 @@ def shipped_episode(i: int) -> EpisodeRecorder:
 
 
 def make_export(out: Path, program: str = WORD_MEMORY, n_shipped: int = 3) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / PROGRAM).write_text(program)
-    store = EpisodeStore(out / EXPERIENCE)
-    group = "update-train-0"
-    files = [str(store.put_episode(group, shipped_episode(i)).relative_to(out)) for i in range(n_shipped)]
-    store.put_json(f"collections/{group}.json", {"task_ids": [f"shipped-{i}" for i in range(n_shipped)]})
-    (out / "README.md").write_text("a test export\n")
-    manifest = {
-        "format": FORMAT, "interface_version": INTERFACE_VERSION, "created": "2026-11-24T00:00:00Z",
+    return write_export(out, program, [shipped_episode(i) for i in range(n_shipped)], node_id=3, extra={
         "run": {"run_id": "test", "path": "/secret/server/path/runs/test"},
-        "node": {"id": 3, "summary": "word overlap", "action": "generate"},
-        "scores": {"mean": 0.5, "n": 1, "lcb": 0.4},
-        "lineage": [{"id": 0, "action": "root", "summary": "", "mean": 0.1, "n": 1}],
-        "budget": {"max_chars": 50_000, "max_images": 2}, "limits": {},
-        "benchmark": {"name": "minigallery"}, "models": {"configured": {}, "used": {}},
-        "embeddings": {"text": "minilm"}, "config": {"runs_dir": "/secret/server/path/runs"},
-        "experience": {"group": group, "episodes": files, "n_images": 0},
-    }
-    manifest["files"] = {str(p.relative_to(out)): sha256_file(p) for p in sorted(out.rglob("*"))
-                         if p.is_file() and p.name != MANIFEST}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2))
-    return out
+        "config": {"runs_dir": "/secret/server/path/runs"},
+    })

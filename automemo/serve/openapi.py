@@ -52,7 +52,8 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                     "sha256": {"type": "string"}}}},
                 "evidence": {"type": "array", "items": {"type": "string"}, "description": "ranked, best first"},
                 "metadata": {"type": "object"},
-                "retrieve_ms": {"type": "number", "description": "the program's own retrieve time"}}},
+                "retrieve_ms": {"type": "number", "description": "the program's own retrieve time"},
+                "queued_ms": {"type": "number", "description": "time waiting for earlier calls to the program"}}},
             "Episode": {"type": "object", "required": ["task_id", "instruction"], "properties": {
                 "task_id": {"type": "string"}, "instruction": {"type": "string"},
                 "steps": {"type": "array", "items": {"type": "object", "required": ["index"], "properties": {

@@ -87,12 +87,15 @@ class MemoryService:
     # --- the calls, each on the worker thread ---------------------------------------------------
 
     async def recall(self, request: RecallRequest) -> dict[str, Any]:
-        return await asyncio.get_running_loop().run_in_executor(self._worker, self.recall_now, request)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._worker, self.recall_now, request, time.perf_counter())
 
     async def remember(self, episode: EpisodeRecorder) -> dict[str, Any]:
         return await asyncio.get_running_loop().run_in_executor(self._worker, self.remember_now, episode)
 
-    def recall_now(self, request: RecallRequest) -> dict[str, Any]:
+    def recall_now(self, request: RecallRequest, submitted: float | None = None) -> dict[str, Any]:
+        """`submitted`: when the call was queued for the worker (the answer reports the wait)."""
+        queued_ms = (time.perf_counter() - submitted) * 1000 if submitted is not None else 0.0
         self._check_alive()
         images = tuple(self.memory.put_image(data) for data in request.images)
         task = PartialRecorder(
@@ -115,6 +118,7 @@ class MemoryService:
             "evidence": [str(e) for e in evidence] if isinstance(evidence, list) else [],
             "metadata": dict(payload.metadata),
             "retrieve_ms": round(retrieve_ms, 3),
+            "queued_ms": round(queued_ms, 3),
         }
 
     def remember_now(self, episode: EpisodeRecorder) -> dict[str, Any]:
