@@ -80,6 +80,7 @@ class SearchLoop:
         self.tree = Tree()
         self.strategy = strategy_for(config)
         self._task_scores: dict[tuple[int, int], dict[str, ScoredTask]] = {}  # (node, k) -> its tasks
+        self.on_commit: Callable[[int], None] | None = None  # an observer told each committed step
 
     # the loop ----------------------------------------------------------------------------------
 
@@ -178,6 +179,8 @@ class SearchLoop:
         self.tree = Tree.from_rundir(self.run)
         view = RunView.load(self.run, self.config)
         self.display.step_done(action.step, self.config.steps, message, view.best(), view.spend_totals())
+        if self.on_commit is not None:
+            self.on_commit(action.step)
 
     # evaluate ----------------------------------------------------------------------------------
 

@@ -1,0 +1,87 @@
+"""The report follows a running search: a real `automemo search` (Mini-Gallery offline preset,
+real sandbox and encoder) keeps runs/<id>/report/ current; opened in Debian's headless chromium
+while the search runs, the page says so, shows the step in flight and reloads itself; after the
+run it shows the finished state and no longer reloads. Screenshots land in artifacts/."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from automemo.cli import main
+from automemo.report.live import LiveStatus, duration_text
+
+pytestmark = [pytest.mark.browser]
+
+TESTS = Path(__file__).resolve().parent
+ARTIFACTS = TESTS.parent / "artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS / "torch_shim_site"), env.get("PYTHONPATH")) if p)
+    return env
+
+
+@pytest.mark.slow
+def test_the_report_follows_a_running_search_in_chromium(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    index = tmp_path / "r" / "report" / "index.html"
+    search = subprocess.Popen(
+        [sys.executable, "-m", "automemo", "search", "--preset", "minigallery", "--steps", "1",
+         "--runs-dir", str(tmp_path), "--run-id", "r", "--quiet"],
+        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            problems: list[str] = []
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            deadline = time.time() + 300
+            while not (index.is_file() and "step 1 in flight" in index.read_text()) and time.time() < deadline:
+                assert search.poll() is None, search.stderr.read()[-3000:]
+                time.sleep(0.2)
+            page.goto(index.as_uri())
+            live = page.locator("#live")
+            assert search.poll() is None, "the search ended before its live page could be looked at"
+            assert "Search running" in live.inner_text() and "step 1 in flight" in live.inner_text()
+            assert "0 of 1 steps committed" in live.inner_text() and "best μ so far" in live.inner_text()
+            assert "in progress" in page.locator("header").inner_text()
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "report-live-running.png"), full_page=True)
+            with page.expect_event("load", timeout=15_000):  # it reloads itself
+                pass
+
+            assert search.wait(timeout=600) == 0, search.stderr.read()[-3000:]
+            page.goto(index.as_uri())
+            assert page.locator("#live").count() == 0
+            assert "finished" in page.locator("header").inner_text()
+            assert not page.evaluate("[...document.scripts].some(s => s.text.includes('location.reload'))")
+            page.screenshot(path=str(ARTIFACTS / "report-live-finished.png"), full_page=True)
+            assert problems == []
+            browser.close()
+    finally:
+        if search.poll() is None:
+            search.kill()
+            search.wait()
+
+
+def test_no_report_leaves_the_report_to_automemo_report(tmp_path, capsys):
+    code = main(["search", "--preset", "minigallery", "--steps", "0", "--runs-dir", str(tmp_path),
+                 "--run-id", "q", "--sandbox", "bwrap", "--quiet", "--no-report"])
+    assert code == 0 and not (tmp_path / "q" / "report").exists()
+
+
+def test_time_left_reads_as_a_person_would_say_it():
+    status = LiveStatus(in_flight=("step 3",), steps_done=2, planned_steps=10, mean_step_s=95.0,
+                        eta_s=760.0, best_step=2, best_mean=0.5)
+    assert status.eta_text == "12 min 40 s" and status.mean_step_text == "1 min 35 s"
+    assert duration_text(7300) == "2 h 01 min" and status.stale_after_s == 300
