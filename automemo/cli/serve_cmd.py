@@ -62,6 +62,10 @@ def run(args) -> int:
     if not 0 < args.port < 65536:
         raise UserError(f"--port must be between 1 and 65535, got {args.port}")
     token = bearer_token(args.host, args.token_env) if args.transport == "http" else None
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise UserError("automemo serve needs the MCP SDK: pip install 'automemo[serve]'") from None
     folder = args.folder
     state = args.state or folder.resolve().with_name(folder.resolve().name + "-state")
 
@@ -71,8 +75,9 @@ def run(args) -> int:
 
     say = _stderr_printer()
     try:
+        # the replay's progress bar draws on stdout, which is the protocol's under stdio
         service = MemoryService(folder, state, sandbox=args.sandbox, unsafe=args.unsafe_no_sandbox,
-                                progress=sys.stderr.isatty())
+                                progress=args.transport == "http" and sys.stdout.isatty())
     except DeployError as exc:
         raise UserError(str(exc)) from None
     start = service.start
