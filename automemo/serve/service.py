@@ -58,7 +58,11 @@ class MemoryService:
         self._lock_fh = _lock_state(self.state_dir, self.manifest)
         self.log = EpisodeLog(self.state_dir / LOG)
         started = time.perf_counter()
-        self.memory = self._open(progress)
+        try:
+            self.memory = self._open(progress)
+        except BaseException:
+            self._lock_fh.close()
+            raise
         self.start = StartReport(
             shipped_episodes=len(self.manifest.get("experience", {}).get("episodes", [])),
             logged_episodes=self.log.count,
