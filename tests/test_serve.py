@@ -100,7 +100,7 @@ def export(tmp_path) -> Path:
 
 
 @pytest.mark.bwrap
-def test_rest_remember_survives_kill9_and_concurrent_clients(export, tmp_path):
+def test_rest_remember_survives_kill9_concurrent_clients_and_bad_input(export, tmp_path):
     state = tmp_path / "state"
     server = Server(export, state)
     try:
@@ -139,38 +139,34 @@ def test_rest_remember_survives_kill9_and_concurrent_clients(export, tmp_path):
         assert "/secret" not in json.dumps(manifest)
         status, schema = call(server.url + "/openapi.json")
         assert {"/v1/recall", "/v1/remember", "/v1/manifest", "/healthz"} <= set(schema["paths"])
+        _bad_input_gets_a_sentence_and_changes_nothing(server, tmp_path)
     finally:
         server.stop()
 
 
-@pytest.mark.bwrap
-def test_bad_input_gets_a_sentence_and_changes_nothing(export, tmp_path):
-    server = Server(export, tmp_path / "state")
-    try:
-        url = server.url
-        cases = [
-            (call(url + "/v1/recall", raw=b"{not json"), 400, "not valid JSON"),
-            (call(url + "/v1/recall", [1, 2]), 400, "must be a JSON object"),
-            (call(url + "/v1/recall", {"instruction": ""}), 400, "non-empty string"),
-            (call(url + "/v1/recall", {"instruction": "x", "colour": 1}), 400, "unknown field(s) colour"),
-            (call(url + "/v1/recall", {"instruction": "x", "images": ["data:image/png;base64,AAAA"] * 9}), 400,
-             "at most 8 images"),
-            (call(url + "/v1/recall", {"instruction": "x", "images": ["data:image/png;base64,@@"]}), 400,
-             "does not decode"),
-            (call(url + "/v1/recall", raw=b'{"instruction": "x"}', content_type="text/plain"), 415, "Content-Type"),
-            (_declared_oversize(server.port), 413, "the limit is 8000000"),
-            (call(url + "/v1/remember", {"task_id": 5}), 400, "not an episode"),
-            (call(url + "/v1/remember", {"messages": [{"role": "user"}]}), 400, "message 0"),
-        ]
-        for (status, answer), expected, sentence in cases:
-            assert status == expected and sentence in answer["error"], answer
-            assert "Traceback" not in answer["error"] and str(tmp_path) not in answer["error"]
-        status, poison = call(url + "/v1/remember", {**episode(0), "instruction": "poison"})
-        assert status == 200 and poison["applied"] is False  # logged, skipped again on replay
-        status, found = call(url + "/v1/recall", {"instruction": "anything"})
-        assert found["metadata"]["n_memories"] == 3
-    finally:
-        server.stop()
+def _bad_input_gets_a_sentence_and_changes_nothing(server: Server, tmp_path: Path) -> None:
+    url = server.url
+    cases = [
+        (call(url + "/v1/recall", raw=b"{not json"), 400, "not valid JSON"),
+        (call(url + "/v1/recall", [1, 2]), 400, "must be a JSON object"),
+        (call(url + "/v1/recall", {"instruction": ""}), 400, "non-empty string"),
+        (call(url + "/v1/recall", {"instruction": "x", "colour": 1}), 400, "unknown field(s) colour"),
+        (call(url + "/v1/recall", {"instruction": "x", "images": ["data:image/png;base64,AAAA"] * 9}), 400,
+         "at most 8 images"),
+        (call(url + "/v1/recall", {"instruction": "x", "images": ["data:image/png;base64,@@"]}), 400,
+         "does not decode"),
+        (call(url + "/v1/recall", raw=b'{"instruction": "x"}', content_type="text/plain"), 415, "Content-Type"),
+        (_declared_oversize(server.port), 413, "the limit is 8000000"),
+        (call(url + "/v1/remember", {"task_id": 5}), 400, "not an episode"),
+        (call(url + "/v1/remember", {"messages": [{"role": "user"}]}), 400, "message 0"),
+    ]
+    for (status, answer), expected, sentence in cases:
+        assert status == expected and sentence in answer["error"], answer
+        assert "Traceback" not in answer["error"] and str(tmp_path) not in answer["error"]
+    before = call(url + "/v1/recall", {"instruction": "anything"})[1]["metadata"]["n_memories"]
+    status, poison = call(url + "/v1/remember", {**episode(0), "instruction": "poison"})
+    assert status == 200 and poison["applied"] is False  # logged, skipped again on replay
+    assert call(url + "/v1/recall", {"instruction": "anything"})[1]["metadata"]["n_memories"] == before
 
 
 def test_an_open_bind_needs_a_token(export, tmp_path):
