@@ -17,6 +17,7 @@ class Memo(MemoProgram):
     def __init__(self, toolkit):
         super().__init__(toolkit)
         self.items = []
+        self.pictures = {}
 
     def update(self, episode):
         if episode.instruction == "poison":
@@ -25,6 +26,7 @@ class Memo(MemoProgram):
                         + [episode.final_answer or ""])
         refs = [s.ref or f"{episode.task_id}#{s.index}" for s in episode.steps]
         self.items.append((episode.task_id, str(episode.metadata.get("user") or ""), text, refs))
+        self.pictures[episode.task_id] = [s.screenshot for s in episode.steps if s.screenshot]
 
     def retrieve(self, task):
         words = set(task.instruction.lower().split())
@@ -34,7 +36,7 @@ class Memo(MemoProgram):
         top = [self.items[i] for score, i in scored[:3] if score > 0]
         return MemoryPayload(
             text="\\n".join(f"[{tid}] {t}" for tid, _, t, _ in top),
-            images=tuple(task.task_images[:1]),
+            images=tuple(task.task_images[:1]) or tuple(p for item in top for p in self.pictures[item[0]])[:1],
             metadata={"evidence": [r for item in top for r in item[3]], "n_memories": len(self.items)},
         )
 '''

@@ -88,6 +88,14 @@ def _declared_oversize(port: int) -> tuple[int, dict]:
     return int(head.split()[1]), json.loads(body)
 
 
+def _data_url(data: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(data).decode()
+
+
+def _bytes(data_url: str) -> bytes:
+    return base64.b64decode(data_url.split(",", 1)[1])
+
+
 def episode(i: int) -> dict:
     return {"task_id": f"ep-{i}", "instruction": f"where did I park car{i}",
             "steps": [{"index": 0, "observation": f"car{i} is parked on level {i}", "action": "look", "ref": f"r{i}"}],
@@ -116,26 +124,30 @@ def test_rest_remember_survives_kill9_concurrent_clients_and_bad_input(export, t
             "messages": [{"role": "user", "content": "my cat is called Miso"},
                          {"role": "assistant", "content": "noted"}], "user": "ana", "time": "2026-11-24"})
         assert status == 200 and chat["task_id"].startswith("chat-")
+        status, pictured = call(server.url + "/v1/remember", {"messages": [
+            {"role": "user", "content": "this is my red bicycle", "images": [_data_url(PNG)]}], "user": "ana"})
+        assert status == 200 and pictured["applied"]
         server.kill9()
     finally:
         server.stop()
 
     logged = [json.loads(line) for line in (state / "episodes.jsonl").read_text().splitlines()]
-    assert [e["seq"] for e in logged] == list(range(1, 42))
+    assert [e["seq"] for e in logged] == list(range(1, 43))
     server = Server(export, state)
     try:
         status, found = call(server.url + "/v1/recall", {"instruction": "where did I park car17"})
         assert status == 200 and found["evidence"][0] == "r17" and "level 17" in found["text"]
-        assert found["metadata"]["n_memories"] == 3 + 41  # shipped + every acknowledged remember
+        assert found["metadata"]["n_memories"] == 3 + 42  # shipped + every acknowledged remember
+        status, bicycle = call(server.url + "/v1/recall", {"instruction": "my red bicycle", "user": "ana"})
+        assert _bytes(bicycle["images"][0]["data_url"]) == PNG  # a remembered image survives kill -9
         status, ana = call(server.url + "/v1/recall", {"instruction": "what is my cat called", "user": "ana"})
-        assert "Miso" in ana["text"] and ana["evidence"] == [f"{chat['task_id']}#0", f"{chat['task_id']}#1"]
+        assert "Miso" in ana["text"] and ana["evidence"][:2] == [f"{chat['task_id']}#0", f"{chat['task_id']}#1"]
         status, other = call(server.url + "/v1/recall", {"instruction": "what is my cat called", "user": "bo"})
         assert "Miso" not in other["text"]  # scope reaches the program
-        status, image = call(server.url + "/v1/recall", {
-            "instruction": "car3", "images": ["data:image/png;base64," + base64.b64encode(PNG).decode()]})
-        assert status == 200 and base64.b64decode(image["images"][0]["data_url"].split(",", 1)[1]) == PNG
+        status, image = call(server.url + "/v1/recall", {"instruction": "car3", "images": [_data_url(PNG)]})
+        assert status == 200 and _bytes(image["images"][0]["data_url"]) == PNG
         status, manifest = call(server.url + "/v1/manifest")
-        assert manifest["node"]["id"] == 3 and manifest["remembered"] == 41
+        assert manifest["node"]["id"] == 3 and manifest["remembered"] == 42
         assert "/secret" not in json.dumps(manifest)
         status, schema = call(server.url + "/openapi.json")
         assert {"/v1/recall", "/v1/remember", "/v1/manifest", "/healthz"} <= set(schema["paths"])
@@ -159,6 +171,8 @@ def _bad_input_gets_a_sentence_and_changes_nothing(server: Server, tmp_path: Pat
         (_declared_oversize(server.port), 413, "the limit is 8000000"),
         (call(url + "/v1/remember", {"task_id": 5}), 400, "not an episode"),
         (call(url + "/v1/remember", {"messages": [{"role": "user"}]}), 400, "message 0"),
+        (call(url + "/v1/remember", {**episode(1), "steps": [{"index": 0, "screenshot": {
+            "path": "images/x.png", "sha256": "0"}}]}), 400, "must be data URLs"),
     ]
     for (status, answer), expected, sentence in cases:
         assert status == expected and sentence in answer["error"], answer
@@ -209,7 +223,7 @@ async def _mcp_session(client) -> None:
                                               "user": "kim"})
     assert not ack.is_error and ack.structured_content["ok"]
     found = await client.call_tool("recall", {"instruction": "what colour is the boat", "scope": "kim",
-                                              "images": ["data:image/png;base64," + base64.b64encode(PNG).decode()]})
+                                              "images": [_data_url(PNG)]})
     assert not found.is_error and "red" in found.content[0].text
     assert [c.type for c in found.content][:2] == ["text", "image"]
     assert found.structured_content["evidence"] == [f"{ack.structured_content['task_id']}#0"]

@@ -49,7 +49,8 @@ def build_app(service: MemoryService, *, host: str, token: str | None, limits: R
     @route("/v1/remember", ["POST"])
     async def remember(request: Request) -> Any:
         body = await _json_body(request, limits)
-        return await service.remember(remember_episode(body, limits, service.benchmark))
+        return await service.remember(
+            remember_episode(body, limits, service.benchmark, service.store_image, allow_paths=allow_paths))
 
     @route("/v1/manifest", ["GET"])
     async def manifest(request: Request) -> Any:

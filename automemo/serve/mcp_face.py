@@ -55,15 +55,17 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
 
     @server.tool(description=(
         "Store an experience in memory. Pass either `episode` (the episode JSON: task_id, "
-        "instruction, steps with observation/action, final_answer, reward) or `messages` "
-        "([{role, content}], a conversation) with optional `user` and `time`."))
+        "instruction, steps with observation/action and optional screenshot, final_answer, reward) or "
+        "`messages` ([{role, content, images?}], a conversation) with optional `user` and `time`. "
+        "Images are data URLs (data:image/png;base64,...)."))
     async def remember(episode: dict[str, Any] | None = None, messages: list[dict[str, Any]] | None = None,
                        user: str = "", time: str = "") -> CallToolResult:
         if (episode is None) == (messages is None):
             return _error("pass exactly one of `episode` (an episode object) or `messages` (a conversation)")
         body = episode if episode is not None else {"messages": messages, "user": user, "time": time}
         try:
-            answer = await service.remember(remember_episode(body, limits, service.benchmark))
+            episode = remember_episode(body, limits, service.benchmark, service.store_image, allow_paths=allow_paths)
+            answer = await service.remember(episode)
         except (BadRequest, ServiceError) as exc:
             return _error(str(exc))
         except Exception:

@@ -59,12 +59,16 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                 "steps": {"type": "array", "items": {"type": "object", "required": ["index"], "properties": {
                     "index": {"type": "integer"}, "observation": {"type": "string"},
                     "action": {"type": "string"}, "thought": {"type": "string"},
-                    "ref": {"type": ["string", "null"]}}}},
+                    "ref": {"type": ["string", "null"]},
+                    "screenshot": {"type": "string", "description": "a data URL"}}}},
+                "task_images": {"type": "array", "items": {"type": "string", "description": "data URLs"}},
                 "final_answer": {"type": ["string", "null"]}, "reward": {"type": "number"},
                 "success": {"type": "boolean"}, "metadata": {"type": "object"}}},
             "Chat": {"type": "object", "required": ["messages"], "properties": {
                 "messages": {"type": "array", "items": {"type": "object", "required": ["role", "content"],
-                             "properties": {"role": {"type": "string"}, "content": {"type": "string"}}}},
+                             "properties": {"role": {"type": "string"}, "content": {"type": "string"},
+                                            "images": {"type": "array", "items": {"type": "string"},
+                                                       "description": "data URLs"}}}},
                 "user": {"type": "string"}, "time": {"type": "string"}, "task_id": {"type": "string"}}},
             "Ack": {"type": "object", "properties": {
                 "ok": {"type": "boolean"}, "seq": {"type": "integer"}, "task_id": {"type": "string"},

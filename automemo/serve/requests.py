@@ -11,9 +11,11 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from automemo.contract import ContractError, EpisodeRecorder, Step
+from automemo.contract import ContractError, EpisodeRecorder, ImageRef, Step
+
+StoreImage = Callable[[bytes], ImageRef]  # puts image bytes where the program reads them
 
 
 class BadRequest(ValueError):
@@ -23,7 +25,8 @@ class BadRequest(ValueError):
 @dataclass(frozen=True)
 class RequestLimits:
     max_body_bytes: int = 8_000_000     # one HTTP request body (images travel inside it as data URLs)
-    max_images: int = 8                 # images per recall or per chat remember
+    max_images: int = 8                 # images per recall
+    max_episode_images: int = 64        # images per remembered episode (a screenshot per step)
     max_image_bytes: int = 4_000_000    # one decoded image
     max_text_chars: int = 200_000       # an instruction, or all of a chat's messages together
     max_steps: int = 2_000              # steps of one episode
@@ -97,12 +100,15 @@ def image_bytes(item: Any, index: int, limits: RequestLimits, *, allow_paths: bo
     return data
 
 
-def remember_episode(body: Any, limits: RequestLimits, benchmark: str) -> EpisodeRecorder:
+def remember_episode(body: Any, limits: RequestLimits, benchmark: str, store_image: StoreImage, *,
+                     allow_paths: bool) -> EpisodeRecorder:
     """An episode from the contract's episode JSON, or from a chat
-    (`{"messages": [{"role", "content"}], "user": ..., "time": ...}`)."""
+    (`{"messages": [{"role", "content", "images"?}], "user": ..., "time": ...}`). Images come as
+    data URLs (file paths from local clients) and are stored with `store_image`."""
     body = _object(body, "a remember")
+    images = _Images(limits, store_image, allow_paths)
     if "messages" in body:
-        return chat_episode(body, limits, benchmark)
+        return chat_episode(body, limits, benchmark, images)
     if "episode" in body and len(body) == 1:
         body = _object(body["episode"], "\"episode\"")
     steps = body.get("steps")
@@ -110,25 +116,57 @@ def remember_episode(body: Any, limits: RequestLimits, benchmark: str) -> Episod
         raise BadRequest(f"the episode has {len(steps)} steps; the limit is {limits.max_steps}")
     data = {"benchmark": benchmark, **body}
     try:
+        data = _stored_images(data, images)
         episode = EpisodeRecorder.from_dict(data)
-    except (ContractError, TypeError, ValueError) as exc:
+    except BadRequest:
+        raise
+    except (ContractError, TypeError, ValueError, AttributeError) as exc:
         raise BadRequest(
             f"not an episode ({_first_line(exc)}); send the episode JSON (task_id, instruction, "
             f"steps with observation/action, final_answer, reward) or a chat "
             f"{{\"messages\": [{{\"role\", \"content\"}}], \"user\": ...}}"
         ) from None
-    if episode.images():
-        raise BadRequest(
-            "episode images must be sent as a chat message's images (data URLs); image references "
-            "into another store cannot be read here"
-        )
     return episode
+
+
+class _Images:
+    """Images of one remember: decoded, counted against the limit, stored."""
+
+    def __init__(self, limits: RequestLimits, store_image: StoreImage, allow_paths: bool) -> None:
+        self.limits, self.store_image, self.allow_paths, self.count = limits, store_image, allow_paths, 0
+
+    def put(self, item: Any) -> dict[str, Any]:
+        if isinstance(item, dict):
+            raise BadRequest("images of an episode must be data URLs (data:image/png;base64,...); image "
+                             "references into another store cannot be read here")
+        if self.count >= self.limits.max_episode_images:
+            raise BadRequest(f"an episode may carry at most {self.limits.max_episode_images} images")
+        data = image_bytes(item, self.count, self.limits, allow_paths=self.allow_paths)
+        self.count += 1
+        return self.store_image(data).to_dict()
+
+
+def _stored_images(data: dict[str, Any], images: _Images) -> dict[str, Any]:
+    """The episode JSON with its images (task_images, initial_screenshot, steps' screenshots)
+    given as data URLs replaced by references to the stored files."""
+    data = dict(data)
+    if data.get("task_images"):
+        data["task_images"] = [images.put(i) for i in _list_of(data["task_images"], "task_images")]
+    if data.get("initial_screenshot") is not None:
+        data["initial_screenshot"] = images.put(data["initial_screenshot"])
+    if isinstance(data.get("steps"), list):
+        data["steps"] = [
+            {**step, "screenshot": images.put(step["screenshot"])}
+            if isinstance(step, dict) and step.get("screenshot") is not None else step
+            for step in data["steps"]
+        ]
+    return data
 
 
 _CHAT_KEYS = {"messages", "user", "time", "task_id"}
 
 
-def chat_episode(body: dict[str, Any], limits: RequestLimits, benchmark: str) -> EpisodeRecorder:
+def chat_episode(body: dict[str, Any], limits: RequestLimits, benchmark: str, images: _Images) -> EpisodeRecorder:
     unknown = sorted(set(body) - _CHAT_KEYS)
     if unknown:
         raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a chat remember; send {', '.join(sorted(_CHAT_KEYS))}")
@@ -148,8 +186,13 @@ def chat_episode(body: dict[str, Any], limits: RequestLimits, benchmark: str) ->
                 or not isinstance(message.get("content"), str):
             raise BadRequest(f"message {i} must be an object with string \"role\" and \"content\"")
         total += len(message["content"])
-        steps.append(Step(index=i, observation=f"{message['role']}: {message['content']}",
-                          ref=f"{task_id}#{i}", metadata={"speaker": message["role"], "time": time}))
+        # one step per message; a message's further images follow as steps of their own, since a
+        # step holds one picture
+        pictures = [ImageRef.from_dict(images.put(x)) for x in _list_of(message.get("images") or [], f"message {i} images")]
+        for k, picture in enumerate(pictures or [None]):
+            text = message["content"] if k == 0 else f"(image {k + 1} of this message)"
+            steps.append(Step(index=len(steps), observation=f"{message['role']}: {text}", screenshot=picture,
+                              ref=f"{task_id}#{len(steps)}", metadata={"speaker": message["role"], "time": time}))
     if total > limits.max_text_chars:
         raise BadRequest(f"the chat has {total} characters of content; the limit is {limits.max_text_chars}")
     first_user = next((m["content"] for m in messages if m["role"] == "user"), messages[0]["content"])
@@ -157,6 +200,12 @@ def chat_episode(body: dict[str, Any], limits: RequestLimits, benchmark: str) ->
         task_id=task_id, benchmark=benchmark, instruction=first_user[:2000], steps=tuple(steps),
         reward=1.0, success=True, metadata={"conversation": True, "user": user, "time": time},
     )
+
+
+def _list_of(value: Any, name: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise BadRequest(f"\"{name}\" must be a list of data URLs")
+    return value
 
 
 def _object(body: Any, what: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from automemo.contract import EpisodeRecorder, PartialRecorder
+from automemo.contract import EpisodeRecorder, ImageRef, PartialRecorder
 from automemo.deploy import DeployError, DeployedMemory, load_memory, read_manifest
 from automemo.sandbox.base import ProgramError, SandboxError
 from automemo.serve.episode_log import EpisodeLog, fsync_file
@@ -125,8 +125,16 @@ class MemoryService:
             "queued_ms": round(queued_ms, 3),
         }
 
+    def store_image(self, data: bytes) -> ImageRef:
+        """Put image bytes where the program reads them (a remember's images become durable
+        with its log entry)."""
+        return self.memory.put_image(data)
+
     def remember_now(self, episode: EpisodeRecorder) -> dict[str, Any]:
         self._check_alive()
+        for ref in episode.images():  # the log line must never point at an image a crash lost
+            fsync_file(self.memory.store.root / ref.path)
+            fsync_file((self.memory.store.root / ref.path).parent)
         applied = True
         try:
             self.memory.update(episode)
