@@ -183,12 +183,18 @@ def _bad_input_gets_a_sentence_and_changes_nothing(server: Server, tmp_path: Pat
     assert call(url + "/v1/recall", {"instruction": "anything"})[1]["metadata"]["n_memories"] == before
 
 
-def test_an_open_bind_needs_a_token(export, tmp_path):
+def test_an_open_bind_needs_a_token_and_a_taken_port_is_a_sentence(export, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "SERVE_TEST_TOKEN"}
     done = subprocess.run([sys.executable, "-m", "automemo", "serve", str(export), "--host", "0.0.0.0",
                            "--token-env", "SERVE_TEST_TOKEN"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "refusing to bind 0.0.0.0 without a token" in done.stderr
     assert "SERVE_TEST_TOKEN" in done.stderr and "Traceback" not in done.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        done = subprocess.run([sys.executable, "-m", "automemo", "serve", str(export), "--port",
+                               str(taken.getsockname()[1])], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "pass another --port" in done.stderr
 
 
 @pytest.mark.bwrap

@@ -56,6 +56,19 @@ def bearer_token(host: str, env_name: str) -> str | None:
     return token
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Before the memory loads: a taken port is a sentence, not a server that dies after warming up."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UserError(f"cannot bind {host}:{port} ({exc.strerror}); pass another --port or --host") from None
+
+
 def run(args) -> int:
     if args.unsafe_no_sandbox and args.sandbox != "auto":
         raise UserError(f"--unsafe-no-sandbox and --sandbox {args.sandbox} contradict each other; pass only one")
@@ -66,6 +79,8 @@ def run(args) -> int:
         import mcp  # noqa: F401
     except ImportError:
         raise UserError("automemo serve needs the MCP SDK: pip install 'automemo[serve]'") from None
+    if args.transport == "http":
+        _check_port_free(args.host, args.port)
     folder = args.folder
     state = args.state or folder.resolve().with_name(folder.resolve().name + "-state")
 
