@@ -1,13 +1,11 @@
-"""The report follows a running search: a real `automemo search` (Mini-Gallery offline preset,
-real sandbox and encoder) keeps runs/<id>/report/ current; opened in Debian's headless chromium
+"""The report follows a running search: a real `automemo search` (a small Mini-Gallery, offline
+mutator, real sandbox and encoder) keeps runs/<id>/report/ current; opened in Debian's headless chromium
 while the search runs, the page says so, shows the step in flight and reloads itself; after the
 run it shows the finished state and no longer reloads. Screenshots land in artifacts/."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,19 +13,13 @@ import pytest
 
 from automemo.cli import main
 from automemo.report.live import LiveStatus, duration_text
+from searchtools import search_command, search_env, write_config
 
 pytestmark = [pytest.mark.browser]
 
-TESTS = Path(__file__).resolve().parent
-ARTIFACTS = TESTS.parent / "artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS / "torch_shim_site"), env.get("PYTHONPATH")) if p)
-    return env
 
 
 @pytest.mark.slow
@@ -35,10 +27,10 @@ def test_the_report_follows_a_running_search_in_chromium(tmp_path):
     from playwright.sync_api import sync_playwright
 
     index = tmp_path / "r" / "report" / "index.html"
+    config = write_config(tmp_path / "search.toml", steps=1, backend="bwrap")
     search = subprocess.Popen(
-        [sys.executable, "-m", "automemo", "search", "--preset", "minigallery", "--steps", "1",
-         "--runs-dir", str(tmp_path), "--run-id", "r", "--quiet"],
-        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        search_command("--config", str(config), "--runs-dir", str(tmp_path), "--run-id", "r"),
+        env=search_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
@@ -46,14 +38,16 @@ def test_the_report_follows_a_running_search_in_chromium(tmp_path):
             problems: list[str] = []
             page.on("pageerror", lambda e: problems.append(str(e)))
             deadline = time.time() + 300
-            while not (index.is_file() and "step 1 in flight" in index.read_text()) and time.time() < deadline:
+            while not (index.is_file() and "step 1 in flight" in index.read_text()) \
+                    and time.time() < deadline:
                 assert search.poll() is None, search.stderr.read()[-3000:]
                 time.sleep(0.2)
             page.goto(index.as_uri())
             live = page.locator("#live")
             assert search.poll() is None, "the search ended before its live page could be looked at"
-            assert "Search running" in live.inner_text() and "step 1 in flight" in live.inner_text()
-            assert "0 of 1 steps committed" in live.inner_text() and "best μ so far" in live.inner_text()
+            banner = live.inner_text()
+            assert "Search running" in banner and "step 1 in flight" in banner, banner
+            assert "0 of 1 steps committed" in banner and "best μ so far 0.000 (step 0)" in banner
             assert "in progress" in page.locator("header").inner_text()
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "report-live-running.png"), full_page=True)
@@ -85,3 +79,23 @@ def test_time_left_reads_as_a_person_would_say_it():
                         eta_s=760.0, best_step=2, best_mean=0.5)
     assert status.eta_text == "12 min 40 s" and status.mean_step_text == "1 min 35 s"
     assert duration_text(7300) == "2 h 01 min" and status.stale_after_s == 300
+
+
+def test_time_left_comes_from_the_committed_steps_and_the_parallel_width(tmp_path):
+    from types import SimpleNamespace
+
+    from automemo.report.charts import ScorePoint
+    from automemo.report.live import live_status
+    from automemo.runs.journal import record_inflight
+    from searchtools import committed_root_run
+
+    run = committed_root_run(tmp_path / "runs", steps=10)
+    actions = [SimpleNamespace(step=s, wall_s=w) for s, w in ((0, 99.0), (1, 10.0), (2, 20.0))]
+    view = SimpleNamespace(run=run, actions=actions, last_step=2, search=SimpleNamespace(steps=10, parallel=2))
+    points = (ScorePoint(step=0, node_id=0, k=0, score=0.2), ScorePoint(step=2, node_id=1, k=0, score=0.6))
+    status = live_status(view, points)
+    assert status.mean_step_s == 15.0 and status.eta_s == 15.0 * 8 / 2  # the root's evaluation is not a step
+    assert (status.best_step, status.best_mean) == (2, 0.6) and status.in_flight == ("step 3",)
+    record_inflight(run, 3, {"step": 3, "kind": "generate", "node_id": 1})
+    record_inflight(run, 4, {"step": 4, "kind": "evaluate", "node_id": 0})
+    assert live_status(view, points).in_flight == ("step 3: generate from #1", "step 4: re-evaluate #0")
