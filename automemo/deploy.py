@@ -101,9 +101,13 @@ class DeployedMemory:
         """Store an image (PIL image, PNG bytes or a path) where the program can open it."""
         return self.store.put_image(image, caption)
 
-    def update(self, episode: EpisodeRecorder | dict) -> None:
-        episode = episode if isinstance(episode, EpisodeRecorder) else EpisodeRecorder.from_dict(episode)
-        self.session.call("update", {"episode": episode.to_dict()}, self.limits.call_timeout_s)
+    def update(self, episode: EpisodeRecorder | dict, *, checked: bool = False) -> None:
+        """`checked=True`: `episode` is the dict of an EpisodeRecorder (e.g. read back from a log
+        written from one) and goes to the program as it is, without a second round of checks."""
+        if not (checked and isinstance(episode, dict)):
+            episode = episode if isinstance(episode, EpisodeRecorder) else EpisodeRecorder.from_dict(episode)
+            episode = episode.to_dict()
+        self.session.call("update", {"episode": episode}, self.limits.call_timeout_s)
 
     def retrieve(self, task: PartialRecorder | dict) -> MemoryPayload:
         """The program's payload for `task`, cut to the run's budget."""

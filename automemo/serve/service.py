@@ -75,7 +75,7 @@ class MemoryService:
         try:
             for entry in self.log.read():
                 try:
-                    memory.update(entry["episode"])
+                    memory.update(entry["episode"], checked=True)  # written from a checked episode
                 except ProgramError:
                     pass  # it raised when it was remembered too: the same skip, the same state
                 except SandboxError as exc:
