@@ -87,6 +87,7 @@ def test_time_left_comes_from_the_committed_steps_and_the_parallel_width(tmp_pat
     from automemo.report.charts import ScorePoint
     from automemo.report.live import live_status
     from automemo.runs.journal import record_inflight
+    from automemo.search.pending import PendingAction
     from searchtools import committed_root_run
 
     run = committed_root_run(tmp_path / "runs", steps=10)
@@ -96,6 +97,7 @@ def test_time_left_comes_from_the_committed_steps_and_the_parallel_width(tmp_pat
     status = live_status(view, points)
     assert status.mean_step_s == 15.0 and status.eta_s == 15.0 * 8 / 2  # the root's evaluation is not a step
     assert (status.best_step, status.best_mean) == (2, 0.6) and status.in_flight == ("step 3",)
-    record_inflight(run, 3, {"step": 3, "kind": "generate", "node_id": 1})
-    record_inflight(run, 4, {"step": 4, "kind": "evaluate", "node_id": 0})
+    for step, kind, node in ((3, "generate", 1), (4, "evaluate", 0)):  # as a parallel search records them
+        pending = PendingAction(step=step, kind=kind, node_id=node, score=0.5)
+        record_inflight(run, step, {"step": step, "action": pending.to_dict(), "candidates": []})
     assert live_status(view, points).in_flight == ("step 3: generate from #1", "step 4: re-evaluate #0")

@@ -68,10 +68,12 @@ def live_status(view: Any, points: tuple[Any, ...]) -> LiveStatus:
                       eta_s=eta, best_step=best_step, best_mean=best_mean, generated_epoch=time.time())
 
 
-def _describe(action: dict[str, Any]) -> str:
+def _describe(record: dict[str, Any]) -> str:
+    """One in-flight record of the journal: {"step", "action": {"kind", "node_id", ...}, ...}."""
+    action = record.get("action") if isinstance(record.get("action"), dict) else record
     kind, node = action.get("kind", ""), action.get("node_id")
     what = {"generate": f"generate from #{node}", "evaluate": f"re-evaluate #{node}"}.get(kind, kind)
-    return f"step {action.get('step')}: {what}" if what else f"step {action.get('step')}"
+    return f"step {record.get('step')}: {what}" if what else f"step {record.get('step')}"
 
 
 def duration_text(seconds: float) -> str:
