@@ -138,7 +138,9 @@ def facts_program(behaviour=None, update_behaviour=None) -> str:
 
 
 def config(**overrides) -> EvaluationConfig:
-    base = {"concurrency": 3, "quiet": True, "retrieve_timeout_s": 20.0, "update_timeout_s": 20.0}
+    retrieve = overrides.pop("retrieve_timeout_s", 20.0)
+    base = {"concurrency": 3, "quiet": True,
+            "limits": {"retrieve_timeout_s": retrieve, "update_timeout_s": 20.0}}
     return configtools.build(EvaluationConfig, {**base, **overrides})
 
 
@@ -262,8 +264,12 @@ def test_infrastructure_failures_are_retried_then_excluded(unsafe, store, tmp_pa
 def test_an_api_error_is_an_infrastructure_failure_and_a_spent_budget_stops(unsafe, store):
     from automemo.llm import BudgetExceeded, LLMError
 
-    bench = FactsBenchmark(infra_failures={"train-r3": 9}, infra_error=LLMError)
-    result = Evaluator(bench, unsafe, store, config=config(infra_retries=1)).evaluate(facts_program())
+    def server_down(message):  # a transport failure that outlived the client's own retries
+        return LLMError(message, role="agent", status="http 503")
+
+    bench = FactsBenchmark(infra_failures={"train-r3": 9}, infra_error=server_down)
+    result = Evaluator(bench, unsafe, store,
+                       config=config(infra_retries=1, max_excluded_share=0.5)).evaluate(facts_program())
     assert result.excluded == ("train-r3",) and bench.runs["train-r3"] == 2
     assert result.mean == 1.0
 

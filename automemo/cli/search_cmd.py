@@ -219,10 +219,10 @@ def run(args: argparse.Namespace) -> int:
         raise
     upkeep = None
     if not args.no_report:
-        from automemo.report.live import ReportUpkeep
+        from automemo.report.upkeep import ReportUpkeep
 
         upkeep = ReportUpkeep(run_dir)
-        search.loop.on_commit = upkeep.refresh
+        search.loop.parts.on_commit = upkeep.refresh  # the scheduler tells it each committed step
         upkeep.refresh()  # a page from the start: the root's evaluation can take a while
     try:
         final = search.loop.run_search()
@@ -237,7 +237,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"inspect: automemo tree {run_dir.path}   export: automemo export {run_dir.path} --out DIR")
         if upkeep is not None:
             print(f"report: {run_dir.path / 'report' / 'index.html'}")
-    return 0
+    # The host failed, not a program: the run stopped early (its sentence is in the display and
+    # the event log), and a script must see that it did.
+    return 1 if final["stop_reason"] == "infrastructure" else 0
 
 
 def _build(run_dir, config, args):

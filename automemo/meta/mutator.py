@@ -21,6 +21,7 @@ import random
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from automemo.contract import Budget
 from automemo.meta.base import (Improvement, MetaAgent, MetaError, ParentView, Proposal, ScoredProgram,
                                 scored_tasks)
 from automemo.meta.config import MetaConfig
@@ -81,8 +82,9 @@ def _show(value: Any) -> str:
 
 class ParameterMutator(MetaAgent):
     def __init__(self, config: MetaConfig = MetaConfig(), *, seeds_dir: str | Path = SEEDS_DIR,
-                 root: str = "no_memory") -> None:
+                 root: str = "no_memory", budget: Budget = Budget()) -> None:
         self.config = config
+        self.budget = budget  # the run's retrieval budget, which the diagnosis measures payloads by
         self.root = root  # never transplanted: it is the root already (search.root)
         self.seeds = self._load_seeds(Path(seeds_dir))
         self._tried: set[str] = set()           # skeletons of programs the tree holds
@@ -136,7 +138,8 @@ class ParameterMutator(MetaAgent):
         else:
             source, mutation = self._transplant(rng, NO_TUNABLES, scored)
         self._origin[_sha(source)] = parent.source
-        diagnosis = rule_based_diagnosis(parent, mutation, seed=seed, config=self.config)
+        diagnosis = rule_based_diagnosis(parent, mutation, seed=seed, config=self.config,
+                                         budget=self.budget)
         return Proposal(source, mutation["summary"], diagnosis=diagnosis, usage={})
 
     def repair(

@@ -1,16 +1,14 @@
-"""A report that follows a running search: what is in flight, how long steps take, an estimate of
-the time left, and a page that reloads itself until the run ends. `ReportUpkeep` is the search's
-observer that rebuilds `runs/<id>/report/` after every committed step."""
+"""What a report shows of a running search: what is in flight, how long steps take, an estimate of
+the time left, and that the page reloads itself until the run ends (`upkeep.ReportUpkeep` keeps
+the report current)."""
 
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from automemo.runs import RunDir
 from automemo.runs.journal import inflight
 
 REFRESH_S = 10  # how often a live page reloads itself
@@ -83,34 +81,3 @@ def duration_text(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min {seconds % 60:02d} s"
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
-class ReportUpkeep:
-    """Rebuilds the run's report after each committed step (`refresh`), as a live page while the
-    search runs and once more, final, when it ends (`finish`). A report that fails to build never
-    stops the search: the first failure is reported on stderr and the next step tries again."""
-
-    def __init__(self, run: RunDir) -> None:
-        self.run = run
-        self.build_seconds: list[float] = []
-        self._warned = False
-
-    def refresh(self, step: int | None = None) -> None:
-        self._build(live=True)
-
-    def finish(self) -> None:
-        self._build(live=False)
-
-    def _build(self, *, live: bool) -> None:
-        from automemo.report.build import build_report
-
-        started = time.perf_counter()
-        try:
-            build_report(self.run, quiet=True, live=live)
-        except Exception as exc:  # the search matters more than its report
-            if not self._warned:
-                print(f"automemo: warning: the live report could not be refreshed ({exc}); "
-                      f"the search goes on, `automemo report {self.run.path}` rebuilds it", file=sys.stderr)
-                self._warned = True
-            return
-        self.build_seconds.append(time.perf_counter() - started)

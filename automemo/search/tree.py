@@ -24,6 +24,9 @@ class Node:
     status: NodeStatus = "evaluated"
     created_step: int = 0
     action: str = "generate"              # "root" | "generate"
+    # The index k of each score's evaluation, in order. Not always 0..n-1: under a parallel
+    # search an evaluation that failed leaves its reserved index unused.
+    ks: tuple[int, ...] = ()
 
     @property
     def first_score(self) -> float | None:
@@ -36,6 +39,11 @@ class Node:
     @property
     def n(self) -> int:
         return len(self.scores)
+
+    @property
+    def latest_k(self) -> int | None:
+        """The index of the latest committed evaluation (None before the first)."""
+        return max(self.ks) if self.ks else None
 
     @property
     def failed(self) -> bool:
@@ -56,18 +64,19 @@ class Tree:
             scores.setdefault(ev["node_id"], []).append((ev["k"], ev["mean"]))
         nodes = []
         for row in run.nodes():
-            own = tuple(s for _, s in sorted(scores.get(row["id"], [])))
+            own = sorted(scores.get(row["id"], []))
             nodes.append(
                 Node(
                     id=row["id"],
                     parent=row["parent"],
                     source_path=row["program_path"],
                     summary=row["summary"],
-                    scores=own,
+                    scores=tuple(s for _, s in own),
                     parent_snapshot=row["parent_snapshot"],
                     status=row["status"],
                     created_step=row["step"],
                     action=row["action"],
+                    ks=tuple(k for k, _ in own),
                 )
             )
         return cls(nodes)
@@ -111,7 +120,9 @@ class Tree:
         self._nodes[node.id] = node
 
     def add_score(self, node_id: int, score: float) -> Node:
-        node = dataclasses.replace(self.node(node_id), scores=self.node(node_id).scores + (score,))
+        old = self.node(node_id)
+        k = old.latest_k + 1 if old.ks else len(old.scores)
+        node = dataclasses.replace(old, scores=old.scores + (score,), ks=old.ks + (k,))
         self._nodes[node_id] = node
         return node
 
