@@ -102,9 +102,13 @@ class DeployedMemory:
         """Store an image (PIL image, PNG bytes or a path) where the program can open it."""
         return self.store.put_image(image, caption)
 
-    def update(self, episode: EpisodeRecorder | dict) -> None:
-        episode = episode if isinstance(episode, EpisodeRecorder) else EpisodeRecorder.from_dict(episode)
-        self.session.call("update", {"episode": episode.to_dict()}, self.limits.timeout("update"))
+    def update(self, episode: EpisodeRecorder | dict, *, checked: bool = False) -> None:
+        """`checked=True`: `episode` is the dict of an EpisodeRecorder (e.g. read back from a log
+        written from one) and goes to the program as it is, without a second round of checks."""
+        if not (checked and isinstance(episode, dict)):
+            episode = episode if isinstance(episode, EpisodeRecorder) else EpisodeRecorder.from_dict(episode)
+            episode = episode.to_dict()
+        self.session.call("update", {"episode": episode}, self.limits.timeout("update"))
 
     def retrieve(self, task: PartialRecorder | dict) -> MemoryPayload:
         """The program's payload for `task`, cut to the run's budget."""
@@ -132,25 +136,28 @@ def load_memory(
     unsafe: bool = False,
     services: HostServices | None = None,
     progress: bool = False,
+    store_dir: str | Path | None = None,
 ) -> DeployedMemory:
     """Load an exported memo program: verify it, open it in `sandbox` ("auto", "docker",
     "bwrap", or a Sandbox object; `unsafe=True` runs it without isolation), and replay its
     update episodes (`progress=True` shows a progress bar). `services` answers the toolkit's
     host methods; by default the run's own embedding configuration with no LLM (programs then
-    take their deterministic paths)."""
+    take their deterministic paths). `store_dir` keeps the working episode store (images of new
+    tasks, the embedding cache) in a folder that outlives the memory instead of a temporary one."""
     folder = Path(folder).resolve()
     manifest = read_manifest(folder)
     budget = configtools.build(Budget, manifest.get("budget") or {})
     limits = configtools.build(Limits, manifest.get("limits") or {})
     backend = _backend(sandbox, unsafe)
-    workdir = Path(tempfile.mkdtemp(prefix="automemo-deploy-"))
+    workdir = None if store_dir is not None else Path(tempfile.mkdtemp(prefix="automemo-deploy-"))
     try:
-        store = EpisodeStore(workdir / "store")
+        store = EpisodeStore(Path(store_dir) if workdir is None else workdir / "store")
         _copy_tree(folder / EXPERIENCE, store.root)
         host = services if services is not None else _default_services(manifest, store.root)
         session = backend.open((folder / PROGRAM).read_text(), limits, services=host, store_root=store.root)
     except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
         raise
     memory = DeployedMemory(manifest, session, store, budget=budget, limits=limits, workdir=workdir)
     try:
@@ -217,6 +224,7 @@ def _copy_tree(source: Path, target: Path) -> None:
             continue
         dst = target / path.relative_to(source)
         dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.unlink(missing_ok=True)  # a kept store (store_dir) already holds the previous copy
         try:
             os.link(path, dst)
         except OSError:

@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "automemo.cli.report_cmd",  # automemo report RUN [--out DIR] [--open]
     "automemo.cli.eval_cmd",  # automemo eval PROGRAM --benchmark NAME
     "automemo.cli.export_cmd",  # automemo export RUN [--node ID] --out DIR
+    "automemo.cli.serve_cmd",  # automemo serve DIR [--transport stdio|http]
     "automemo.cli.bench_cmd",  # automemo bench sandbox|eval|search|seeds
 ]
 

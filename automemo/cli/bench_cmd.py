@@ -13,6 +13,8 @@ BENCHES = {
     "search": "framework time per search step with a zero-latency fake LLM",
     "seeds": "update throughput and retrieve latency of every seed at 1k and 10k episodes",
     "report": "size and browser render time of the HTML report of a synthetic 20-node run",
+    "serve": "automemo serve over loopback: recall latency and overhead at 1, 8, 32 clients, kill -9 "
+             "durability, restart time with 1k and 10k logged episodes",
     "scale": "episodes/s on threads and on Ray with 1, 2, 4 workers; parallel search K = 1, 2, 4",
     "strategies": "search strategies at equal budget: regret on simulated landscapes, meta calls and "
                   "tokens, Mini-Gallery test score of the selection",

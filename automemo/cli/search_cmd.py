@@ -51,6 +51,8 @@ def register(sub) -> None:
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted run from its last committed step")
     p.add_argument("--run-id", metavar="ID", help="name of the new run's folder (default: time-based)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--no-report", action="store_true",
+                   help="do not keep runs/<id>/report/ current after every step (`automemo report` builds it later)")
     p.set_defaults(func=run)
 
 
@@ -215,15 +217,26 @@ def run(args: argparse.Namespace) -> int:
         if fresh:  # nothing ran: do not leave an empty run behind to confuse `tree`/`--resume`
             shutil.rmtree(run_dir.path, ignore_errors=True)
         raise
+    upkeep = None
+    if not args.no_report:
+        from automemo.report.upkeep import ReportUpkeep
+
+        upkeep = ReportUpkeep(run_dir)
+        search.loop.parts.on_commit = upkeep.refresh  # the scheduler tells it each committed step
+        upkeep.refresh()  # a page from the start: the root's evaluation can take a while
     try:
         final = search.loop.run_search()
     finally:
         search.close()
+        if upkeep is not None:
+            upkeep.finish()  # the final page: finished or stopped, no longer reloading
     if args.quiet:
         print(json.dumps({"run": str(run_dir.path), "node_id": final.get("node_id"),
                           "stop_reason": final["stop_reason"]}))
     else:
         print(f"inspect: automemo tree {run_dir.path}   export: automemo export {run_dir.path} --out DIR")
+        if upkeep is not None:
+            print(f"report: {run_dir.path / 'report' / 'index.html'}")
     # The host failed, not a program: the run stopped early (its sentence is in the display and
     # the event log), and a script must see that it did.
     return 1 if final["stop_reason"] == "infrastructure" else 0

@@ -4,8 +4,9 @@
     report/nodes/<id>.html   one page per node: diff, diagnosis, exam, evaluations, samples
     report/img/*.jpg         thumbnails of payload images and agent screenshots
 
-Self-contained: inline CSS, inline SVG, relative links, no script, no network, so it opens from
-file:// and can be zipped and mailed. Re-running refreshes it in place (a running search keeps
+Self-contained: inline CSS, inline SVG, relative links, no network, so it opens from file:// and
+can be zipped and mailed. While the search runs, its pages reload themselves (a meta refresh)
+and say what is in flight; the final build after the run ends does not reload. Re-running refreshes it in place (a running search keeps
 adding nodes) and removes pages and images that no longer belong to it.
 """
 
@@ -57,11 +58,13 @@ def build_report(
     *,
     config: ReportConfig = ReportConfig(),
     quiet: bool = False,
+    live: bool = False,
 ) -> Path:
-    """Write the report of `run_dir` (default into `<run_dir>/report/`); return index.html."""
+    """Write the report of `run_dir` (default into `<run_dir>/report/`); return index.html.
+    `live`: built by the running search itself, so its pages follow the run and reload."""
     run = run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)
     out = Path(out_dir) if out_dir is not None else run.path / "report"
-    data = gather_run(run)  # reads the whole tree first: a run it cannot read leaves no folder
+    data = gather_run(run, live=live)  # reads the whole tree first: a run it cannot read leaves no folder
     view = data.view
     (out / NODES_DIR).mkdir(parents=True, exist_ok=True)
     sink = ImageSink(

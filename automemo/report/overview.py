@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from automemo.report.charts import ScorePoint, StepAction
+from automemo.report.live import LiveStatus, live_status
 from automemo.runs import RunDir
 from automemo.search.view import NodeView, RoleSpend, RunView
 
@@ -35,6 +36,7 @@ class RunOverview:
     c_e: float
     config_json: str
     generated_at: str
+    live: LiveStatus | None = None   # set while a search is running: the page follows it
 
     @property
     def total_tokens(self) -> int:
@@ -63,9 +65,16 @@ class RunData:
         raise KeyError(f"no node {node_id} in the run")
 
 
-def gather_run(run: RunDir) -> RunData:
+def gather_run(run: RunDir, *, live: bool = False) -> RunData:
+    """`live`: the caller is the running search itself (its report follows the run)."""
     view = RunView.load(run)
     config = view.config
+    points = tuple(
+        ScorePoint(step=e.step, node_id=e.node_id, k=e.k, score=e.mean)
+        for e in view.evaluations
+        if e.mean is not None
+    )
+    running = view.final is None and (live or view.run.is_running())
     overview = RunOverview(
         run_id=run.run_id,
         benchmark=_benchmark_name(config),
@@ -75,7 +84,7 @@ def gather_run(run: RunDir) -> RunData:
         last_step=view.last_step,
         planned_steps=view.search.steps,
         finished=view.final is not None,
-        running=view.final is None and view.run.is_running(),
+        running=running,
         run_path=str(view.run.path),
         stop_reason=(view.final or {}).get("stop_reason", ""),
         selected_id=view.selected_id,
@@ -83,11 +92,7 @@ def gather_run(run: RunDir) -> RunData:
         c_e=view.search.c_e,
         config_json=json.dumps(config, indent=2, sort_keys=True),
         generated_at=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-    )
-    points = tuple(
-        ScorePoint(step=e.step, node_id=e.node_id, k=e.k, score=e.mean)
-        for e in view.evaluations
-        if e.mean is not None
+        live=live_status(view, points) if running else None,
     )
     steps = tuple(
         StepAction(step=a.step, kind=a.kind, outcome=a.outcome, node_id=a.node_id,

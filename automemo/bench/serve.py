@@ -1,0 +1,257 @@
+"""`automemo bench serve`: `automemo serve`'s HTTP face over loopback, serving a seed program
+(trajectory_retrieval by default) in its sandbox:
+
+- recall p50/p95 and requests/s at 1, 8 and 32 concurrent clients (keep-alive connections), and
+  the server's overhead over the program: a request's latency minus its retrieve time and minus
+  its wait for earlier calls to the one program process (those calls run one at a time by
+  design; the wait is reported on its own). Target: overhead <= 10 ms p50 and <= 50 ms p95 at 8.
+- durability: clients remember while the server is killed with SIGKILL, then it restarts;
+  every acknowledged remember must be back (target: 0 lost).
+- restart time with 1,000 and 10,000 logged episodes (target: <= 60 s at 10,000 on 2 cores).
+
+Embeddings come from the fast deterministic encoder of `bench seeds` (the figures are the
+server's and the program's, not MiniLM's). Every phase is bounded by --requests and --seconds."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from automemo.cli import UserError
+
+OVERHEAD_P50_MS, OVERHEAD_P95_MS, RESTART_10K_S = 10.0, 50.0, 60.0
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--seed", default="trajectory_retrieval", help="seed program to serve (default trajectory_retrieval)")
+    parser.add_argument("--memory", type=int, default=1000, help="episodes the served memory holds (default 1000)")
+    parser.add_argument("--clients", default="1,8,32", help="concurrency levels (default 1,8,32)")
+    parser.add_argument("--requests", type=int, default=400, help="recalls per level (default 400)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="time cap per level (default 30)")
+    parser.add_argument("--restart", default="1000,10000", help="logged episodes to restart with (default 1000,10000)")
+    parser.add_argument("--kills", type=int, default=3, help="kill -9 rounds (default 3)")
+    parser.add_argument("--sandbox", default="auto", choices=("auto", "docker", "bwrap"))
+
+
+def run(args) -> int:
+    from automemo.bench.seeds import synthetic_episode
+    from automemo.bench.serve_export import write_export
+    from automemo.paths import SEEDS_DIR
+
+    program = SEEDS_DIR / f"{args.seed}.py"
+    if not program.is_file():
+        raise UserError(f"no seed {args.seed!r}; seeds are {', '.join(sorted(p.stem for p in SEEDS_DIR.glob('*.py')))}")
+    rng = random.Random(0)
+    shipped = [_text_only(synthetic_episode(i, rng)) for i in range(20)]
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="automemo-bench-serve-") as tmp:
+        root = Path(tmp)
+        export = write_export(root / "export", program.read_text(), shipped)
+        print(f"serving seed {args.seed} ({args.sandbox} sandbox), memory of {args.memory} episodes; "
+              f"embeddings: fast deterministic encoder")
+        state = root / "latency"
+        _write_log(state, export, args.memory, rng)
+        with _Server(export, state, args.sandbox) as server:
+            print(f"{'clients':>7} {'p50 ms':>8} {'p95 ms':>8} {'req/s':>7} {'retrieve p50':>12} "
+                  f"{'wait p50':>9} {'overhead p50':>12} {'overhead p95':>12}")
+            for clients in [int(c) for c in args.clients.split(",")]:
+                row = _recall_level(server.port, clients, args.requests, args.seconds)
+                print(f"{clients:>7} {row['p50']:>8.2f} {row['p95']:>8.2f} {row['rps']:>7.1f} "
+                      f"{row['retrieve_p50']:>12.2f} {row['wait_p50']:>9.2f} {row['over_p50']:>12.2f} "
+                      f"{row['over_p95']:>12.2f}")
+                if clients == 8:
+                    met = row["over_p50"] <= OVERHEAD_P50_MS and row["over_p95"] <= OVERHEAD_P95_MS
+                    ok &= met
+                    print(f"        target at 8 clients: overhead <= {OVERHEAD_P50_MS:g} ms p50 and <= "
+                          f"{OVERHEAD_P95_MS:g} ms p95: {'met' if met else 'MISSED'}")
+        lost = _kill_rounds(export, root / "durable", args.sandbox, args.kills, rng)
+        ok &= lost == 0
+        print(f"kill -9 during remember, {args.kills} rounds: {lost} acknowledged remember calls lost "
+              f"(target 0: {'met' if lost == 0 else 'MISSED'})")
+        for n in [int(c) for c in args.restart.split(",")]:
+            state = root / f"restart-{n}"
+            _write_log(state, export, n, rng)
+            started = time.perf_counter()
+            with _Server(export, state, args.sandbox, timeout=600) as server:
+                wall = time.perf_counter() - started
+                health = _get(server.port, "/healthz")
+            line = f"restart with {n} logged episodes: {wall:.1f} s to serving ({health['start_seconds']:.1f} s loading and replay)"
+            if n == 10_000:
+                met = wall <= RESTART_10K_S
+                ok &= met
+                line += f"; target <= {RESTART_10K_S:g} s: {'met' if met else 'MISSED'}"
+            print(line)
+    return 0 if ok else 1
+
+
+# --- the server and its clients ----------------------------------------------------------------
+
+
+class _Server:
+    def __init__(self, export: Path, state: Path, sandbox: str, timeout: float = 120) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "automemo.bench.serve_worker", str(export), str(state), str(self.port), sandbox],
+            stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise UserError(f"the bench server failed to start: {self.proc.stderr.read()[-2000:]}")
+            try:
+                _get(self.port, "/healthz")
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.kill()
+        raise UserError(f"the bench server did not answer within {timeout:g} s")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def __enter__(self) -> _Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def _post(conn: http.client.HTTPConnection, path: str, body: dict) -> dict:
+    conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+    answer = conn.getresponse()
+    data = json.loads(answer.read())
+    if answer.status != 200:
+        raise RuntimeError(data.get("error"))
+    return data
+
+
+def _get(port: int, path: str) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", path)
+        return json.loads(conn.getresponse().read())
+    finally:
+        conn.close()
+
+
+_QUESTIONS = ["What did I say about my {}?", "Buy a {} on shop.example.com", "Find a {} near me"]
+_TOPICS = "umbrella boots lamp sofa kettle bicycle camera jacket tent printer".split()
+
+
+def _recall_level(port: int, clients: int, requests: int, seconds: float) -> dict[str, float]:
+    samples: list[tuple[float, float, float]] = []
+    lock, counter = threading.Lock(), iter(range(requests))
+    deadline = time.perf_counter() + seconds
+
+    def client(k: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        rng = random.Random(k)
+        while time.perf_counter() < deadline:
+            with lock:
+                if next(counter, None) is None:
+                    break
+            body = {"instruction": rng.choice(_QUESTIONS).format(rng.choice(_TOPICS)), "scope": f"U{rng.randrange(8)}"}
+            started = time.perf_counter()
+            answer = _post(conn, "/v1/recall", body)
+            latency = (time.perf_counter() - started) * 1000
+            with lock:
+                samples.append((latency, answer["retrieve_ms"], answer["queued_ms"]))
+        conn.close()
+
+    for k in range(min(clients, 4)):  # warm-up: connections and the program's lazy index
+        _post(http.client.HTTPConnection("127.0.0.1", port, timeout=60), "/v1/recall", {"instruction": f"warm {k}"})
+    began = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - began
+    latency = [s[0] for s in samples]
+    overhead = [s[0] - s[1] - s[2] for s in samples]
+    return {"p50": _pct(latency, 50), "p95": _pct(latency, 95), "rps": len(samples) / elapsed,
+            "retrieve_p50": _pct([s[1] for s in samples], 50), "wait_p50": _pct([s[2] for s in samples], 50),
+            "over_p50": _pct(overhead, 50), "over_p95": _pct(overhead, 95)}
+
+
+def _pct(values: list[float], q: int) -> float:
+    if len(values) < 2:
+        return values[0] if values else float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def _kill_rounds(export: Path, state: Path, sandbox: str, rounds: int, rng: random.Random) -> int:
+    """Clients remember while the server is killed; after a restart every acknowledged episode must
+    be in the log and replayed. Returns the number lost."""
+    acked: list[str] = []
+    lost = 0
+    for r in range(rounds):
+        server = _Server(export, state, sandbox)
+        stop = threading.Event()
+
+        def client(k: int) -> None:
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            i = 0
+            while not stop.is_set():
+                episode = {"messages": [{"role": "user", "content": f"round {r} client {k} note {i}"}],
+                           "user": f"U{k}", "task_id": f"r{r}-c{k}-{i}"}
+                try:
+                    ack = _post(conn, "/v1/remember", episode)
+                except (OSError, http.client.HTTPException, ValueError):
+                    return  # the server died under this call: it was not acknowledged
+                acked.append(ack["task_id"])
+                i += 1
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5 + rng.random())
+        server.kill()
+        stop.set()
+        for t in threads:
+            t.join()
+    with _Server(export, state, sandbox) as server:
+        replayed = _get(server.port, "/healthz")["remembered"]
+    logged = {json.loads(line)["episode"]["task_id"] for line in (state / "episodes.jsonl").read_text().splitlines()}
+    lost = len(set(acked) - logged)
+    print(f"  {len(acked)} acknowledged, {len(logged)} in the log, {replayed} replayed on restart")
+    return lost + max(0, len(logged) - replayed)
+
+
+def _write_log(state: Path, export: Path, n: int, rng: random.Random) -> None:
+    """A state folder whose log holds `n` remembered episodes, as a server that acknowledged them
+    would have left it (written directly: fsyncing each of 10,000 would only time the disk)."""
+    from automemo.bench.seeds import synthetic_episode
+
+    state.mkdir(parents=True, exist_ok=True)
+    with open(state / "episodes.jsonl", "w") as fh:
+        for i in range(n):
+            episode = _text_only(synthetic_episode(100 + i, rng))
+            fh.write(json.dumps({"seq": i + 1, "received": 0, "episode": episode.to_dict()}) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _text_only(episode):
+    """The bench serves text: screenshots of the synthetic episodes are not written anywhere."""
+    return replace(episode, steps=tuple(replace(s, screenshot=None) for s in episode.steps))
