@@ -232,7 +232,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
         meta = build_meta_agent(
             setup.llm, config.meta, seeds_dir=seeds, task_description=task_description(setup.benchmark),
             budget=config.budget, limits=config.sandbox.limits, image_roots=[setup.store.root],
-            root_seed=config.search.root,
+            root_seed=config.search.root, train_questions=train_questions(setup.evaluator),
         )
     except BaseException:
         setup.close()
@@ -258,6 +258,12 @@ def snapshot_seeds(run: Any) -> Path:
             shutil.copy2(seed, scratch / seed.name)
         scratch.rename(target)
     return target
+
+
+def train_questions(evaluator: Any) -> list[tuple[str, str]]:
+    """The train split's retrieve questions with their labels, for the meta agent's router
+    fitting on the host (a label never reaches a program's `retrieve`)."""
+    return [(t.instruction, t.category) for t in evaluator.split("train").retrieve]
 
 
 def task_description(benchmark: Any) -> str:
