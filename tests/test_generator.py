@@ -14,9 +14,10 @@ import pytest
 
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import MetaConfig, ParentView
-from automemo.meta.base import ScoredProgram, ScoredTask
+from automemo.meta.base import MetaAgent, Proposal, ScoredProgram, ScoredTask
 from automemo.meta.codeblock import check_program
 from automemo.meta.generator import CompositionalGenerator, TrainQuestions
+from automemo.meta.mixed import MixedMetaAgent
 from automemo.meta.moves import (STARTERS, add_stage, recombine, remove_stage, route, swap_stage,
                                  tune_stage)
 from automemo.meta.mutator import ParameterMutator
@@ -54,7 +55,7 @@ def test_perturbing_a_tunable_keeps_a_recipe_and_an_llm_edit_keeps_it_tunable():
     assert parse_recipe(turned).pipeline.window == 2
     edited = turned.replace("class Memo", "# an LLM's note\nclass Memo")
     assert parse_recipe(edited) is None            # no longer the template's rendering
-    assert {t.name for t in parse_tunables(edited)} >= {"WINDOW", "TOP_K"} - {"TOP_K"}
+    assert {"WINDOW", "DEPTH", "INDEXES"} <= {t.name for t in parse_tunables(edited)}
 
 
 def test_each_structural_move_changes_what_it_claims():
@@ -167,3 +168,37 @@ def test_what_a_thread_observed_stays_its_own(seeds_dir):
         t.join()
     assert parse_recipe(results["fresh"]) == STARTERS[0]
     assert parse_recipe(results["tried"]) == STARTERS[1]
+
+
+class _ScriptedLLMAgent(MetaAgent):
+    """Stands in for the LLM meta agent: writes a fixed child and records that it was asked."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def propose(self, parent, improvements, *, node_id, seed):
+        self.asked += 1
+        return Proposal("class Memo:\n    pass\n", "llm rewrite")
+
+    def repair(self, source, exam_report, attempt, *, node_id, seed):
+        raise AssertionError("not asked in this test")
+
+    def initialize(self, task_description, *, node_id, seed):
+        raise AssertionError("not asked in this test")
+
+
+LLM_WRITTEN = ('"""written by an LLM, no recipe."""\nDEPTH = 12  # tunable: int 1..40\n\n\nclass Memo:\n'
+               "    def retrieve(self, task):\n        return DEPTH\n")
+
+
+def test_mixed_mode_tunes_an_llm_written_child_and_leaves_other_parents_to_the_llm(seeds_dir):
+    llm = _ScriptedLLMAgent()
+    mixed = MixedMetaAgent(llm, ParameterMutator(MetaConfig(), seeds_dir=seeds_dir), rate=1.0)
+    tuned = mixed.propose(ParentView(4, LLM_WRITTEN, 0.3, 1, None), [], node_id=5, seed=0)
+    assert llm.asked == 0 and tuned.summary.startswith("perturb DEPTH 12→")
+    assert parse_tunables(tuned.source)[0].value != 12
+    untunable = mixed.propose(ParentView(0, "class Memo:\n    pass\n", 0.1, 1, None), [], node_id=6, seed=0)
+    assert llm.asked == 1 and untunable.summary == "llm rewrite"
+    never = MixedMetaAgent(llm, ParameterMutator(MetaConfig(), seeds_dir=seeds_dir), rate=0.0)
+    never.propose(ParentView(4, LLM_WRITTEN, 0.3, 1, None), [], node_id=5, seed=0)
+    assert llm.asked == 2
