@@ -73,8 +73,10 @@ class CompositionalGenerator:
         return starter, Move("compose", f"compose a recipe: {describe(starter)}")
 
     def evolve(self, recipe: Recipe, parent: ScoredProgram | None, scored: Sequence[ScoredProgram],
-               rng: random.Random) -> tuple[Recipe, Move]:
-        """A structural move on `recipe` (the parent), chosen from its evidence."""
+               rng: random.Random, tried: Sequence[str] = ()) -> tuple[Recipe, Move]:
+        """A structural move on `recipe` (the parent), chosen from its evidence; a move whose
+        child the tree holds already (`tried`: its sources) is drawn again."""
+        known = [r for r in (parse_recipe(s) for s in tried) if r is not None]
         others = [(p, r) for p in scored
                   if parent is None or p.node_id != parent.node_id
                   for r in [parse_recipe(p.source)] if r is not None and r != recipe]
@@ -96,9 +98,10 @@ class CompositionalGenerator:
             names = sorted(options)
             name = rng.choices(names, weights=[MOVE_WEIGHTS[n] for n in names])[0]
             made = options.pop(name)()
-            if made is not None and made[0] != recipe:
+            if made is not None and made[0] != recipe and made[0] not in known:
                 return made
-        return tune_stage(recipe, rng, self.config.step_fraction)  # never reached in practice
+        # Every move was drawn, and each gave nothing new: a bold tuning of the retrieve stages.
+        return tune_stage(recipe, rng, min(1.0, 2 * self.config.step_fraction), stage="index")
 
     def _recombine(self, recipe: Recipe, parent: ScoredProgram | None,
                    others: Sequence[tuple[ScoredProgram, Recipe]], rng: random.Random):

@@ -181,7 +181,7 @@ class ParameterMutator(MetaAgent):
     # --- the moves ----------------------------------------------------------------------------
 
     def _evolve(self, recipe, scored: ScoredProgram | None, rng: random.Random) -> tuple[str, dict[str, Any]]:
-        child, move = self.generator.evolve(recipe, scored, self._scored, rng)
+        child, move = self.generator.evolve(recipe, scored, self._scored, rng, self._sources)
         return render_recipe(child), move.record()
 
     def _compose(self, rng: random.Random) -> tuple[str, dict[str, Any]]:
