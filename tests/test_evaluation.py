@@ -18,7 +18,7 @@ import pytest
 
 from automemo import configtools
 from automemo.benchmarks.base import Benchmark, InfrastructureError, Split, Task, TaskScore
-from automemo.contract import BUDGET_KEY, CATEGORY_KEY, Budget, EpisodeRecorder, PartialRecorder, Step
+from automemo.contract import BUDGET_KEY, Budget, EpisodeRecorder, PartialRecorder, Step
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator, pick_examples, read_evidence
 from automemo.evaluation.executor import ThreadExecutor
@@ -205,19 +205,6 @@ def test_score_is_mean_reward_with_categories_metrics_tokens_and_steps(unsafe, s
     assert [t.task_id for t in result.tasks] == [f"train-r{i}" for i in range(N_RETRIEVE)]
     assert result.update_s > 0
     assert result.errors == {}
-
-
-def test_every_retrieve_task_carries_its_category_under_the_contract_key(unsafe, store):
-    """The harness puts a task's category (the per-category table's key) in
-    `task.metadata["category"]` whatever the benchmark's own metadata holds: a program that
-    answers only "even" tasks scores exactly the even ones."""
-    program = facts_program().replace(
-        "        key = task.instruction", "        if task.metadata.get(CATEGORY_KEY) != 'even':\n"
-        "            return MemoryPayload()\n        key = task.instruction").replace(
-        "from automemo.contract import", "from automemo.contract import CATEGORY_KEY,")
-    result = Evaluator(FactsBenchmark(), unsafe, store, config=config()).evaluate(program)
-    assert result.per_category == {"even": 1.0, "odd": 0.0}
-    assert CATEGORY_KEY == "category"
 
 
 def test_every_retrieve_task_carries_the_runs_budget_under_the_contract_key(unsafe, store):

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from automemo.benchmarks.base import Benchmark, Split, Task
 from automemo.benchmarks.splits import stratified_split
-from automemo.contract import BUDGET_KEY, CATEGORY_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder
+from automemo.contract import BUDGET_KEY, LABEL_KEYS, EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import evidence as evidence_io
 from automemo.evaluation.aggregate import summarize, usage_tokens
@@ -99,9 +99,9 @@ class Evaluator:
         return list(self.collection(split).episodes)
 
     def partials(self, split: str = "train") -> dict[str, PartialRecorder]:
-        """Partial recorders of the split's retrieve tasks, by task id, each carrying its task's
-        category and the run's budget under the contract's keys (`CATEGORY_KEY`, `BUDGET_KEY`),
-        whatever the benchmark."""
+        """Partial recorders of the split's retrieve tasks, by task id: what `retrieve` sees. Each
+        carries the run's budget (`BUDGET_KEY`) and never a label (`LABEL_KEYS`: category, answer,
+        clues...), whatever the benchmark, a user's own included; labels stay on the `Task`."""
         tasks = self.split(split).retrieve
         with self._lock:
             if split not in self._partials:
@@ -110,8 +110,8 @@ class Evaluator:
             return self._partials[split]
 
     def _with_contract_keys(self, partial: PartialRecorder, task: Task) -> PartialRecorder:
-        keys = {CATEGORY_KEY: task.category, BUDGET_KEY: self.config.budget.to_dict()}
-        return dataclasses.replace(partial, metadata={**partial.metadata, **keys})
+        kept = {k: v for k, v in partial.metadata.items() if k not in LABEL_KEYS}
+        return dataclasses.replace(partial, metadata={**kept, BUDGET_KEY: self.config.budget.to_dict()})
 
     def retrieve_tasks(self, split: str = "train", sample_seed: int = 0) -> tuple[Task, ...]:
         tasks = self.split(split).retrieve

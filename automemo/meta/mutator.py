@@ -24,7 +24,8 @@ from typing import Any, Mapping, Sequence
 from automemo.meta.base import (Improvement, MetaAgent, MetaError, ParentView, Proposal, ScoredProgram,
                                 scored_tasks)
 from automemo.meta.config import MetaConfig
-from automemo.meta.crossover import best_partner, complement, crossover_source, routes, weak_categories
+from automemo.meta.crossover import (best_partner, complement, crossover_source, fit_router, routable, routes,
+                                     weak_categories)
 from automemo.meta.diagnosis import rule_based_diagnosis
 from automemo.meta.generator import CompositionalGenerator, RouterFit, TrainQuestions
 from automemo.meta.recipe import parse_recipe, render_recipe
@@ -221,10 +222,12 @@ class ParameterMutator(MetaAgent):
         # crossovers of the same pair still differ.
         lead = 0.5 + (0.05 if parent.mean >= partner.mean else -0.05) + rng.uniform(-0.05, 0.05)
         # Categories the evidence decides go to the parent that wins them; the rest are fused.
-        routed = routes(parent, partner, self.config.route_significance)
+        # The child predicts a question's type with a router fitted on the scored train questions.
+        router = fit_router(parent, partner)
+        routed = routable(routes(parent, partner, self.config.route_significance), router, (parent, partner))
         source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
                                   name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)),
-                                  routes=routed)
+                                  routes=routed, router=router)
         summary = f"crossover with #{partner.node_id}, which leads on {', '.join(weak[:3])}"
         to_partner = [c for c, w in routed.items() if w == 0.0]
         to_parent = [c for c, w in routed.items() if w == 1.0]

@@ -24,7 +24,8 @@ from automemo.evaluation.evidence import read_evidence
 from automemo.evaluation.result import EvaluationResult
 from automemo.exam import quick_exam
 from automemo.llm import BudgetExceeded
-from automemo.meta.base import Improvement, MetaAgent, ParentView, ScoredProgram, ScoredTask, scored_tasks
+from automemo.meta.base import (Improvement, MetaAgent, ParentView, ScoredProgram, ScoredTask, evidence_questions,
+                                scored_tasks)
 from automemo.paths import SEEDS_DIR
 from automemo.runs.journal import StepJournal, record_event, recover
 from automemo.runs.records import ActionRecord, DiagnosisRecord, EvaluationRecord, NodeRecord, Outcome
@@ -299,7 +300,8 @@ class SearchLoop:
         key = (node_id, k)
         if key not in self._task_scores:
             try:
-                self._task_scores[key] = scored_tasks(read_evidence(self.run.evaluation_dir(node_id, k)).result)
+                evidence = read_evidence(self.run.evaluation_dir(node_id, k))
+                self._task_scores[key] = scored_tasks(evidence.result, evidence_questions(evidence))
             except FileNotFoundError:
                 self._task_scores[key] = {}
         return self._task_scores[key]

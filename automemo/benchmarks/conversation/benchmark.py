@@ -145,7 +145,7 @@ class ConversationBenchmark(Benchmark):
         return PartialRecorder(
             task_id=q.question_id, benchmark=self.name, instruction=q.question,
             task_images=tuple(self._put(q.images, store)),
-            metadata={"user": q.scope, "qtype": q.qtype},
+            metadata={"user": q.scope},  # the question type stays on the Task: retrieve never sees a label
         )
 
     def run_episode(self, task: Task, agent: Any, payload: MemoryPayload | None, store: EpisodeStore) -> EpisodeRecorder:
