@@ -172,9 +172,9 @@ def pipeline_diff(base: Pipeline, other: Pipeline) -> dict[str, Any]:
 
 STARTERS: tuple[Recipe, ...] = (
     Recipe(),                                                           # BM25 + dense, RRF
-    Recipe(pipeline=Pipeline(window=1)),                                # ... with neighbours
+    Recipe(unit="window"),                                              # ... turns read with their neighbours
     Recipe(pipeline=Pipeline(fusion="weighted", dense_weight=0.6, mmr=True)),
-    Recipe(unit="turn", pipeline=Pipeline(indexes="bm25", window=1)),
+    Recipe(unit="window", pipeline=Pipeline(indexes="bm25", window=1)),
 )
 """First recipes a composing move draws from (untried ones first): the hybrid lexical + dense
 retrieval the literature uses as a strong baseline, and three neighbours of it."""

@@ -1,7 +1,8 @@
 """Recipes: the structured form of a composed memo program, and its rendering as plain Python.
 
 A recipe names the stages a program is built from, in MemEvolve's Encode / Store / Retrieve /
-Manage terms: how episodes are cut into units (turn, round with its neighbours, session), which
+Manage terms: how episodes are cut into units (a turn, i.e. a dialogue round or web step; a turn indexed
+with the text of its neighbours; a session), which
 indexes hold them (BM25, dense, both), how their rankings are fused (reciprocal rank or weighted),
 how hits are expanded (a window of neighbouring units) and diversified (MMR), whether recent
 memories are favoured, whose memory a question searches (its user's, or all), and how many units
@@ -77,7 +78,7 @@ class Recipe:
     """A whole composed program: the encode/store/manage stages, the default retrieve stages,
     and (with a fitted router) the per-type variants of the retrieve stages."""
 
-    unit: str = "round"           # turn | round | session (Encode)
+    unit: str = "turn"            # turn | window | session (Encode)
     scope: str = "user"           # user | all (Store: one memory per user, or one for everyone)
     payload_units: int = 10       # units in the payload (Manage)
     pipeline: Pipeline = Pipeline()
@@ -97,8 +98,8 @@ class Recipe:
 
 
 KNOBS: tuple[Knob, ...] = (
-    Knob("unit", "UNIT", "choice turn|round|session", "encode",
-         "what one memory unit is: a turn, a round with its neighbours, or a session"),
+    Knob("unit", "UNIT", "choice turn|window|session", "encode",
+         "a unit is a turn (round), a turn indexed with its neighbours' text, or a session"),
     Knob("scope", "SCOPE", "choice user|all", "store", "search only the asking user's memory, or all"),
     Knob("indexes", "INDEXES", "choice bm25|dense|both", "index", "lexical, dense, or both"),
     Knob("fusion", "FUSION", "choice rrf|weighted", "fusion", "how two rankings become one"),
@@ -158,7 +159,7 @@ def render_recipe(recipe: Recipe) -> str:
     knobs = [{"constant": k.constant, "value": _literal(value_of(recipe, k)), "spec": k.spec,
               "comment": k.comment} for k in KNOBS]
     return render(TEMPLATE, knobs=knobs, routes=_literal(routes),
-                  router=_literal(dict(recipe.router)) if recipe.router else "None")
+                  router=_block(dict(recipe.router)) if recipe.router else "None")
 
 
 def parse_recipe(source: str) -> Recipe | None:
@@ -193,6 +194,15 @@ def _literal(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)
     return repr(value)
+
+
+def _block(value: Mapping[str, Any], indent: str = "") -> str:
+    """A dict literal one entry per line (nested dicts too), so a router's few hundred feature
+    weights read as a table rather than one endless line."""
+    inner = indent + "    "
+    lines = [f"{inner}{json.dumps(k)}: {_block(v, inner) if isinstance(v, Mapping) else _literal(v)},"
+             for k, v in value.items()]
+    return "{\n" + "\n".join(lines) + f"\n{indent}}}" if lines else "{}"
 
 
 def describe(recipe: Recipe) -> str:
