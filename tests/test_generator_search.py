@@ -30,7 +30,8 @@ def _routed() -> Recipe:
 
 
 @pytest.mark.bwrap
-@pytest.mark.parametrize("recipe", [STARTERS[0], STARTERS[3], _routed()], ids=["hybrid", "bm25-turns", "routed"])
+@pytest.mark.parametrize("recipe", [STARTERS[0], Recipe(unit="multi", pipeline=Pipeline(indexes="bm25", window=1)),
+                                    _routed()], ids=["hybrid", "bm25-two-views", "routed"])
 def test_a_rendered_recipe_passes_the_quick_exam(recipe):
     source = render_recipe(recipe)
     report = quick_exam(source, sandbox("bwrap"), EPISODES, PARTIALS,

@@ -173,6 +173,7 @@ def pipeline_diff(base: Pipeline, other: Pipeline) -> dict[str, Any]:
 STARTERS: tuple[Recipe, ...] = (
     Recipe(),                                                           # BM25 + dense, RRF
     Recipe(unit="window"),                                              # ... turns read with their neighbours
+    Recipe(unit="multi"),                                               # ... both views, four rankings fused
     Recipe(pipeline=Pipeline(fusion="weighted", dense_weight=0.6, mmr=True)),
     Recipe(unit="window", pipeline=Pipeline(indexes="bm25", window=1)),
 )

@@ -78,7 +78,7 @@ class Recipe:
     """A whole composed program: the encode/store/manage stages, the default retrieve stages,
     and (with a fitted router) the per-type variants of the retrieve stages."""
 
-    unit: str = "turn"            # turn | window | session (Encode)
+    unit: str = "turn"            # turn | window | multi | session (Encode)
     scope: str = "user"           # user | all (Store: one memory per user, or one for everyone)
     payload_units: int = 10       # units in the payload (Manage)
     pipeline: Pipeline = Pipeline()
@@ -98,8 +98,8 @@ class Recipe:
 
 
 KNOBS: tuple[Knob, ...] = (
-    Knob("unit", "UNIT", "choice turn|window|session", "encode",
-         "a unit is a turn (round), a turn indexed with its neighbours' text, or a session"),
+    Knob("unit", "UNIT", "choice turn|window|multi|session", "encode",
+         "a unit is a turn (round), a turn read with its neighbours, both views fused, or a session"),
     Knob("scope", "SCOPE", "choice user|all", "store", "search only the asking user's memory, or all"),
     Knob("indexes", "INDEXES", "choice bm25|dense|both", "index", "lexical, dense, or both"),
     Knob("fusion", "FUSION", "choice rrf|weighted", "fusion", "how two rankings become one"),
