@@ -69,22 +69,23 @@ def _say(changes: Mapping[str, Any]) -> str:
     return ", ".join(f"{KNOB_BY_FIELD[k].constant} {v}" for k, v in changes.items())
 
 
-def add_stage(recipe: Recipe, rng: random.Random) -> tuple[Recipe, Move] | None:
-    options = pipeline_additions(recipe.pipeline)
+def _stage_move(kind: str, recipe: Recipe, options: Sequence[tuple[str, dict[str, Any]]],
+                rng: random.Random) -> tuple[Recipe, Move] | None:
+    """One of `options` (stage, parameter changes) applied to `recipe`, or None when there is none."""
     if not options:
         return None
-    stage, changes = rng.choice(options)
-    return with_values(recipe, changes), Move("add_stage", f"add stage {stage} ({_say(changes)})",
+    stage, changes = rng.choice(list(options))
+    verb = kind.split("_")[0]
+    return with_values(recipe, changes), Move(kind, f"{verb} stage {stage} ({_say(changes)})",
                                               _changed(recipe, changes))
+
+
+def add_stage(recipe: Recipe, rng: random.Random) -> tuple[Recipe, Move] | None:
+    return _stage_move("add_stage", recipe, pipeline_additions(recipe.pipeline), rng)
 
 
 def remove_stage(recipe: Recipe, rng: random.Random) -> tuple[Recipe, Move] | None:
-    options = pipeline_removals(recipe.pipeline)
-    if not options:
-        return None
-    stage, changes = rng.choice(options)
-    return with_values(recipe, changes), Move("remove_stage", f"remove stage {stage} ({_say(changes)})",
-                                              _changed(recipe, changes))
+    return _stage_move("remove_stage", recipe, pipeline_removals(recipe.pipeline), rng)
 
 
 def swap_stage(recipe: Recipe, rng: random.Random) -> tuple[Recipe, Move]:
@@ -93,9 +94,7 @@ def swap_stage(recipe: Recipe, rng: random.Random) -> tuple[Recipe, Move]:
     options = pipeline_swaps(recipe.pipeline)
     options.append(("encode", {"unit": rng.choice([u for u in KNOB_BY_FIELD["unit"].options() if u != recipe.unit])}))
     options.append(("store", {"scope": "all" if recipe.scope == "user" else "user"}))
-    stage, changes = rng.choice(options)
-    return with_values(recipe, changes), Move("swap_stage", f"swap stage {stage} ({_say(changes)})",
-                                              _changed(recipe, changes))
+    return _stage_move("swap_stage", recipe, options, rng)
 
 
 def tune_stage(recipe: Recipe, rng: random.Random, step_fraction: float,
