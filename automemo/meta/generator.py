@@ -63,7 +63,11 @@ class CompositionalGenerator:
         if self.train is None or self.fit_router is None:
             return None
         if self._router is None:
-            self._router = dict(self.fit_router(self.train.questions, self.train.labels))
+            try:
+                self._router = dict(self.fit_router(self.train.questions, self.train.labels))
+            except ValueError:  # nothing a router can learn from: routing is off for the run
+                self.train = None
+                return None
         return self._router
 
     def compose(self, rng: random.Random, tried: Sequence[str]) -> tuple[Recipe, Move]:
