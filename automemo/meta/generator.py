@@ -17,6 +17,7 @@ Every draw comes from the `random.Random` the caller seeds with (run seed, node 
 from __future__ import annotations
 
 import random
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -57,18 +58,20 @@ class CompositionalGenerator:
         self.train = train if train and len(set(train.labels)) >= 2 else None
         self.fit_router = fit_router
         self._router: Mapping[str, Any] | None = None
+        self._fitting = threading.Lock()  # parallel workers fit the router once between them
 
     def router(self) -> Mapping[str, Any] | None:
         """The fitted router params (fitted once: the train questions do not change)."""
-        if self.train is None or self.fit_router is None:
-            return None
-        if self._router is None:
-            try:
-                self._router = dict(self.fit_router(self.train.questions, self.train.labels))
-            except ValueError:  # nothing a router can learn from: routing is off for the run
-                self.train = None
+        with self._fitting:
+            if self.train is None or self.fit_router is None:
                 return None
-        return self._router
+            if self._router is None:
+                try:
+                    self._router = dict(self.fit_router(self.train.questions, self.train.labels))
+                except ValueError:  # nothing a router can learn from: routing is off for the run
+                    self.train = None
+                    return None
+            return self._router
 
     def compose(self, rng: random.Random, tried: Sequence[str]) -> tuple[Recipe, Move]:
         """A first recipe for a parent that is not one (untried starters first)."""
