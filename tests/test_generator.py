@@ -202,3 +202,17 @@ def test_mixed_mode_tunes_an_llm_written_child_and_leaves_other_parents_to_the_l
     never = MixedMetaAgent(llm, ParameterMutator(MetaConfig(), seeds_dir=seeds_dir), rate=0.0)
     never.propose(ParentView(4, LLM_WRITTEN, 0.3, 1, None), [], node_id=5, seed=0)
     assert llm.asked == 2
+
+
+def test_the_router_fitted_for_children_predicts_held_out_questions():
+    from automemo.meta import fit_question_router
+    from automemo.toolkit import memolib
+
+    things = ["the red kite", "my sister's bike", "the old camera", "our garden", "the new sofa", "that poster"]
+    asked = {"TR": "When did I first mention {}?", "VS": "Which picture shows {}?", "CD": "Did I ever say I liked {}?"}
+    train = [(q.format(t), label) for label, q in asked.items() for t in things[:4]]
+    params = fit_question_router([q for q, _ in train], [l for _, l in train])
+    router = memolib.QuestionRouter.from_params(params)
+    held_out = [(q.format(t), label) for label, q in asked.items() for t in things[4:]]
+    assert all(router.predict(q) == label for q, label in held_out)
+    assert parse_recipe(render_recipe(Recipe(router=params, routes={"TR": {"recency": 0.5}}))).router == params

@@ -38,7 +38,7 @@ def build_meta_agent(
     from automemo.meta.mutator import ParameterMutator
 
     mutator = ParameterMutator(config, seeds_dir=seeds_dir, root=root_seed, train=_train(train_questions),
-                               fit_router=_fit_router)
+                               fit_router=fit_question_router)
     if llm is not None and llm.configured("meta"):
         from automemo.meta.llm_agent import LLMMetaAgent
 
@@ -64,7 +64,7 @@ def _train(pairs: Sequence[tuple[str, str]]):
     return TrainQuestions(tuple(q for q, _ in pairs), tuple(str(l) for _, l in pairs)) if pairs else None
 
 
-def _fit_router(questions: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
+def fit_question_router(questions: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
     from automemo.toolkit import memolib
 
     return memolib.QuestionRouter.fit(questions, labels).params()
