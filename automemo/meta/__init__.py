@@ -37,8 +37,10 @@ def build_meta_agent(
     `config.mixed_tune_rate` > 0, the LLM agent shares the steps with the mutator (mixed mode)."""
     from automemo.meta.mutator import ParameterMutator
 
-    mutator = ParameterMutator(config, seeds_dir=seeds_dir, root=root_seed, train=_train(train_questions),
-                               fit_router=fit_question_router)
+    def mutator() -> ParameterMutator:
+        return ParameterMutator(config, seeds_dir=seeds_dir, root=root_seed, train=_train(train_questions),
+                                fit_router=fit_question_router)
+
     if llm is not None and llm.configured("meta"):
         from automemo.meta.llm_agent import LLMMetaAgent
 
@@ -54,8 +56,8 @@ def build_meta_agent(
             return agent
         from automemo.meta.mixed import MixedMetaAgent
 
-        return MixedMetaAgent(agent, mutator, config.mixed_tune_rate)
-    return mutator
+        return MixedMetaAgent(agent, mutator(), config.mixed_tune_rate)
+    return mutator()
 
 
 def _train(pairs: Sequence[tuple[str, str]]):
