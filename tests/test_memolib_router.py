@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from automemo.toolkit.memolib import QuestionRouter, router_features
+from automemo.toolkit.memolib import QuestionRouter, held_out_recall, router_features
 
 TRAIN = [
     ("When did Ann move to Lyon?", "TR"), ("When was the barbecue?", "TR"), ("When did Ben get his dog?", "TR"),
@@ -54,3 +54,11 @@ def test_bad_input_is_a_clear_error():
         QuestionRouter.fit(["a", "b"], ["x"])
     with pytest.raises(ValueError, match="no labelled question"):
         QuestionRouter.fit([], [])
+
+
+def test_held_out_recall_measures_types_on_questions_the_router_did_not_see():
+    questions, labels = zip(*TRAIN)
+    assert QuestionRouter.fit(questions, labels).accuracy(questions, labels) == 1.0
+    recall = held_out_recall(list(questions) + ["Which is it?"], list(labels) + ["ODD"], folds=3)
+    assert recall["TR"] == recall["VS"] == recall["CNT"] == 1.0
+    assert recall["ODD"] == 0.0  # a type with one question is never seen when that question is held out

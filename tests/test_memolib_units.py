@@ -34,3 +34,15 @@ def test_a_session_is_the_whole_episode_as_one_unit():
     assert whole.text.splitlines()[0] == "Ann: I moved to Lyon" and "[images: a red car]" in whole.text
     assert whole.evidence == ("s/D1:1", "s/D1:2", "s/D1:3", "s/D1:IMG_1", "s/D1:4")
     assert whole.scope == "ann" and whole.images == (PIC,)
+
+
+def test_an_episode_without_steps_is_one_unit_of_its_instruction_and_web_steps_index_with_it():
+    from automemo.contract import EpisodeRecorder
+    from seedtools import web_episode
+
+    empty = EpisodeRecorder(task_id="t9", benchmark="web", instruction="Buy milk", metadata={"user": "ann"})
+    assert memolib.episode_units(empty) == [memolib.Unit("t9", 0, "Buy milk", evidence=("t9",), scope="ann")]
+    web = web_episode("t", "Buy a lamp", ["click a"])
+    assert memolib.indexed_text(web, memolib.episode_units(web)[0]).startswith("Buy a lamp\n")
+    talk = conversation("s", ROUNDS)
+    assert memolib.indexed_text(talk, memolib.units(talk)[0]) == "Ann: I moved to Lyon"

@@ -15,8 +15,9 @@ sandbox. A fix here lands in every program that uses it.
 | `fusion` | `rrf` (reciprocal rank) and `weighted` (min-max normalised) fusion |
 | `expand` | `expand` hits with their neighbours, `mmr` diversity |
 | `filters` | `in_scope`, `in_time`, `recency`, `recency_rerank`, `parse_time` |
+| `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope |
 | `router` | `QuestionRouter`: a question's type learned from its text |
-| `payload` | the budget, `fit_sections`, `make_payload` with ranked citations |
+| `payload` | the budget, `fit_sections`, `chronological` memory lines, `make_payload` with ranked citations |
 """
 
 from automemo.toolkit.memolib.bm25 import BM25Index
@@ -24,11 +25,13 @@ from automemo.toolkit.memolib.dense import DenseIndex
 from automemo.toolkit.memolib.expand import expand, mmr, neighbours
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
 from automemo.toolkit.memolib.fusion import rrf, weighted
-from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, fit_sections, make_payload
-from automemo.toolkit.memolib.router import QuestionRouter, router_features
+from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, chronological, fit_sections, make_payload
+from automemo.toolkit.memolib.store import UnitStore
+from automemo.toolkit.memolib.router import QuestionRouter, held_out_recall, router_features
 from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe, generalise, host_of, overlap,
                                            query_text, task_images, tokens)
-from automemo.toolkit.memolib.units import Unit, episode_evidence, is_conversation, scope_of, session, units, windows
+from automemo.toolkit.memolib.units import (Unit, episode_evidence, episode_units, indexed_text, is_conversation,
+                                            scope_of, session, units, windows)
 from automemo.toolkit.memolib.vectors import ScopedIndex, as_matrix, cosine_top_k, faiss_search, top_indices
 
 __all__ = [
@@ -36,10 +39,11 @@ __all__ = [
     "expand", "mmr", "neighbours",
     "in_scope", "in_time", "parse_time", "recency", "recency_rerank",
     "rrf", "weighted",
-    "MAX_EVIDENCE", "budget_of", "fit_sections", "make_payload",
-    "QuestionRouter", "router_features",
+    "MAX_EVIDENCE", "budget_of", "chronological", "fit_sections", "make_payload",
+    "QuestionRouter", "held_out_recall", "router_features",
+    "UnitStore",
     "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",
     "tokens",
-    "Unit", "episode_evidence", "is_conversation", "scope_of", "session", "units", "windows",
+    "Unit", "episode_evidence", "episode_units", "indexed_text", "is_conversation", "scope_of", "session", "units", "windows",
     "ScopedIndex", "as_matrix", "cosine_top_k", "faiss_search", "top_indices",
 ]

@@ -31,6 +31,7 @@ class BM25Index:
         self._postings: dict[str, tuple[list[int], list[int]]] = {}
         self._lengths: list[int] = []
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # postings as arrays, built on first search
+        self._norm: np.ndarray | None = None  # k1 * (1 - b + b * |d| / avgdl) per row, built on first search
 
     @property
     def size(self) -> int:
@@ -46,6 +47,7 @@ class BM25Index:
             tfs.append(tf)
             self._arrays.pop(term, None)
         self._lengths.append(sum(counts.values()))
+        self._norm = None
         return row
 
     def add_many(self, texts: Sequence[str]) -> list[int]:
@@ -57,8 +59,10 @@ class BM25Index:
         out = np.zeros(n, dtype=np.float64)
         if n == 0:
             return out
-        lengths = np.asarray(self._lengths, dtype=np.float64)
-        norm = self.k1 * (1.0 - self.b + self.b * lengths / max(lengths.mean(), 1e-9))
+        if self._norm is None:
+            lengths = np.asarray(self._lengths, dtype=np.float64)
+            self._norm = self.k1 * (1.0 - self.b + self.b * lengths / max(lengths.mean(), 1e-9))
+        norm = self._norm
         for term in set(self.tokenize(query or "")):
             if term not in self._postings:
                 continue

@@ -21,10 +21,11 @@ class DenseIndex:
         self.embed, self.dim, self.max_chars = embed, dim, max_chars
         self._blocks: list[np.ndarray] = []
         self._matrix: np.ndarray | None = None
+        self._size = 0
 
     @property
     def size(self) -> int:
-        return sum(b.shape[0] for b in self._blocks)
+        return self._size
 
     @property
     def matrix(self) -> np.ndarray:
@@ -47,8 +48,9 @@ class DenseIndex:
         """Index vectors embedded elsewhere (normalised here); returns their rows."""
         block = as_matrix(vectors, self.dim or (len(vectors[0]) if len(vectors) else 1))
         self.dim = block.shape[1]
-        start = self.size
+        start = self._size
         self._blocks.append(block)
+        self._size += block.shape[0]
         self._matrix = None
         return list(range(start, start + block.shape[0]))
 
@@ -64,11 +66,13 @@ class DenseIndex:
         return self.matrix @ self.query_vector(query)
 
     def search(self, query: str | np.ndarray, k: int, allowed: Collection[int] | None = None) -> list[tuple[int, float]]:
-        """The `k` rows most similar to `query`, best first; only rows in `allowed` when given."""
-        scores = self.scores(query)
-        if allowed is not None:
-            masked = np.full(scores.shape, -np.inf, dtype=np.float32)
-            keep = np.fromiter((r for r in allowed if 0 <= r < scores.shape[0]), dtype=np.int64)
-            masked[keep] = scores[keep]
-            scores = masked
-        return [(i, float(scores[i])) for i in top_indices(scores, k) if np.isfinite(scores[i])]
+        """The `k` rows most similar to `query`, best first; only rows in `allowed` when given
+        (scored alone when they are a small part of the index, e.g. one user's memory)."""
+        if self.size == 0:
+            return []
+        if allowed is None:
+            scores = self.matrix @ self.query_vector(query)
+            return [(i, float(scores[i])) for i in top_indices(scores, k)]
+        rows = np.fromiter((r for r in allowed if 0 <= r < self.size), dtype=np.int64)
+        scores = self.matrix[rows] @ self.query_vector(query)
+        return [(int(rows[i]), float(scores[i])) for i in top_indices(scores, k)]

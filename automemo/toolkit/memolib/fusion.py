@@ -6,6 +6,7 @@
 
 A ranking is a sequence of `(key, score)` pairs best first (what `search` returns) or of bare keys.
 Both return `(key, fused score)` pairs best first; ties keep the key order of first appearance.
+A ranking of weight 0 is left out entirely (its keys do not enter the result).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def rrf(rankings: Sequence[Sequence[Any]], k: float = 60.0, weights: Sequence[fl
     fused: dict[Hashable, float] = {}
     order: dict[Hashable, int] = {}
     for ranking, weight in zip(rankings, _weights(rankings, weights)):
+        if weight == 0:
+            continue
         for rank, (key, _) in enumerate(_pairs(ranking), start=1):
             order.setdefault(key, len(order))
             fused[key] = fused.get(key, 0.0) + weight / (k + rank)
@@ -55,7 +58,7 @@ def weighted(rankings: Sequence[Sequence[Any]], weights: Sequence[float] | None 
     order: dict[Hashable, int] = {}
     for ranking, weight in zip(rankings, _weights(rankings, weights)):
         pairs = _pairs(ranking)
-        if not pairs:
+        if not pairs or weight == 0:
             continue
         low, high = min(s for _, s in pairs), max(s for _, s in pairs)
         for key, score in pairs:

@@ -7,6 +7,7 @@ from typing import Any, Mapping, Sequence
 
 from automemo.contract import Budget, ImageRef, MemoryPayload, PartialRecorder
 from automemo.toolkit.memolib.text import dedupe
+from automemo.toolkit.memolib.units import Unit
 
 MAX_EVIDENCE = 10
 """Mini-Gallery scores Recall/nDCG@10: citing more ids than this is never rewarded."""
@@ -68,3 +69,13 @@ def make_payload(
     text = fit_sections(sections, budget.max_chars - meta_chars)
     chosen = dedupe(images, key=lambda i: i.sha256)[: budget.max_images]
     return MemoryPayload(text=text, images=tuple(chosen), metadata=meta)
+
+
+def chronological(ranked: Sequence[tuple[Unit, int]], title: str = "Relevant memories (chronological):") -> str:
+    """Retrieved units, each with the update order of its episode, shown in time order (episode,
+    then position) under `title`, each line tagged `[session N, time | cited ids]`; a unit
+    retrieved twice is shown once. The ranking itself goes into the citations (`make_payload`)."""
+    rows = dedupe(sorted(ranked, key=lambda r: (r[1], r[0].position)), key=lambda r: (r[1], r[0].position, r[0].evidence))
+    lines = [f"[session {order + 1}{', ' + unit.time if unit.time else ''} | {', '.join(unit.evidence)}] {unit.text}"
+             for unit, order in rows]
+    return title + "\n" + "\n".join(lines)

@@ -100,6 +100,19 @@ def units(episode: EpisodeRecorder) -> list[Unit]:
     return out
 
 
+def episode_units(episode: EpisodeRecorder) -> list[Unit]:
+    """`units(episode)`, or one unit of the instruction (cited by the task id) for an episode
+    without steps: an episode that never acted still teaches what was asked."""
+    return units(episode) or [Unit(episode.task_id, 0, episode.instruction, evidence=(episode.task_id,),
+                                   scope=scope_of(episode))]
+
+
+def indexed_text(episode: EpisodeRecorder, unit: Unit) -> str:
+    """A unit's text as an index should see it: a dialogue round as it is, a web step after its
+    episode's instruction (a step alone rarely says what the task was)."""
+    return unit.text if is_conversation(episode) else f"{episode.instruction}\n{unit.text}"
+
+
 def scope_of(record: EpisodeRecorder | PartialRecorder) -> str:
     """Whose memory a record belongs to ("" when unknown). Mem-Gallery keeps one memory per
     user's conversation, so a question about one user is answered from that user's sessions."""
