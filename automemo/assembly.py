@@ -261,7 +261,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
             setup.llm, config.meta, seeds_dir=seeds,
             task_description=task_description(setup.benchmark, config.embeddings),
             budget=config.budget, limits=config.sandbox.limits, image_roots=[setup.store.root],
-            root_seed=config.search.root,
+            root_seed=config.search.root, train_questions=train_questions(setup.evaluator),
         )
     except BaseException:
         setup.close()
@@ -298,6 +298,12 @@ def record_image_encoder(run: Any, embeddings: EmbeddingConfig) -> None:
     kind = image_encoder_kind(embeddings)
     if section.get("image") != kind:
         run.write_config({**stored, "embeddings": {**section, "image": kind}})
+
+
+def train_questions(evaluator: Any) -> list[tuple[str, str]]:
+    """The train split's retrieve questions with their labels, for the meta agent's router
+    fitting on the host (a label never reaches a program's `retrieve`)."""
+    return [(t.instruction, t.category) for t in evaluator.split("train").retrieve]
 
 
 def task_description(benchmark: Any, embeddings: EmbeddingConfig | None = None) -> str:

@@ -100,7 +100,7 @@ def test_the_partner_is_the_program_strongest_where_the_parent_is_weak():
 
 
 def test_the_mutator_crosses_over_with_the_complementary_program(seeds_dir):  # noqa: F811
-    mutator = ParameterMutator(MetaConfig(crossover_rate=1.0), seeds_dir=seeds_dir)
+    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=1.0), seeds_dir=seeds_dir)
     parent_source = _seed(10, "hybrid")
     partner_source = _seed(5, "dense")
     mutator.observe_scores([_scored(3, parent_source, 0.4667, FR=0.9, VS=0.05, TR=0.45),
@@ -111,13 +111,13 @@ def test_the_mutator_crosses_over_with_the_complementary_program(seeds_dir):  # 
     assert child.summary == "crossover with #8, which leads on VS, TR"
     assert repr(parent_source) in child.source and repr(partner_source) in child.source
 
-    alone = ParameterMutator(MetaConfig(crossover_rate=1.0, transplant_rate=0.0), seeds_dir=seeds_dir)
+    alone = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=1.0, transplant_rate=0.0), seeds_dir=seeds_dir)
     alone.observe_scores([_scored(8, partner_source, 0.5, FR=0.95, VS=0.0, TR=0.1)])
     assert alone.propose(_parent(parent_source), [], node_id=9, seed=1).diagnosis["mutation"]["kind"] == "perturb"
 
 
 def test_once_every_seed_was_tried_the_transplant_is_the_one_strong_where_the_parent_is_weak(seeds_dir):  # noqa: F811
-    mutator = ParameterMutator(MetaConfig(crossover_rate=0.0), seeds_dir=seeds_dir)
+    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=0.0), seeds_dir=seeds_dir)
     sources = {name: (seeds_dir / f"{name}.py").read_text() for name in ("alpha", "beta", "gamma")}
     mutator.observe_tree(list(sources.values()))
     mutator.observe_scores([_scored(1, sources["alpha"], 0.5, FR=1.0, VS=0.0, TR=0.5),
@@ -213,7 +213,7 @@ def test_a_category_is_routed_only_on_a_significant_task_by_task_lead():
 
 
 def test_the_mutator_routes_its_crossover_by_the_evidence(seeds_dir):  # noqa: F811
-    mutator = ParameterMutator(MetaConfig(crossover_rate=1.0), seeds_dir=seeds_dir)
+    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=1.0), seeds_dir=seeds_dir)
     parent_source, partner_source = _seed(10, "hybrid"), _seed(5, "dense")
     vs = [TaskResult(f"VS{i}", "VS", 0.0) for i in range(5)]  # the parent's evaluation: no question text
     fr = [TaskResult(f"FR{i}", "FR", 1.0) for i in range(5)]

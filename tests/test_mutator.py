@@ -77,7 +77,9 @@ def _parent(source: str, node_id: int = 3) -> ParentView:
     return ParentView(node_id=node_id, source=source, score=0.4667, n_evals=1, evaluation=_evaluation())
 
 
-PERTURB_ONLY = MetaConfig(transplant_rate=0.0)
+# These tests are about perturbation and transplants: no recipe is composed in their place.
+NO_COMPOSE = MetaConfig(compose_rate=0.0)
+PERTURB_ONLY = MetaConfig(compose_rate=0.0, transplant_rate=0.0)
 
 
 def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
@@ -102,15 +104,15 @@ def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
 
 
 def test_numeric_moves_at_a_range_boundary_go_inward(seeds_dir):
-    mutator = ParameterMutator(MetaConfig(max_perturbed=1), seeds_dir=seeds_dir)
+    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, max_perturbed=1), seeds_dir=seeds_dir)
     parent = 'K = 30  # tunable: int 1..30\nclass Memo:\n    def retrieve(self, task):\n        return K\n'
     values = {parse_tunables(mutator.propose(_parent(parent), [], node_id=i, seed=1).source)[0].value for i in range(20)}
     assert values and all(1 <= v < 30 for v in values)
 
 
 def test_choices_are_deterministic_per_seed_and_node(seeds_dir):
-    a = ParameterMutator(seeds_dir=seeds_dir)
-    b = ParameterMutator(seeds_dir=seeds_dir)
+    a = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
+    b = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
     parent = _parent(_seed(10, "hybrid"))
     runs_a = [a.propose(parent, [], node_id=n, seed=s).source for s in (1, 2) for n in (4, 5)]
     runs_b = [b.propose(parent, [], node_id=n, seed=s).source for s in (1, 2) for n in (4, 5)]
@@ -147,7 +149,7 @@ def test_root_gets_an_untried_seed_transplanted(seeds_dir):
 def test_a_tunable_parent_sometimes_gets_an_untried_seed_while_one_remains(seeds_dir):
     """transplant_rate keeps other designs in reach below the root; once every seed is in the
     tree, a tunable parent is always perturbed."""
-    mutator = ParameterMutator(MetaConfig(transplant_rate=0.5), seeds_dir=seeds_dir)
+    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, transplant_rate=0.5), seeds_dir=seeds_dir)
     parent = _seed(10, "hybrid")
     kinds = [mutator.propose(_parent(parent), [], node_id=i, seed=3).diagnosis["mutation"]["kind"]
              for i in range(40)]
@@ -161,14 +163,14 @@ def test_a_tunable_parent_sometimes_gets_an_untried_seed_while_one_remains(seeds
 
 
 def test_program_with_malformed_markers_is_treated_as_untunable(seeds_dir):
-    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
     broken = "K = 99  # tunable: int 1..30\nclass Memo:\n    pass\n"
     child = mutator.propose(_parent(broken), [], node_id=2, seed=0)
     assert child.diagnosis["mutation"]["kind"] == "transplant"
 
 
 def test_repair_re_perturbs_the_passing_parent_then_reverts_to_it(seeds_dir):
-    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
     parent = _seed(10, "hybrid")
     child = mutator.propose(_parent(parent), [], node_id=8, seed=3)
     report = {"passed": False, "failed_check": "retrieve", "error": "boom"}
@@ -182,13 +184,13 @@ def test_repair_re_perturbs_the_passing_parent_then_reverts_to_it(seeds_dir):
 
 
 def test_repair_of_a_foreign_untunable_program_transplants(seeds_dir):
-    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
     fixed = mutator.repair(ROOT.replace("pass", "raise ValueError"), {"failed_check": "update"}, 1, node_id=2, seed=0)
     assert fixed.diagnosis["mutation"]["kind"] == "transplant"
 
 
 def test_diagnosis_is_rule_based_and_has_the_analysis_shape(seeds_dir):
-    mutator = ParameterMutator(seeds_dir=seeds_dir)
+    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
     proposal = mutator.propose(_parent(_seed(10, "dense")), [], node_id=4, seed=2)
     d = proposal.diagnosis
     feedback = parse_feedback(json.dumps({k: d[k] for k in FEEDBACK_SCHEMA["required"]}))
@@ -221,7 +223,7 @@ def test_real_seeds_transplant_from_the_root():
 def test_seeds_folder_without_seeds_is_a_clear_error(tmp_path):
     (tmp_path / "no_memory.py").write_text(ROOT)
     with pytest.raises(Exception, match="no seed programs in .* besides 'no_memory'"):
-        ParameterMutator(seeds_dir=tmp_path)
+        ParameterMutator(NO_COMPOSE, seeds_dir=tmp_path)
 
 
 def test_image_refs_in_payloads_do_not_break_the_diagnosis(seeds_dir):
@@ -231,13 +233,13 @@ def test_image_refs_in_payloads_do_not_break_the_diagnosis(seeds_dir):
         tasks=(TaskResult("t1", "VS", 1.0, payload=MemoryPayload(text="x", images=(ref,))),),
     )
     parent = ParentView(node_id=1, source=_seed(3, "graph"), score=1.0, n_evals=1, evaluation=evaluation)
-    d = ParameterMutator(seeds_dir=seeds_dir).propose(parent, [], node_id=2, seed=0).diagnosis
+    d = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir).propose(parent, [], node_id=2, seed=0).diagnosis
     assert any("mean images 1.0" in c for c in d["content_issues"])
 
 
 def test_the_diagnosis_of_a_transplant_says_why_it_was_one(seeds_dir):
     """A tunable parent transplanted by the exploration draw is not described as untunable."""
-    mutator = ParameterMutator(MetaConfig(transplant_rate=1.0), seeds_dir=seeds_dir)
+    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, transplant_rate=1.0), seeds_dir=seeds_dir)
     tunable = mutator.propose(_parent(_seed(10, "hybrid")), [], node_id=4, seed=0).diagnosis
     assert tunable["mutation"]["kind"] == "transplant"
     (why,) = [s for s in tunable["structural_issues"] if "transplant" in s or "seed" in s]

@@ -74,9 +74,12 @@ def _images_loaded(page) -> bool:
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory) -> RunDir:
     runs = tmp_path_factory.mktemp("runs")
+    # The root's first child must be a transplanted seed (the page checks below), not a recipe.
+    config = runs / "no-recipes.toml"
+    config.write_text("[meta]\ncompose_rate = 0.0\n")
     done = subprocess.run(
-        [sys.executable, "-m", "automemo", "search", "--preset", "minigallery", "--steps", "2",
-         "--runs-dir", str(runs), "--run-id", "real", "--quiet"],
+        [sys.executable, "-m", "automemo", "search", "--preset", "minigallery", "--config", str(config),
+         "--steps", "2", "--runs-dir", str(runs), "--run-id", "real", "--quiet"],
         capture_output=True, text=True, timeout=540,
     )
     assert done.returncode == 0, done.stderr[-3000:]

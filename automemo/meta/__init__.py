@@ -27,15 +27,24 @@ def build_meta_agent(
     limits: Limits = Limits(),
     image_roots: Sequence[Path] = (),
     root_seed: str = "no_memory",
+    train_questions: Sequence[tuple[str, str]] = (),
 ) -> MetaAgent:
     """`llm` is an `automemo.llm.LLMClient` (or None). With its `meta` role configured: the LLM
     meta agent, told `task_description`, the run's `budget` and sandbox `limits`, resolving
     evidence images under `image_roots`. Otherwise: `ParameterMutator` over `seeds_dir`, which never
-    transplants `root_seed` (the search's root)."""
+    transplants `root_seed` (the search's root) and fits question routers on `train_questions`
+    ((question, label) pairs of the train split, kept on the host). With both, and
+    `config.mixed_tune_rate` > 0, the LLM agent shares the steps with the mutator (mixed mode)."""
+    from automemo.meta.mutator import ParameterMutator
+
+    def mutator() -> ParameterMutator:
+        return ParameterMutator(config, seeds_dir=seeds_dir, root=root_seed, train=_train(train_questions),
+                                fit_router=fit_question_router, budget=budget)
+
     if llm is not None and llm.configured("meta"):
         from automemo.meta.llm_agent import LLMMetaAgent
 
-        return LLMMetaAgent(
+        agent = LLMMetaAgent(
             llm,
             config,
             task_description=task_description,
@@ -43,6 +52,21 @@ def build_meta_agent(
             limits=limits,
             image_roots=image_roots,
         )
-    from automemo.meta.mutator import ParameterMutator
+        if config.mixed_tune_rate <= 0:
+            return agent
+        from automemo.meta.mixed import MixedMetaAgent
 
-    return ParameterMutator(config, seeds_dir=seeds_dir, root=root_seed, budget=budget)
+        return MixedMetaAgent(agent, mutator(), config.mixed_tune_rate)
+    return mutator()
+
+
+def _train(pairs: Sequence[tuple[str, str]]):
+    from automemo.meta.generator import TrainQuestions
+
+    return TrainQuestions(tuple(q for q, _ in pairs), tuple(str(l) for _, l in pairs)) if pairs else None
+
+
+def fit_question_router(questions: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
+    from automemo.toolkit import memolib
+
+    return memolib.QuestionRouter.fit(questions, labels).params()

@@ -41,3 +41,17 @@ class MetaConfig:
     # the parent's latest evaluation, that parent beats the other on significantly more of the
     # category's tasks than it loses (one-sided sign test at this level); elsewhere it fuses.
     route_significance: float = 0.05
+
+    # --- compositional generator (recipes: structured programs over memolib components) ------
+    # Chance that a child of a recipe parent gets a structural move (add / remove / swap / tune a
+    # stage, recombine stages with another recipe, route weak question types) instead of the
+    # perturbation, crossover or transplant above.
+    structure_rate: float = 0.6
+    # Chance that a child of a parent that is not a recipe (the root, a seed, an LLM-written or
+    # LLM-edited program) gets a new recipe where a seed would be transplanted (untried starter
+    # recipes first).
+    compose_rate: float = 0.5
+    # With the LLM meta agent (mixed mode): chance that a child of a parent with live declared
+    # tunables is written by the offline mutator instead (it turns the tunables, LLM-written
+    # children included); 0 keeps every step the LLM's.
+    mixed_tune_rate: float = 0.0

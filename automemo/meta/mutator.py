@@ -16,8 +16,8 @@ LLM analysis.
 from __future__ import annotations
 
 import hashlib
-import math
 import random
+import threading
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -28,53 +28,16 @@ from automemo.meta.config import MetaConfig
 from automemo.meta.crossover import (best_partner, complement, crossover_source, fit_router, routable, routes,
                                      weak_categories)
 from automemo.meta.diagnosis import rule_based_diagnosis
+from automemo.meta.generator import CompositionalGenerator, RouterFit, TrainQuestions
 from automemo.meta.liveness import live_tunables
-from automemo.meta.tunables import Tunable, TunableError, apply, parse_tunables, skeleton
+from automemo.meta.recipe import parse_recipe, render_recipe
+from automemo.meta.tunables import (Tunable, TunableError, apply, can_move, parse_tunables, perturb_value,
+                                    skeleton)
 from automemo.paths import SEEDS_DIR
 
 
 def _sha(source: str) -> str:
     return hashlib.sha256(source.encode()).hexdigest()
-
-
-def can_move(tunable: Tunable) -> bool:
-    """Whether the declared range leaves any value other than the current one."""
-    if tunable.kind == "bool":
-        return True
-    if tunable.kind == "choice":
-        return any(c != tunable.value for c in tunable.choices)
-    return tunable.high > tunable.low
-
-
-def perturb_value(tunable: Tunable, rng: random.Random, step_fraction: float) -> Any:
-    """A new value for `tunable`, inside its range and different from the current one when the
-    range allows. Numeric steps are Gaussian with a spread of `step_fraction` of the range, so
-    most moves are local and a few are bold."""
-    current = tunable.value
-    if tunable.kind == "bool":
-        return not current
-    if tunable.kind == "choice":
-        others = [c for c in tunable.choices if c != current]
-        return rng.choice(others) if others else current
-    low, high = tunable.low, tunable.high
-    span = high - low
-    if span <= 0:
-        return current
-    if tunable.kind == "int":
-        step = max(1, round(abs(rng.gauss(0.0, step_fraction * span))))
-        direction = rng.choice((-1, 1))
-        value = min(high, max(low, current + direction * step))
-        if value == current:
-            value = min(high, max(low, current - direction * step))
-        return int(value)
-    delta = rng.gauss(0.0, step_fraction * span)
-    if abs(delta) < 0.02 * span:  # a move too small to show in an evaluation
-        delta = math.copysign(0.02 * span, delta or 1.0)
-    digits = max(2, 3 - math.floor(math.log10(span)))
-    value = round(min(high, max(low, current + delta)), digits)
-    if value == current:
-        value = round(min(high, max(low, current - delta)), digits)
-    return float(value)
 
 
 def _show(value: Any) -> str:
@@ -83,14 +46,31 @@ def _show(value: Any) -> str:
 
 class ParameterMutator(MetaAgent):
     def __init__(self, config: MetaConfig = MetaConfig(), *, seeds_dir: str | Path = SEEDS_DIR,
-                 root: str = "no_memory", budget: Budget = Budget()) -> None:
+                 root: str = "no_memory", train: TrainQuestions | None = None,
+                 fit_router: RouterFit | None = None, budget: Budget = Budget()) -> None:
         self.config = config
         self.budget = budget  # the run's retrieval budget, which the diagnosis measures payloads by
         self.root = root  # never transplanted: it is the root already (search.root)
         self.seeds = self._load_seeds(Path(seeds_dir))
-        self._tried: set[str] = set()           # skeletons of programs the tree holds
+        self.generator = CompositionalGenerator(config, train=train, fit_router=fit_router)
+        # What the search observed before a propose is kept per thread: a parallel search
+        # observes and proposes in each worker thread, and one worker's tree must not leak into
+        # another's choice. The origins of proposed programs are shared (repair reads them).
+        self._observed = threading.local()
+        self._origins_lock = threading.Lock()
         self._origin: dict[str, str] = {}       # sha of a proposed program -> its passing parent
-        self._scored: list[ScoredProgram] = []  # the tree's evaluated programs
+
+    @property
+    def _tried(self) -> set[str]:               # skeletons of programs the tree holds
+        return getattr(self._observed, "tried", set())
+
+    @property
+    def _sources(self) -> list[str]:            # the sources of programs the tree holds
+        return getattr(self._observed, "sources", [])
+
+    @property
+    def _scored(self) -> list[ScoredProgram]:   # the tree's evaluated programs
+        return getattr(self._observed, "scored", [])
 
     def _load_seeds(self, folder: Path) -> dict[str, str]:
         if not folder.is_dir():
@@ -110,24 +90,41 @@ class ParameterMutator(MetaAgent):
     # --- MetaAgent --------------------------------------------------------------------------
 
     def observe_tree(self, sources: Sequence[str]) -> None:
-        self._tried = {_skeleton(s) for s in sources}
+        self._observed.sources = list(sources)
+        self._observed.tried = {_skeleton(s) for s in sources}
 
     def observe_scores(self, programs: Sequence[ScoredProgram]) -> None:
-        self._scored = list(programs)
+        self._observed.scored = list(programs)
+
+    def _remember(self, child: str, parent: str) -> None:
+        with self._origins_lock:
+            self._origin[_sha(child)] = parent
+
+    def _origin_of(self, source: str) -> str | None:
+        with self._origins_lock:
+            return self._origin.get(_sha(source))
 
     def propose(
         self, parent: ParentView, improvements: Sequence[Improvement], *, node_id: int, seed: int
     ) -> Proposal:
         rng = random.Random(f"mutate:{seed}:{node_id}")
-        tunables = _tunables(parent.source)
+        tunables = declared_tunables(parent.source)
         # Its own stream, so that the perturbation drawn for a node does not depend on this coin.
         explore = random.Random(f"transplant:{seed}:{node_id}").random() < self.config.transplant_rate
         cross = random.Random(f"crossover:{seed}:{node_id}").random() < self.config.crossover_rate
         scored = _scored_parent(parent)
+        recipe = parse_recipe(parent.source)
+        structural = random.Random(f"structure:{seed}:{node_id}").random()
         partner = best_partner(scored, self._scored) if cross and scored is not None else None
-        if partner is not None:
+        transplants = not tunables or (explore and bool(self._untried()))
+        if recipe is not None and structural < self.config.structure_rate:
+            source, mutation = self._evolve(recipe, scored, rng)
+        elif partner is not None:
             source, mutation = self._crossover(scored, partner, rng)
-        elif tunables and not (explore and self._untried()):
+        elif transplants and recipe is None and structural < self.config.compose_rate:
+            # Where a seed would be transplanted, a recipe is composed instead now and then.
+            source, mutation = self._compose(rng)
+        elif not transplants:
             source, mutation = self._perturb(parent.source, tunables, rng)
         elif tunables:
             source, mutation = self._transplant(
@@ -138,10 +135,23 @@ class ParameterMutator(MetaAgent):
             )
         else:
             source, mutation = self._transplant(rng, NO_TUNABLES, scored)
-        self._origin[_sha(source)] = parent.source
+        self._remember(source, parent.source)
         diagnosis = rule_based_diagnosis(parent, mutation, seed=seed, config=self.config,
                                          budget=self.budget)
         return Proposal(source, mutation["summary"], diagnosis=diagnosis, usage={})
+
+    def tune(self, parent: ParentView, *, node_id: int, seed: int) -> Proposal:
+        """A perturbation of `parent`'s declared tunables, whoever wrote it (mixed mode)."""
+        rng = random.Random(f"mutate:{seed}:{node_id}")
+        source, mutation = self._perturb(parent.source, declared_tunables(parent.source), rng)
+        self._remember(source, parent.source)
+        diagnosis = rule_based_diagnosis(parent, mutation, seed=seed, config=self.config,
+                                         budget=self.budget)
+        return Proposal(source, mutation["summary"], diagnosis=diagnosis, usage={})
+
+    def proposed(self, source: str) -> bool:
+        """Whether `source` is a child this mutator proposed (its repair is this mutator's)."""
+        return self._origin_of(source) is not None
 
     def repair(
         self, source: str, exam_report: Mapping[str, Any], attempt: int, *, node_id: int, seed: int
@@ -152,9 +162,9 @@ class ParameterMutator(MetaAgent):
         is re-perturbed itself, or replaced by a transplant."""
         rng = random.Random(f"repair:{seed}:{node_id}:{attempt}")
         check = exam_report.get("failed_check") or "the exam"
-        parent = self._origin.get(_sha(source))
+        parent = self._origin_of(source)
         base = parent if parent is not None else source
-        tunables = _tunables(base)
+        tunables = declared_tunables(base)
         if parent is not None and (attempt >= 2 or not tunables):
             fixed, mutation = parent, {"kind": "revert", "summary": f"revert to the last passing variant after {check} failed"}
         elif tunables:
@@ -163,7 +173,7 @@ class ParameterMutator(MetaAgent):
         else:
             fixed, mutation = self._transplant(rng, NO_TUNABLES)
         if parent is not None:
-            self._origin[_sha(fixed)] = parent
+            self._remember(fixed, parent)
         diagnosis = {"repair_of": check, "attempt": attempt, "mutation": mutation}
         return Proposal(fixed, mutation["summary"], diagnosis=diagnosis, usage={})
 
@@ -173,7 +183,15 @@ class ParameterMutator(MetaAgent):
         )
         return Proposal(source, mutation["summary"], diagnosis={"mutation": mutation}, usage={})
 
-    # --- the two moves ------------------------------------------------------------------------
+    # --- the moves ----------------------------------------------------------------------------
+
+    def _evolve(self, recipe, scored: ScoredProgram | None, rng: random.Random) -> tuple[str, dict[str, Any]]:
+        child, move = self.generator.evolve(recipe, scored, self._scored, rng, self._sources)
+        return render_recipe(child), move.record()
+
+    def _compose(self, rng: random.Random) -> tuple[str, dict[str, Any]]:
+        recipe, move = self.generator.compose(rng, self._sources)
+        return render_recipe(recipe), move.record()
 
     def _perturb(
         self, source: str, tunables: list[Tunable], rng: random.Random
@@ -268,7 +286,7 @@ def _scored_parent(parent: ParentView) -> ScoredProgram | None:
                          tasks=scored_tasks(parent.evaluation))
 
 
-def _tunables(source: str) -> list[Tunable]:
+def declared_tunables(source: str) -> list[Tunable]:
     # A program whose markers are malformed has nothing the mutator may safely turn.
     try:
         return parse_tunables(source)

@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 import collections
 import io
+import math
+import random
 import re
 import tokenize
 from dataclasses import dataclass
@@ -239,3 +241,43 @@ def _literal_text(value: Any, old: str) -> str:
     if isinstance(value, str) and old.startswith('"') and '"' not in value and "\\" not in value:
         return f'"{value}"'
     return repr(value)
+
+
+def can_move(tunable: Tunable) -> bool:
+    """Whether the declared range leaves any value other than the current one."""
+    if tunable.kind == "bool":
+        return True
+    if tunable.kind == "choice":
+        return any(c != tunable.value for c in tunable.choices)
+    return tunable.high > tunable.low
+
+
+def perturb_value(tunable: Tunable, rng: random.Random, step_fraction: float) -> Any:
+    """A new value for `tunable`, inside its range and different from the current one when the
+    range allows. Numeric steps are Gaussian with a spread of `step_fraction` of the range, so
+    most moves are local and a few are bold."""
+    current = tunable.value
+    if tunable.kind == "bool":
+        return not current
+    if tunable.kind == "choice":
+        others = [c for c in tunable.choices if c != current]
+        return rng.choice(others) if others else current
+    low, high = tunable.low, tunable.high
+    span = high - low
+    if span <= 0:
+        return current
+    if tunable.kind == "int":
+        step = max(1, round(abs(rng.gauss(0.0, step_fraction * span))))
+        direction = rng.choice((-1, 1))
+        value = min(high, max(low, current + direction * step))
+        if value == current:
+            value = min(high, max(low, current - direction * step))
+        return int(value)
+    delta = rng.gauss(0.0, step_fraction * span)
+    if abs(delta) < 0.02 * span:  # a move too small to show in an evaluation
+        delta = math.copysign(0.02 * span, delta or 1.0)
+    digits = max(2, 3 - math.floor(math.log10(span)))
+    value = round(min(high, max(low, current + delta)), digits)
+    if value == current:
+        value = round(min(high, max(low, current - delta)), digits)
+    return float(value)

@@ -1,0 +1,139 @@
+"""The compositional generator: which structural move a recipe parent gets, chosen from its
+evidence, and the recipe a non-recipe parent is composed into.
+
+The parent's per-type scores say where it fails (EvolveMem edits a structured retrieval
+configuration from per-question failures; here the configuration is the recipe, and a failing
+question type gets its own retrieve stages behind a learned router). Moves, by the evidence
+they need:
+- recombine: another evaluated recipe leads the parent on its weak types -> take some of its
+  stages (stage-level crossover);
+- route: a router can be fitted on the train split's questions and the parent is weak on some
+  types -> each weak type gets the retrieve stages of the recipe that beats the parent on it
+  task by task (a sign test), or else a variant of its own to try;
+- add / remove / swap / tune a stage: always possible, drawn by their weights.
+Every draw comes from the `random.Random` the caller seeds with (run seed, node id).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from automemo.meta.base import ScoredProgram
+from automemo.meta.config import MetaConfig
+from automemo.meta.crossover import best_partner, routes as decided_routes, weak_categories
+from automemo.meta.moves import (Move, add_stage, pick_starter, pipeline_diff, recombine, remove_stage, route,
+                                 swap_stage, tune_stage, variant_for)
+from automemo.meta.recipe import Recipe, describe, parse_recipe
+
+# How often each move is drawn when its evidence allows it. Route and recombine act on what
+# the evaluations showed, so they lead; the blind edits keep the search from stalling.
+MOVE_WEIGHTS: Mapping[str, float] = {
+    "route": 3.0, "recombine": 2.0, "tune_stage": 2.0, "add_stage": 1.5, "swap_stage": 1.0,
+    "remove_stage": 1.0,
+}
+ROUTED_TYPES = 2
+"""Weak question types a route move changes at once (the weakest first)."""
+
+
+@dataclass(frozen=True)
+class TrainQuestions:
+    """The train split's retrieve questions with their labels: what a router is fitted on, on
+    the host, at search time (the labels never reach `retrieve`)."""
+
+    questions: tuple[str, ...]
+    labels: tuple[str, ...]
+
+
+RouterFit = Callable[[Sequence[str], Sequence[str]], Mapping[str, Any]]
+"""Fits a question router: (questions, labels) -> the params baked into the child."""
+
+
+class CompositionalGenerator:
+    def __init__(self, config: MetaConfig, *, train: TrainQuestions | None = None,
+                 fit_router: RouterFit | None = None) -> None:
+        self.config = config
+        self.train = train if train and len(set(train.labels)) >= 2 else None
+        self.fit_router = fit_router
+        self._router: Mapping[str, Any] | None = None
+        self._fitting = threading.Lock()  # parallel workers fit the router once between them
+
+    def router(self) -> Mapping[str, Any] | None:
+        """The fitted router params (fitted once: the train questions do not change)."""
+        with self._fitting:
+            if self.train is None or self.fit_router is None:
+                return None
+            if self._router is None:
+                try:
+                    self._router = dict(self.fit_router(self.train.questions, self.train.labels))
+                except ValueError:  # nothing a router can learn from: routing is off for the run
+                    self.train = None
+                    return None
+            return self._router
+
+    def compose(self, rng: random.Random, tried: Sequence[str]) -> tuple[Recipe, Move]:
+        """A first recipe for a parent that is not one (untried starters first)."""
+        recipes = [r for r in (parse_recipe(s) for s in tried) if r is not None]
+        starter = pick_starter(rng, recipes)
+        return starter, Move("compose", f"compose a recipe: {describe(starter)}")
+
+    def evolve(self, recipe: Recipe, parent: ScoredProgram | None, scored: Sequence[ScoredProgram],
+               rng: random.Random, tried: Sequence[str] = ()) -> tuple[Recipe, Move]:
+        """A structural move on `recipe` (the parent), chosen from its evidence; a move whose
+        child the tree holds already (`tried`: its sources) is drawn again."""
+        known = [r for r in (parse_recipe(s) for s in tried) if r is not None]
+        others = [(p, r) for p in scored
+                  if parent is None or p.node_id != parent.node_id
+                  for r in [parse_recipe(p.source)] if r is not None and r != recipe]
+        options: dict[str, Callable[[], tuple[Recipe, Move] | None]] = {
+            "tune_stage": lambda: tune_stage(recipe, rng, self.config.step_fraction),
+            "add_stage": lambda: add_stage(recipe, rng),
+            "remove_stage": lambda: remove_stage(recipe, rng),
+            "swap_stage": lambda: swap_stage(recipe, rng),
+        }
+        if others:
+            options["recombine"] = lambda: self._recombine(recipe, parent, others, rng)
+        weak = weak_categories(parent.per_category, parent.mean) if parent is not None else []
+        router = self.router()
+        labels = set(self.train.labels) if self.train else set()
+        if router is not None and any(t in labels for t in weak):
+            options["route"] = lambda: self._route(recipe, parent, others, router,
+                                                   [t for t in weak if t in labels], rng)
+        while options:
+            names = sorted(options)
+            name = rng.choices(names, weights=[MOVE_WEIGHTS[n] for n in names])[0]
+            made = options.pop(name)()
+            if made is not None and made[0] != recipe and made[0] not in known:
+                return made
+        # Every move was drawn, and each gave nothing new: a bold tuning of the retrieve stages.
+        return tune_stage(recipe, rng, min(1.0, 2 * self.config.step_fraction), stage="index")
+
+    def _recombine(self, recipe: Recipe, parent: ScoredProgram | None,
+                   others: Sequence[tuple[ScoredProgram, Recipe]], rng: random.Random):
+        by_node = {p.node_id: (p, r) for p, r in others}
+        partner = best_partner(parent, [p for p, _ in others]) if parent is not None else None
+        if partner is None:  # none leads on a weak type: the best other recipe
+            partner = max((p for p, _ in others), key=lambda p: (p.mean, -p.node_id))
+        _, partner_recipe = by_node[partner.node_id]
+        return recombine(recipe, partner_recipe, rng, name_b=f"#{partner.node_id}")
+
+    def _route(self, recipe: Recipe, parent: ScoredProgram, others: Sequence[tuple[ScoredProgram, Recipe]],
+               router: Mapping[str, Any], weak: Sequence[str], rng: random.Random):
+        changes: dict[str, dict[str, Any]] = {}
+        why: dict[str, str] = {}
+        for qtype in weak[:ROUTED_TYPES]:
+            mine = recipe.pipeline_for(qtype)
+            donors = [(p, r) for p, r in others
+                      if decided_routes(parent, p, self.config.route_significance).get(qtype) == 0.0]
+            donors.sort(key=lambda pr: (-pr[0].per_category.get(qtype, 0.0), pr[0].node_id))
+            if donors and pipeline_diff(mine, donors[0][1].pipeline_for(qtype)):
+                donor, donor_recipe = donors[0]
+                changes[qtype] = pipeline_diff(recipe.pipeline, donor_recipe.pipeline_for(qtype))
+                why[qtype] = f"#{donor.node_id} beats the parent on it task by task"
+            else:
+                current = pipeline_diff(recipe.pipeline, mine)
+                changes[qtype] = {**current, **variant_for(mine, rng)}
+                why[qtype] = "a variant to try where the parent is weak"
+        return route(recipe, router, changes, why)

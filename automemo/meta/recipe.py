@@ -1,0 +1,223 @@
+"""Recipes: the structured form of a composed memo program, and its rendering as plain Python.
+
+A recipe names the stages a program is built from, in MemEvolve's Encode / Store / Retrieve /
+Manage terms: how episodes are cut into units (a turn, i.e. a dialogue round or web step; a turn indexed
+with the text of its neighbours; a session), which
+indexes hold them (BM25, dense, both), how their rankings are fused (reciprocal rank or weighted),
+how hits are expanded (a window of neighbouring units) and diversified (MMR), whether recent
+memories are favoured, whose memory a question searches (its user's, or all), and how many units
+the payload carries. A learned question router may send each predicted question type to its
+own variant of the retrieve stages (`routes`).
+
+The child's source keeps the recipe as plain module constants: one declared tunable per stage
+parameter (the mutator's tunables machinery turns them) and the routes and router params as
+literals. `parse_recipe` reads a program back; it answers None for a program whose code is not
+exactly the template's rendering of its constants (an LLM edited it): such a child is no
+longer a recipe, only a program with tunables (mixed mode).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from automemo.meta import syntax
+from automemo.prompting import render
+
+TEMPLATE = "program_recipe"
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One stage parameter: the constant that holds it in the child and its declared range."""
+
+    field: str
+    constant: str
+    spec: str                 # a tunables marker spec: "int 1..30", "choice a|b", "bool"
+    stage: str                # the stage it belongs to, for move summaries and recombination
+    comment: str
+
+    def allows(self, value: Any) -> bool:
+        kind, _, rest = self.spec.partition(" ")
+        if kind == "bool":
+            return isinstance(value, bool)
+        if kind == "choice":
+            return isinstance(value, str) and value in rest.split("|")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        if kind == "int" and not isinstance(value, int):
+            return False
+        low, high = (float(x) for x in rest.split(".."))
+        return low <= value <= high
+
+    def options(self) -> tuple[str, ...]:
+        kind, _, rest = self.spec.partition(" ")
+        return tuple(rest.split("|")) if kind == "choice" else ()
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """The retrieve stages: what a question goes through between its text and the payload."""
+
+    indexes: str = "both"         # bm25 | dense | both
+    fusion: str = "rrf"           # rrf | weighted (only with both indexes)
+    rrf_k: int = 60
+    dense_weight: float = 0.5     # weighted fusion: the dense ranking's share
+    depth: int = 30               # candidates taken from each index
+    window: int = 0               # neighbouring units added around each hit
+    mmr: bool = False             # diversify the hits (maximal marginal relevance)
+    mmr_lambda: float = 0.7       # relevance vs. novelty in MMR
+    recency: float = 0.0          # weight of a boost for later sessions (0: off)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A whole composed program: the encode/store/manage stages, the default retrieve stages,
+    and (with a fitted router) the per-type variants of the retrieve stages."""
+
+    unit: str = "turn"            # turn | window | multi | session (Encode)
+    scope: str = "user"           # user | all (Store: one memory per user, or one for everyone)
+    payload_units: int = 10       # units in the payload (Manage)
+    pipeline: Pipeline = Pipeline()
+    routes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # type -> pipeline changes
+    router: Mapping[str, Any] | None = None   # memolib.QuestionRouter params (fitted on train)
+
+    def pipeline_for(self, question_type: str) -> Pipeline:
+        return dataclasses.replace(self.pipeline, **self.routes.get(question_type, {}))
+
+    def stages(self) -> dict[str, dict[str, Any]]:
+        """The recipe's parameters grouped by stage (what recombination swaps as a block)."""
+        out: dict[str, dict[str, Any]] = {}
+        for knob in KNOBS:
+            out.setdefault(knob.stage, {})[knob.field] = value_of(self, knob)
+        out["route"] = {"routes": dict(self.routes), "router": self.router}
+        return out
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("unit", "UNIT", "choice turn|window|multi|session", "encode",
+         "a unit is a turn (round), a turn read with its neighbours, both views fused, or a session"),
+    Knob("scope", "SCOPE", "choice user|all", "store", "search only the asking user's memory, or all"),
+    Knob("indexes", "INDEXES", "choice bm25|dense|both", "index", "lexical, dense, or both"),
+    Knob("fusion", "FUSION", "choice rrf|weighted", "fusion", "how two rankings become one"),
+    Knob("rrf_k", "RRF_K", "int 1..100", "fusion", "reciprocal-rank constant"),
+    Knob("dense_weight", "DENSE_WEIGHT", "float 0.0..1.0", "fusion", "dense share in weighted fusion"),
+    Knob("depth", "DEPTH", "int 10..100", "index", "candidates taken from each index"),
+    Knob("window", "WINDOW", "int 0..3", "expand", "neighbouring units added around each hit"),
+    Knob("mmr", "MMR", "bool", "diversify", "maximal-marginal-relevance reordering"),
+    Knob("mmr_lambda", "MMR_LAMBDA", "float 0.3..1.0", "diversify", "relevance vs. novelty in MMR"),
+    Knob("recency", "RECENCY", "float 0.0..1.0", "recency", "boost for later sessions (0: off)"),
+    Knob("payload_units", "PAYLOAD_UNITS", "int 3..30", "payload", "units in the payload"),
+)
+KNOB_BY_FIELD = {k.field: k for k in KNOBS}
+PIPELINE_FIELDS = frozenset(f.name for f in dataclasses.fields(Pipeline))
+STAGES = tuple(dict.fromkeys(k.stage for k in KNOBS))
+
+
+class RecipeError(ValueError):
+    """A recipe value outside its stage's declared range."""
+
+
+def value_of(recipe: Recipe, knob: Knob) -> Any:
+    holder = recipe.pipeline if knob.field in PIPELINE_FIELDS else recipe
+    return getattr(holder, knob.field)
+
+
+def with_values(recipe: Recipe, values: Mapping[str, Any]) -> Recipe:
+    """`recipe` with the named stage parameters (pipeline or recipe level) replaced, checked."""
+    for name, value in values.items():
+        knob = KNOB_BY_FIELD.get(name)
+        if knob is None:
+            raise RecipeError(f"unknown stage parameter {name!r}; known: {', '.join(KNOB_BY_FIELD)}")
+        if not knob.allows(value):
+            raise RecipeError(f"{name} = {value!r} is outside its range ({knob.spec})")
+    top = {k: v for k, v in values.items() if k not in PIPELINE_FIELDS}
+    pipe = {k: v for k, v in values.items() if k in PIPELINE_FIELDS}
+    return dataclasses.replace(recipe, pipeline=dataclasses.replace(recipe.pipeline, **pipe), **top)
+
+
+def check_routes(routes: Mapping[str, Mapping[str, Any]]) -> None:
+    for qtype, changes in routes.items():
+        for name, value in changes.items():
+            if name not in PIPELINE_FIELDS:
+                raise RecipeError(f"route {qtype!r} changes {name!r}, which is not a retrieve stage "
+                                  f"parameter ({', '.join(sorted(PIPELINE_FIELDS))})")
+            if not KNOB_BY_FIELD[name].allows(value):
+                raise RecipeError(f"route {qtype!r}: {name} = {value!r} is outside its range")
+
+
+def render_recipe(recipe: Recipe) -> str:
+    """The child program of `recipe`: plain Python over memolib components."""
+    check_routes(recipe.routes)
+    for knob in KNOBS:
+        if not knob.allows(value_of(recipe, knob)):
+            raise RecipeError(f"{knob.field} = {value_of(recipe, knob)!r} is outside its range ({knob.spec})")
+    routes = {t: dict(sorted(c.items())) for t, c in sorted(recipe.routes.items()) if c}
+    knobs = [{"constant": k.constant, "value": _literal(value_of(recipe, k)), "spec": k.spec,
+              "comment": k.comment} for k in KNOBS]
+    return render(TEMPLATE, knobs=knobs, routes=_literal(routes),
+                  router=_block(dict(recipe.router)) if recipe.router else "None")
+
+
+def parse_recipe(source: str) -> Recipe | None:
+    """The recipe `source` renders, or None when it is not exactly a rendered recipe."""
+    try:
+        tree = syntax.parse(source)
+    except SyntaxError:
+        return None
+    constants: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                constants[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+    if any(k.constant not in constants for k in KNOBS) or "ROUTES" not in constants:
+        return None
+    routes, router = constants["ROUTES"], constants.get("ROUTER")
+    if not isinstance(routes, dict) or not (router is None or isinstance(router, dict)):
+        return None
+    try:
+        recipe = with_values(Recipe(routes=routes, router=router),
+                             {k.field: constants[k.constant] for k in KNOBS})
+        return recipe if render_recipe(recipe) == source else None
+    except (RecipeError, TypeError):
+        return None
+
+
+def _literal(value: Any) -> str:
+    """Python text of a plain value, deterministic (re-rendering a parsed recipe must give back
+    the same characters)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
+
+
+def _block(value: Mapping[str, Any], indent: str = "") -> str:
+    """A dict literal one entry per line (nested dicts too), so a router's few hundred feature
+    weights read as a table rather than one endless line."""
+    inner = indent + "    "
+    lines = [f"{inner}{json.dumps(k)}: {_block(v, inner) if isinstance(v, Mapping) else _literal(v)},"
+             for k, v in value.items()]
+    return "{\n" + "\n".join(lines) + f"\n{indent}}}" if lines else "{}"
+
+
+def describe(recipe: Recipe) -> str:
+    """A one-line account of the recipe, for summaries."""
+    p = recipe.pipeline
+    parts = [f"{recipe.unit} units", {"both": "BM25+dense", "bm25": "BM25", "dense": "dense"}[p.indexes]]
+    if p.indexes == "both":
+        parts.append(f"RRF k={p.rrf_k}" if p.fusion == "rrf" else f"weighted dense {p.dense_weight}")
+    if p.window:
+        parts.append(f"window ±{p.window}")
+    if p.mmr:
+        parts.append(f"MMR λ={p.mmr_lambda}")
+    if p.recency:
+        parts.append(f"recency {p.recency}")
+    parts.append(f"{recipe.payload_units} units")
+    if recipe.router and recipe.routes:
+        parts.append("routed: " + ", ".join(sorted(recipe.routes)))
+    return ", ".join(parts)

@@ -1,0 +1,218 @@
+"""The compositional generator: recipes render to programs that parse back (and stop being
+recipes once edited, while staying tunable), each structural move changes what it claims,
+recombination takes stages from both parents, routes follow the per-type evidence, choices are
+deterministic under a seed, and the mutator's observed state is per thread."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import threading
+from pathlib import Path
+
+import pytest
+
+from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.meta import MetaConfig, ParentView
+from automemo.meta.base import MetaAgent, Proposal, ScoredProgram, ScoredTask
+from automemo.meta.codeblock import check_program
+from automemo.meta.generator import CompositionalGenerator, TrainQuestions
+from automemo.meta.mixed import MixedMetaAgent
+from automemo.meta.moves import (STARTERS, add_stage, recombine, remove_stage, route, swap_stage,
+                                 tune_stage)
+from automemo.meta.mutator import ParameterMutator
+from automemo.meta.recipe import KNOBS, Pipeline, Recipe, parse_recipe, render_recipe, value_of
+from automemo.meta.tunables import apply, parse_tunables
+
+ROUTER = {"labels": ["A", "B"], "prior": [-0.69, -0.69], "weights": {"^when": [-1.0, -3.0]}}
+
+
+def _fit(questions, labels):
+    return dict(ROUTER)
+
+
+def _values(recipe: Recipe) -> dict:
+    return {k.field: value_of(recipe, k) for k in KNOBS}
+
+
+def _changed_fields(a: Recipe, b: Recipe) -> set[str]:
+    va, vb = _values(a), _values(b)
+    return {f for f in va if va[f] != vb[f]}
+
+
+@pytest.mark.parametrize("recipe", [*STARTERS, Recipe(routes={"A": {"indexes": "bm25"}}, router=ROUTER)])
+def test_a_rendered_recipe_parses_back_and_declares_its_stages_as_tunables(recipe):
+    source = render_recipe(recipe)
+    check_program(source)
+    assert parse_recipe(source) == recipe
+    names = {t.name for t in parse_tunables(source)}
+    assert {k.constant for k in KNOBS} <= names
+
+
+def test_perturbing_a_tunable_keeps_a_recipe_and_an_llm_edit_keeps_it_tunable():
+    source = render_recipe(Recipe())
+    turned = apply(source, {"WINDOW": 2})
+    assert parse_recipe(turned).pipeline.window == 2
+    edited = turned.replace("class Memo", "# an LLM's note\nclass Memo")
+    assert parse_recipe(edited) is None            # no longer the template's rendering
+    assert {"WINDOW", "DEPTH", "INDEXES"} <= {t.name for t in parse_tunables(edited)}
+
+
+def test_each_structural_move_changes_what_it_claims():
+    rng = random.Random(0)
+    base = Recipe()
+    added, move = add_stage(base, rng)
+    assert move.kind == "add_stage" and set(move.changes) == _changed_fields(base, added)
+    removed, move = remove_stage(dataclasses.replace(base, pipeline=Pipeline(window=2, mmr=True)), rng)
+    assert move.kind == "remove_stage" and _changed_fields(Recipe(pipeline=Pipeline(window=2, mmr=True)),
+                                                           removed) == set(move.changes)
+    swapped, move = swap_stage(base, rng)
+    assert move.kind == "swap_stage" and set(move.changes) == _changed_fields(base, swapped)
+    tuned, move = tune_stage(base, rng, 0.25, stage="fusion")
+    assert _changed_fields(base, tuned) <= {"rrf_k", "dense_weight"} and _changed_fields(base, tuned)
+    for child in (added, removed, swapped, tuned):
+        assert parse_recipe(render_recipe(child)) == child
+
+
+def test_recombination_takes_stages_from_both_parents():
+    a = Recipe(unit="turn", pipeline=Pipeline(indexes="bm25", window=2))
+    b = Recipe(unit="session", payload_units=5, pipeline=Pipeline(fusion="weighted", mmr=True, recency=0.4))
+    for seed in range(8):
+        child, move = recombine(a, b, random.Random(seed), name_b="#2")
+        sa, sb, sc = a.stages(), b.stages(), child.stages()
+        assert all(sc[s] in (sa[s], sb[s]) for s in sc)
+        assert any(sc[s] == sa[s] != sb[s] for s in sc) and any(sc[s] == sb[s] != sa[s] for s in sc)
+        assert set(move.changes["from_partner"]) == {s for s in sc if sc[s] == sb[s] != sa[s]}
+
+
+def _scored(node_id: int, recipe: Recipe, scores: dict[str, list[float]]) -> ScoredProgram:
+    tasks = {f"{t}{i}": ScoredTask(t, s) for t, ss in scores.items() for i, s in enumerate(ss)}
+    per = {t: sum(ss) / len(ss) for t, ss in scores.items()}
+    return ScoredProgram(node_id, render_recipe(recipe), sum(per.values()) / len(per), 1, per, tasks)
+
+
+def test_a_route_sends_the_weak_type_to_the_recipe_that_beats_the_parent_on_it():
+    parent = _scored(1, Recipe(), {"A": [0.0] * 8, "B": [1.0] * 8})
+    donor_recipe = Recipe(pipeline=Pipeline(indexes="bm25", window=1))
+    donor = _scored(2, donor_recipe, {"A": [1.0] * 8, "B": [0.0] * 8})
+    generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(("q1", "q2"), ("A", "B")),
+                                       fit_router=_fit)
+    child, move = generator._route(Recipe(), parent, [(donor, donor_recipe)], ROUTER, ["A"], random.Random(0))
+    assert move.kind == "route" and child.router == ROUTER
+    assert child.routes == {"A": {"indexes": "bm25", "window": 1}}
+    assert child.pipeline_for("A") == donor_recipe.pipeline and child.pipeline_for("B") == Recipe().pipeline
+    assert parse_recipe(render_recipe(child)) == child
+
+
+def test_evolve_is_deterministic_under_a_seed_and_uses_the_evidence():
+    parent = _scored(1, Recipe(), {"A": [0.0] * 8, "B": [1.0] * 8})
+    other = _scored(2, STARTERS[-1], {"A": [1.0] * 8, "B": [0.5] * 8})
+    generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(("q1", "q2"), ("A", "B")),
+                                       fit_router=_fit)
+    runs = [[generator.evolve(Recipe(), parent, [parent, other], random.Random(f"{s}")) for s in range(12)]
+            for _ in range(2)]
+    assert runs[0] == runs[1]
+    kinds = {move.kind for _, move in runs[0]}
+    assert {"route", "recombine"} <= kinds
+    assert all(child != Recipe() for child, _ in runs[0])
+
+
+def _evaluation(per: dict[str, float]) -> EvaluationResult:
+    tasks = tuple(TaskResult(f"{c}{i}", c, s) for c, s in per.items() for i in range(3))
+    return EvaluationResult(mean=sum(per.values()) / len(per), n_scored=len(tasks), per_category=per,
+                            metrics={}, tasks=tasks)
+
+
+@pytest.fixture
+def seeds_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    (folder / "no_memory.py").write_text("class Memo:\n    pass\n")
+    (folder / "alpha.py").write_text('"""a seed."""\nTOP_K = 5  # tunable: int 1..30\n\n\nclass Memo:\n'
+                                     "    def retrieve(self, task):\n        return TOP_K\n")
+    return folder
+
+
+def test_the_mutator_composes_recipes_from_a_non_recipe_parent_and_evolves_recipe_parents(seeds_dir):
+    mutator = ParameterMutator(MetaConfig(compose_rate=1.0, structure_rate=1.0), seeds_dir=seeds_dir)
+    root = ParentView(0, "class Memo:\n    pass\n", 0.1, 1, _evaluation({"A": 0.1, "B": 0.1}))
+    mutator.observe_tree([root.source])
+    first = mutator.propose(root, [], node_id=1, seed=0)
+    assert parse_recipe(first.source) == STARTERS[0] and first.diagnosis["mutation"]["kind"] == "compose"
+    mutator.observe_tree([root.source, first.source])
+    second = mutator.propose(root, [], node_id=2, seed=0)
+    assert parse_recipe(second.source) == STARTERS[1]          # untried starters first
+    parent = ParentView(1, first.source, 0.5, 1, _evaluation({"A": 0.2, "B": 0.8}))
+    child = mutator.propose(parent, [], node_id=3, seed=0)
+    assert parse_recipe(child.source) not in (None, STARTERS[0])
+    assert child.diagnosis["mutation"]["kind"] in {"add_stage", "remove_stage", "swap_stage", "tune_stage"}
+
+
+def test_what_a_thread_observed_stays_its_own(seeds_dir):
+    mutator = ParameterMutator(MetaConfig(compose_rate=1.0), seeds_dir=seeds_dir)
+    root = ParentView(0, "class Memo:\n    pass\n", 0.1, 1, None)
+    tried = render_recipe(STARTERS[0])
+    barrier = threading.Barrier(2)
+    results: dict[str, str] = {}
+
+    def worker(name: str, sources: list[str]) -> None:
+        mutator.observe_tree(sources)
+        barrier.wait()  # both have observed before either proposes
+        results[name] = mutator.propose(root, [], node_id=5, seed=0).source
+
+    threads = [threading.Thread(target=worker, args=("fresh", [root.source])),
+               threading.Thread(target=worker, args=("tried", [root.source, tried]))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert parse_recipe(results["fresh"]) == STARTERS[0]
+    assert parse_recipe(results["tried"]) == STARTERS[1]
+
+
+class _ScriptedLLMAgent(MetaAgent):
+    """Stands in for the LLM meta agent: writes a fixed child and records that it was asked."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def propose(self, parent, improvements, *, node_id, seed):
+        self.asked += 1
+        return Proposal("class Memo:\n    pass\n", "llm rewrite")
+
+    def repair(self, source, exam_report, attempt, *, node_id, seed):
+        raise AssertionError("not asked in this test")
+
+    def initialize(self, task_description, *, node_id, seed):
+        raise AssertionError("not asked in this test")
+
+
+LLM_WRITTEN = ('"""written by an LLM, no recipe."""\nDEPTH = 12  # tunable: int 1..40\n\n\nclass Memo:\n'
+               "    def retrieve(self, task):\n        return DEPTH\n")
+
+
+def test_mixed_mode_tunes_an_llm_written_child_and_leaves_other_parents_to_the_llm(seeds_dir):
+    llm = _ScriptedLLMAgent()
+    mixed = MixedMetaAgent(llm, ParameterMutator(MetaConfig(), seeds_dir=seeds_dir), rate=1.0)
+    tuned = mixed.propose(ParentView(4, LLM_WRITTEN, 0.3, 1, None), [], node_id=5, seed=0)
+    assert llm.asked == 0 and tuned.summary.startswith("perturb DEPTH 12→")
+    assert parse_tunables(tuned.source)[0].value != 12
+    untunable = mixed.propose(ParentView(0, "class Memo:\n    pass\n", 0.1, 1, None), [], node_id=6, seed=0)
+    assert llm.asked == 1 and untunable.summary == "llm rewrite"
+    never = MixedMetaAgent(llm, ParameterMutator(MetaConfig(), seeds_dir=seeds_dir), rate=0.0)
+    never.propose(ParentView(4, LLM_WRITTEN, 0.3, 1, None), [], node_id=5, seed=0)
+    assert llm.asked == 2
+
+
+def test_the_router_fitted_for_children_predicts_held_out_questions():
+    from automemo.meta import fit_question_router
+    from automemo.toolkit import memolib
+
+    things = ["the red kite", "my sister's bike", "the old camera", "our garden", "the new sofa", "that poster"]
+    asked = {"TR": "When did I first mention {}?", "VS": "Which picture shows {}?", "CD": "Did I ever say I liked {}?"}
+    train = [(q.format(t), label) for label, q in asked.items() for t in things[:4]]
+    params = fit_question_router([q for q, _ in train], [l for _, l in train])
+    router = memolib.QuestionRouter.from_params(params)
+    held_out = [(q.format(t), label) for label, q in asked.items() for t in things[4:]]
+    assert all(router.predict(q) == label for q, label in held_out)
+    assert parse_recipe(render_recipe(Recipe(router=params, routes={"TR": {"recency": 0.5}}))).router == params
