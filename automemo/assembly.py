@@ -223,7 +223,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
     from automemo.search.loop import Collaborators, SearchLoop
 
     # Recover first: the LLM client counts what the run has spent from the ledger when it is
-    # built, and rows of an interrupted step must not count.
+    # built, and recovery settles an interrupted step's rows (kept, marked, counted) before that.
     recover(run)
     setup = build_evaluation(config, store_root=run.store_root, ledger=Ledger(run.db_path),
                              sandbox=sandbox, unsafe_confirmed=unsafe_confirmed, quiet=quiet)
@@ -232,7 +232,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
         meta = build_meta_agent(
             setup.llm, config.meta, seeds_dir=seeds, task_description=task_description(setup.benchmark),
             budget=config.budget, limits=config.sandbox.limits, image_roots=[setup.store.root],
-            root_seed=config.search.root,
+            root_seed=config.search.root, benchmark=setup.benchmark.describe(),
         )
     except BaseException:
         setup.close()

@@ -377,15 +377,24 @@ class LLMClient:
             known = set(self._quirks[role])
         return quirk_rules.apply(request, known)
 
-    def _learn(self, role: str, exc: Exception, request: dict[str, Any] | None) -> bool:
-        """Whether a failed attempt's 400 revealed a quirk of the role's server not yet known
-        (then it is kept for the run, and the call is sent again adapted to it)."""
-        message = _bad_request_message(exc)
-        if message is None or request is None:
+    def _learn(self, role: str, exc: Exception, request: dict[str, Any] | None, *,
+               repeated: bool = False) -> bool:
+        """Whether a failed attempt revealed a quirk of the role's server not yet known (then it
+        is kept for the run, and the call is sent again adapted to it): a 400 that names what
+        it refuses, or the same server error twice on a request with images (a text-only
+        model's chat template failing on image parts, as llama.cpp's does)."""
+        if request is None:
             return False
+        message = _bad_request_message(exc)
         with self._lock:
             known = self._quirks[role]
-            quirk = quirk_rules.learn(message, quirk_rules.apply(request, known), known)
+            sent = quirk_rules.apply(request, known)
+            if message is not None:
+                quirk = quirk_rules.learn(message, sent, known)
+            elif repeated and Quirk.TEXT_ONLY not in known and quirk_rules.has_images(sent["messages"]):
+                quirk, message = Quirk.TEXT_ONLY, str(exc)
+            else:
+                quirk = None
             if quirk is None:
                 return False
             known.add(quirk)
@@ -421,13 +430,13 @@ class LLMClient:
                 ))
                 if classified is None:
                     raise
-                if self._learn(role, exc, request):
-                    continue  # the request was wrong for this server, not the server: no retry spent
                 # An internal error (500) that repeats word for word is the server's answer to
                 # this very request (a chat template rejecting it, say), not a passing fault: stop
                 # at two. 502-504 (gateway, overload) are transient by nature and keep retrying.
                 repeated = status == "http 500" and (status, detail) == previous
                 previous = (status, detail)
+                if self._learn(role, exc, request, repeated=repeated):
+                    continue  # the request was wrong for this server, not the server: no retry spent
                 if _is_context_overflow(exc):
                     self.breaker.success()  # the server answered: it is up
                     raise ContextLengthError(

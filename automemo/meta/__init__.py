@@ -27,6 +27,7 @@ def build_meta_agent(
     limits: Limits = Limits(),
     image_roots: Sequence[Path] = (),
     root_seed: str = "no_memory",
+    benchmark: Any = None,
 ) -> MetaAgent:
     """`llm` is an `automemo.llm.LLMClient` (or None). With its `meta` role configured: the LLM
     meta agent, told `task_description`, the run's `budget` and sandbox `limits`, resolving
@@ -42,6 +43,8 @@ def build_meta_agent(
             budget=budget,
             limits=limits,
             image_roots=image_roots,
+            seeds_dir=seeds_dir,
+            benchmark=benchmark,
         )
     from automemo.meta.mutator import ParameterMutator
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+EDIT_MODES = ("diff", "rewrite")
+
 
 @dataclass(frozen=True)
 class MetaConfig:
@@ -26,6 +28,20 @@ class MetaConfig:
     source_chars: int = 60_000            # a parent program longer than this is cut in prompts
     format_retries: int = 1               # re-asks after invalid JSON / no code block, then MetaError
 
+    # --- generate: how a child is written (role "meta") -----------------------------------------
+    # "diff": SEARCH/REPLACE edits of the parent (a diff that does not apply gets one request for
+    # the whole program); "rewrite": the whole program every time.
+    edit_mode: str = "diff"
+    # Generate samples: K children of one parent must differ. Analysis and repair keep the
+    # role's temperature (or `temperature` above).
+    generate_temperature: float | None = 0.8
+    max_continuations: int = 1            # an answer cut at the completion cap is continued this often
+    inspirations: int = 2                 # other programs shown to generate (best, and strong where the parent is weak)
+    inspiration_chars: int = 6_000        # each inspiration's source is cut to this
+    max_siblings: int = 6                 # the parent's earlier children (what was tried, what it scored)
+    sample_chars: int = 2_500             # excerpt of one update episode and one retrieve task
+    duplicate_retries: int = 2            # a child identical to a node of the tree is re-proposed this often
+
     # --- offline parameter mutator --------------------------------------------------------------
     max_perturbed: int = 2                # a child changes one or two tunables
     step_fraction: float = 0.25           # typical numeric step, as a fraction of the range
@@ -41,3 +57,9 @@ class MetaConfig:
     # the parent's latest evaluation, that parent beats the other on significantly more of the
     # category's tasks than it loses (one-sided sign test at this level); elsewhere it fuses.
     route_significance: float = 0.05
+
+    def __post_init__(self) -> None:
+        if self.edit_mode not in EDIT_MODES:
+            from automemo.configtools import ConfigError
+
+            raise ConfigError(f"meta.edit_mode must be one of {', '.join(EDIT_MODES)}, got {self.edit_mode!r}")

@@ -24,7 +24,8 @@ from automemo.evaluation.evidence import read_evidence
 from automemo.evaluation.result import EvaluationResult
 from automemo.exam import quick_exam
 from automemo.llm import BudgetExceeded
-from automemo.meta.base import Improvement, MetaAgent, ParentView, ScoredProgram, ScoredTask, scored_tasks
+from automemo.meta.base import (ChildAttempt, Improvement, MetaAgent, ParentView, ScoredProgram,
+                                ScoredTask, scored_tasks)
 from automemo.paths import SEEDS_DIR
 from automemo.runs.journal import StepJournal, record_event, recover
 from automemo.runs.records import ActionRecord, DiagnosisRecord, EvaluationRecord, NodeRecord, Outcome
@@ -113,8 +114,8 @@ class SearchLoop:
         except BudgetExceeded as exc:
             # The step in progress is abandoned (its files and rows never commit); the money it
             # spent stays in the ledger because it was really spent.
-            stop_reason = "budget"
-            record_event(self.run, "stopped", str(exc), {"reason": "budget"}, keep_ledger=True)
+            stop_reason = exc.stop_reason  # "budget", or "endpoint" (EndpointDown: a dead server)
+            record_event(self.run, "stopped", str(exc), {"reason": stop_reason}, keep_ledger=True)
             self.display.stopped(str(exc))
         final = self.final(stop_reason)
         self.run.write_final(final)
@@ -234,9 +235,10 @@ class SearchLoop:
             self.config.exam_tasks, seed=derive_seed(self.config.seed, step, "exam")
         )
         services = self.parts.services_factory(child_id) if self.parts.services_factory else None
+        sources = [self.run.program_source(n.id) for n in tree.nodes() if n.source_path]
         observe = getattr(self.parts.meta, "observe_tree", None)
         if observe is not None:  # lets the offline mutator avoid re-proposing a known program
-            observe([self.run.program_source(n.id) for n in tree.nodes() if n.source_path])
+            observe(sources)
         observe_scores = getattr(self.parts.meta, "observe_scores", None)
         if observe_scores is not None:  # lets it pick partners strong where a parent is weak
             observe_scores(self._scored_programs(tree))
@@ -253,6 +255,7 @@ class SearchLoop:
             node_id=child_id, seed=derive_seed(self.config.seed, step, "propose"), exam=exam,
             repair_attempts=self.config.repair_attempts,
             repair_seed=lambda a: derive_seed(self.config.seed, step, f"repair-{a}"),
+            known_sources=sources,
         )
         folder = journal.node_dir(child_id)
         _write_generation_files(folder, gen)
@@ -312,9 +315,12 @@ class SearchLoop:
             evaluation = read_evidence(evidence).result
         except FileNotFoundError:
             evaluation = None
+        children = tuple(
+            ChildAttempt(row["id"], row["summary"], tree.node(row["id"]).first_score, row["failure"] or "")
+            for row in self.run.nodes() if row["parent"] == node_id and row["id"] in tree)
         return ParentView(node_id=node_id, source=self.run.program_source(node_id),
                           score=node.mean, n_evals=node.n, evaluation=evaluation,
-                          evidence_dir=str(evidence))
+                          evidence_dir=str(evidence), children=children)
 
     def _improvements(self, tree: Tree) -> list[Improvement]:
         """Every committed parent→child gain, largest first (the meta agent keeps the top few)."""
