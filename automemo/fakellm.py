@@ -78,7 +78,11 @@ class FakeLLM:
         model: str = "fake-model",
         rejects: Iterable[str] = (),
         stall_s: float = 30.0,
+        port: int = 0,
     ) -> None:
+        """`port` 0 picks a free one; a given port lets a test bring a server up where a
+        configured endpoint was dead."""
+        self._port = port
         self.fallback = fallback
         self.rejects = set(rejects)
         unknown = self.rejects - set(_REJECTIONS)
@@ -102,7 +106,7 @@ class FakeLLM:
     def start(self) -> FakeLLM:
         if self._server is not None:
             return self
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_request_handler(self))
+        server = ThreadingHTTPServer(("127.0.0.1", self._port), _make_request_handler(self))
         server.daemon_threads = True
         self._server = server
         # A short poll interval keeps stop() fast: tests start and stop a server each.
