@@ -14,6 +14,8 @@ BENCHES = {
     "seeds": "update throughput and retrieve latency of every seed at 1k and 10k episodes",
     "report": "size and browser render time of the HTML report of a synthetic 20-node run",
     "scale": "episodes/s on threads and on Ray with 1, 2, 4 workers; parallel search K = 1, 2, 4",
+    "meta": "meta completion tokens per valid child, SEARCH/REPLACE edits versus full rewrites "
+            "(any OpenAI-compatible --base-url)",
     "strategies": "search strategies at equal budget: regret on simulated landscapes, meta calls and "
                   "tokens, Mini-Gallery test score of the selection",
 }
