@@ -19,6 +19,8 @@ assistant's content as a string or a dict with any of:
     finish_reason  what the choice ends with ("stop" unless given; "length" = cut at the cap)
     stall_after    streamed: send this many chunks, then go silent until the client closes the
                    connection (or `stall_s` seconds pass), as a server stuck mid-answer does
+    ping_every     while stalled, send a keep-alive comment this often (seconds), as
+                   sse-starlette servers do: it must not count as progress
     cached_tokens  prompt tokens reported as reused from the server's cache
 
 A request with `"stream": true` is answered as server-sent events, a few characters per chunk,
@@ -337,7 +339,12 @@ def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 for i, event in enumerate(events):
                     if stall_after is not None and i == int(stall_after):
                         deadline = time.monotonic() + fake.stall_s
+                        ping, next_ping = response.get("ping_every"), time.monotonic()
                         while time.monotonic() < deadline:
+                            if ping and time.monotonic() >= next_ping:  # keep-alive, not progress
+                                self.wfile.write(b": ping\n\n")
+                                self.wfile.flush()
+                                next_ping += float(ping)
                             if _peer_closed(self.connection, 0.02):
                                 fake._event("closed", self.connection_number)
                                 return

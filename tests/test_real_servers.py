@@ -69,9 +69,11 @@ def test_think_blocks_are_stripped_and_a_cut_answer_says_so():
     assert strip_think("<think>still thinking") == ""      # cut before the answer began
 
 
-def test_a_stalled_stream_is_closed_before_the_retry_is_sent():
-    with FakeLLM(stall_s=10) as fake:
-        fake.script([{"content": "a long answer that stops", "stall_after": 2}, "complete"])
+@pytest.mark.parametrize("ping_every", [None, 0.1])
+def test_a_stalled_stream_is_closed_before_the_retry_is_sent(ping_every):
+    with FakeLLM(stall_s=10) as fake:  # with pings: keep-alive comments are not progress
+        fake.script([{"content": "a long answer that stops", "stall_after": 2, "ping_every": ping_every},
+                     "complete"])
         client = _client(fake.base_url, stall_timeout_s=0.4, first_token_timeout_s=5)
         result = client.chat("meta", [user_message("hi")])
         events = fake.events

@@ -18,6 +18,7 @@ import http.client
 import json
 import socket
 import ssl
+import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import urlsplit
@@ -162,23 +163,28 @@ def _read_events(sock: socket.socket, response: http.client.HTTPResponse,
     timings: dict[str, Any] = {}
     reasoning = 0
     started = False
+    last_data = time.monotonic()
     while True:
+        limit, name = (stall_s, "stall_timeout_s") if started else (first_token_s, "first_token_timeout_s")
         try:
             line = response.readline()
         except socket.timeout:
-            limit, name = (stall_s, "stall_timeout_s") if started else (first_token_s, "first_token_timeout_s")
-            raise Stalled(f"the server sent nothing for {limit:g} s ({name}) after "
-                          f"{len(''.join(parts))} characters of answer") from None
+            line = None
         except (ConnectionError, http.client.HTTPException) as exc:
             raise ConnectFailed(f"the stream broke off: {exc}") from None
+        # Keep-alive comments (sse-starlette pings every 15 s) are not progress: only data is.
+        if line is None or time.monotonic() - last_data > limit:
+            raise Stalled(f"the server sent no answer for {limit:g} s ({name}) after "
+                          f"{len(''.join(parts))} characters of answer")
         if not line:
             break  # the server closed the stream
+        text = line.decode("utf-8", "replace").strip()
+        if not text.startswith("data:"):
+            continue  # blank separators, comments (": ping"), event names
+        last_data = time.monotonic()
         if not started:
             started = True
             sock.settimeout(stall_s)
-        text = line.decode("utf-8", "replace").strip()
-        if not text.startswith("data:"):
-            continue  # blank separators, comments (": keep-alive"), event names
         data = text[5:].strip()
         if data == "[DONE]":
             break
