@@ -123,8 +123,9 @@ class MetaConversation:
                     raise TruncatedReply(
                         f"{purpose}: the answer was cut at the completion cap ({max_tokens} tokens, "
                         f"finish_reason \"length\") even after {self.config.max_continuations} "
-                        f"continuation(s); raise meta.generate_max_tokens / analysis_max_tokens, or use "
-                        f"meta.edit_mode = \"diff\" so that answers stay short") from exc
+                        f"continuation(s); raise meta.generate_max_tokens / analysis_max_tokens (a whole "
+                        f"program must fit it; SEARCH/REPLACE edits, meta.edit_mode = \"diff\", stay "
+                        f"short)") from exc
                 if attempt == self.config.format_retries:
                     raise UnusableReply(
                         f"{purpose}: the meta model's answer was unusable after "
