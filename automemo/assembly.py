@@ -250,7 +250,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
     from automemo.search.loop import Collaborators, SearchLoop
 
     # Recover first: the LLM client counts what the run has spent from the ledger when it is
-    # built, and rows of an interrupted step must not count.
+    # built, and recovery settles an interrupted step's rows (kept, marked, counted) before that.
     recover(run)
     record_image_encoder(run, config.embeddings)
     setup = build_evaluation(config, store_root=run.store_root, ledger=Ledger(run.db_path),
@@ -262,6 +262,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
             task_description=task_description(setup.benchmark, config.embeddings),
             budget=config.budget, limits=config.sandbox.limits, image_roots=[setup.store.root],
             root_seed=config.search.root, train_questions=train_questions(setup.evaluator),
+            benchmark=setup.benchmark.describe(),
         )
     except BaseException:
         setup.close()

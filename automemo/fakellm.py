@@ -16,6 +16,19 @@ assistant's content as a string or a dict with any of:
     usage    {"prompt_tokens": .., "completion_tokens": ..} instead of the chars/4 estimate
     headers  extra response headers (e.g. {"Retry-After": "1"} with a 429)
     tool_calls  [{"name": .., "arguments": {..}}]: the assistant calls these tools (OpenAI tool calling)
+    finish_reason  what the choice ends with ("stop" unless given; "length" = cut at the cap)
+    stall_after    streamed: send this many chunks, then go silent until the client closes the
+                   connection (or `stall_s` seconds pass), as a server stuck mid-answer does
+    ping_every     while stalled, send a keep-alive comment this often (seconds), as
+                   sse-starlette servers do: it must not count as progress
+    cached_tokens  prompt tokens reported as reused from the server's cache
+
+A request with `"stream": true` is answered as server-sent events, a few characters per chunk,
+with a usage chunk when `stream_options.include_usage` asks for one. `rejects` makes the server
+refuse what real ones refuse, with OpenAI's error body: "max_tokens" (reasoning models want
+max_completion_tokens), "temperature" (only the default), "images" (a text-only model).
+`events` records ("request" | "closed", time, connection number): a test can check that the
+client closed a stalled connection before it sent its retry.
 
 Embeddings are deterministic: a vector seeded by the SHA-256 of the text, L2-normalised, of
 dimension `embedding_dim`; the same text always gets the same vector, in any process.
@@ -28,6 +41,8 @@ import hashlib
 import json
 import math
 import random
+import select
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -63,8 +78,21 @@ class FakeLLM:
         embedding_dim: int = 64,
         latency: float = 0.0,
         model: str = "fake-model",
+        rejects: Iterable[str] = (),
+        stall_s: float = 30.0,
+        port: int = 0,
     ) -> None:
+        """`port` 0 picks a free one; a given port lets a test bring a server up where a
+        configured endpoint was dead."""
+        self._port = port
         self.fallback = fallback
+        self.rejects = set(rejects)
+        unknown = self.rejects - set(_REJECTIONS)
+        if unknown:
+            raise ValueError(f"unknown rejects {sorted(unknown)}; known: {sorted(_REJECTIONS)}")
+        self.stall_s = stall_s
+        self._events: list[tuple[str, float, int]] = []
+        self._connections = 0
         self.embedding_dim = embedding_dim
         self.latency = latency  # seconds added to every answer (benchmarks model a real API)
         self.model = model
@@ -80,7 +108,7 @@ class FakeLLM:
     def start(self) -> FakeLLM:
         if self._server is not None:
             return self
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_request_handler(self))
+        server = ThreadingHTTPServer(("127.0.0.1", self._port), _make_request_handler(self))
         server.daemon_threads = True
         self._server = server
         # A short poll interval keeps stop() fast: tests start and stop a server each.
@@ -141,6 +169,21 @@ class FakeLLM:
         """JSON bodies received so far (chat and embeddings), oldest first; a copy."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def events(self) -> list[tuple[str, float, int]]:
+        """("request" | "closed", monotonic time, connection number), oldest first; a copy."""
+        with self._lock:
+            return list(self._events)
+
+    def _event(self, kind: str, connection: int) -> None:
+        with self._lock:
+            self._events.append((kind, time.monotonic(), connection))
+
+    def _new_connection(self) -> int:
+        with self._lock:
+            self._connections += 1
+            return self._connections
 
     @property
     def pending(self) -> int:
@@ -210,9 +253,50 @@ def _embeddings(fake: FakeLLM, body: dict) -> dict:
     }
 
 
-def _error_body(status: int, message: str) -> dict:
+def _error_body(status: int, message: str, param: str | None = None, code: str | None = None) -> dict:
     kind = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
-    return {"error": {"message": message, "type": kind, "code": str(status)}}
+    return {"error": {"message": message, "type": kind, "param": param, "code": code or str(status)}}
+
+
+# What real servers answer (HTTP 400) to what they refuse: (param, code, message).
+_REJECTIONS = {
+    "max_tokens": ("max_tokens", "unsupported_parameter",
+                   "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                   "Use 'max_completion_tokens' instead."),
+    "temperature": ("temperature", "unsupported_value",
+                    "Unsupported value: 'temperature' does not support 0.0 with this model. "
+                    "Only the default (1) value is supported."),
+    "images": ("messages", "invalid_value",
+               "Invalid content type. image_url is only supported by certain models."),
+}
+
+
+def _refusal(fake: FakeLLM, body: dict) -> dict | None:
+    """The 400 body a server with `fake.rejects` answers `body` with, or None."""
+    images = any(isinstance(m.get("content"), list) and any(
+        isinstance(p, dict) and p.get("type") == "image_url" for p in m["content"])
+        for m in body.get("messages", []))
+    present = {"max_tokens": "max_tokens" in body, "temperature": "temperature" in body, "images": images}
+    for name in sorted(fake.rejects):
+        if present[name]:
+            param, code, message = _REJECTIONS[name]
+            return _error_body(400, message, param, code)
+    return None
+
+
+def _chunks(text: str, size: int = 8) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _peer_closed(sock: socket.socket, wait: float) -> bool:
+    """Whether the client closed its end (readable, and a peek reads nothing) within `wait` s."""
+    readable, _, _ = select.select([sock], [], [], wait)
+    if not readable:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
@@ -225,6 +309,51 @@ def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, *args: Any) -> None:  # keep test output clean
             pass
+
+        def setup(self) -> None:
+            super().setup()
+            self.connection_number = fake._new_connection()
+
+        def _stream(self, body: dict, response: dict) -> None:
+            """The answer as server-sent events; the connection closes at its end."""
+            model = body.get("model") or fake.model
+            base = {"id": f"chatcmpl-fake-{time.monotonic_ns()}", "object": "chat.completion.chunk",
+                    "created": int(time.time()), "model": model}
+            content = response.get("content", "")
+            events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece},
+                                            "finish_reason": None}]} for piece in _chunks(content)]
+            events.append({**base, "choices": [{"index": 0, "delta": {},
+                                                "finish_reason": response.get("finish_reason", "stop")}]})
+            if (body.get("stream_options") or {}).get("include_usage"):
+                usage = _chat_completion(fake, body, content, response.get("usage"))["usage"]
+                if response.get("cached_tokens") is not None:
+                    usage["prompt_tokens_details"] = {"cached_tokens": int(response["cached_tokens"])}
+                events.append({**base, "choices": [], "usage": usage})
+            stall_after = response.get("stall_after")
+            self.close_connection = True
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for i, event in enumerate(events):
+                    if stall_after is not None and i == int(stall_after):
+                        deadline = time.monotonic() + fake.stall_s
+                        ping, next_ping = response.get("ping_every"), time.monotonic()
+                        while time.monotonic() < deadline:
+                            if ping and time.monotonic() >= next_ping:  # keep-alive, not progress
+                                self.wfile.write(b": ping\n\n")
+                                self.wfile.flush()
+                                next_ping += float(ping)
+                            if _peer_closed(self.connection, 0.02):
+                                fake._event("closed", self.connection_number)
+                                return
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                fake._event("closed", self.connection_number)
 
         def _send(self, status: int, body: bytes | dict, headers: dict | None = None) -> None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -254,6 +383,7 @@ def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 self._send(400, _error_body(400, "FakeLLM: request body is not JSON"))
                 return
             fake._record(self.path, body)
+            fake._event("request", self.connection_number)
             if fake.latency:
                 time.sleep(fake.latency)
             if self.path.endswith("/embeddings"):
@@ -261,6 +391,10 @@ def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 return
             if not self.path.endswith("/chat/completions"):
                 self._send(404, _error_body(404, f"FakeLLM: no route POST {self.path}"))
+                return
+            refusal = _refusal(fake, body)
+            if refusal is not None:
+                self._send(400, refusal)
                 return
             response = fake._next_chat_response(body)
             if isinstance(response, str):
@@ -274,8 +408,13 @@ def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 status = int(response["status"])
                 self._send(status, _error_body(status, response.get("content") or f"fake {status}"),
                            response.get("headers"))
+            elif body.get("stream") and not response.get("tool_calls"):
+                self._stream(body, response)
             else:
-                self._send(200, _chat_completion(fake, body, response.get("content", ""), response.get("usage"),
-                                                 response.get("tool_calls")))
+                answer = _chat_completion(fake, body, response.get("content", ""), response.get("usage"),
+                                          response.get("tool_calls"))
+                if response.get("finish_reason"):
+                    answer["choices"][0]["finish_reason"] = response["finish_reason"]
+                self._send(200, answer)
 
     return RequestHandler

@@ -80,13 +80,43 @@ def _args(*argv):
 def test_flags_override_and_never_store_a_secret(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
     run, config = resolve_config(_args("--preset", "minigallery", "--steps", "4", "--seed", "11",
-                                       "--meta-model", "m", "--meta-base-url", "http://x/v1",
+                                       "--meta-model", "gpt-4o", "--meta-base-url", "http://x/v1",
                                        "--max-usd", "1.5", "--max-tokens", "100", "--sandbox", "bwrap"))
     assert run is None
-    assert (config.search.steps, config.search.seed, config.llm.meta.model) == (4, 11, "m")
+    assert (config.search.steps, config.search.seed, config.llm.meta.model) == (4, 11, "gpt-4o")
     assert (config.llm.max_usd, config.llm.max_total_tokens, config.sandbox.backend) == (1.5, 100, "bwrap")
     assert "sk-secret-value" not in repr(run_config_to_dict(config))
     assert run_config_to_dict(config)["llm"]["meta"]["api_key_env"] == "OPENAI_API_KEY"
+
+
+def test_a_usd_cap_on_an_unpriced_model_is_refused_before_the_run(tmp_path):
+    with pytest.raises(UserError, match=r"none for 'qwen-local' \(llm.meta\).*\[llm.prices\]"):
+        resolve_config(_args("--meta-model", "qwen-local", "--max-usd", "2", "--runs-dir", str(tmp_path)))
+    assert not any(tmp_path.iterdir()), "no run directory was made"
+    _, config = resolve_config(_args("--meta-model", "qwen-local", "--max-tokens", "1000"))
+    assert config.llm.max_total_tokens == 1000  # a token cap needs no price
+    priced = tmp_path / "p.toml"
+    priced.write_text('[llm.prices]\n"qwen-local" = [0.0, 0.0]\n')
+    _, config = resolve_config(_args("--config", str(priced), "--meta-model", "qwen-local", "--max-usd", "2"))
+    assert config.llm.max_usd == 2
+
+
+def test_search_takes_the_endpoint_option_and_ray_flags_of_eval():
+    from automemo.cli import build_parser
+
+    parser = build_parser()
+    search = parser._subparsers._group_actions[0].choices["search"]
+    evaluate = parser._subparsers._group_actions[0].choices["eval"]
+    shared = ("--agent-base-url", "--judge-model", "--judge-base-url", "--option", "--ray-address")
+    for flag in shared:  # one definition: the same help in both commands
+        assert search._option_string_actions[flag].help == evaluate._option_string_actions[flag].help
+    _, config = resolve_config(_args(
+        "--agent-model", "a", "--agent-base-url", "http://agent/v1", "--judge-model", "j",
+        "--option", "users_per_split=3", "--option", "mode=retrieval", "--ray-address", "ray://h:10001"))
+    assert (config.llm.agent.base_url, config.llm.judge.model) == ("http://agent/v1", "j")
+    assert config.llm.judge.base_url == "http://agent/v1", "the judge answers on the agent's endpoint"
+    assert config.benchmark.options["users_per_split"] == 3
+    assert config.evaluation.ray.address == "ray://h:10001"
 
 
 def test_unsafe_needs_the_explicit_flag(tmp_path):

@@ -91,12 +91,14 @@ def test_a_known_context_lowers_the_completion_cap_to_what_is_left(fake_llm):
     assert first == 1000 - 500 and second == 225
 
 
-def test_retries_a_timeout(fake_llm):
+@pytest.mark.parametrize("stream, limit, status", [(False, "timeout_s", "timeout"),
+                                                    (True, "first_token_timeout_s", "stalled")])
+def test_retries_a_timeout(fake_llm, stream, limit, status):
     cfg = _config(fake_llm)
-    client = LLMClient(LLMConfig(meta=RoleConfig(**{**cfg.meta.__dict__, "timeout_s": 0.3})))
+    client = LLMClient(LLMConfig(meta=RoleConfig(**{**cfg.meta.__dict__, "stream": stream, limit: 0.3})))
     fake_llm.script([{"content": "slow", "delay": 1.5}, "quick"])
     assert _hi(client).text == "quick"
-    assert [r["status"] for r in client.ledger.rows()] == ["timeout", "ok"]
+    assert [r["status"] for r in client.ledger.rows()] == [status, "ok"]
 
 
 def test_connection_refused_is_retried_then_named_in_the_error(fake_llm):

@@ -96,8 +96,14 @@ def test_propose_runs_analysis_then_generate(fake_llm, tmp_path, parent):
     assert "answer questions about a conversation" in text and "memory for f0" in text
     assert "node 1 -> node 3" in text and "+ murag" in text
     assert analysis["messages"][0]["role"] == "system"
+    # generate continues the analysis conversation: the same prefix (cacheable by the server),
+    # the analysis answer, then the request for edits
+    assert generate["messages"][:2] == analysis["messages"]
+    assert generate["messages"][2] == {"role": "assistant", "content": _reply_json(FEEDBACK)}
     gen_text = _user_text(generate)
-    assert "store each round with its embedding" in gen_text and "class Memo(MemoProgram)" in gen_text
+    assert "diagnosis above" in gen_text and "<<<<<<< SEARCH" in gen_text
+    assert generate["temperature"] == 0.8 and analysis["temperature"] == 0.0
+    assert proposal.diagnosis["generate"]["in_conversation"] is True
 
     rows = Ledger(tmp_path / "tree.db").rows()
     assert [(r["role"], r["node"], r["purpose"]) for r in rows] == [
@@ -150,7 +156,8 @@ def test_a_reply_without_a_code_block_is_retried_then_fails(fake_llm, tmp_path, 
     fake_llm.script([_reply_json(FEEDBACK), "SUMMARY: x\nclass Memo: pass", "```python\ndef broken(:\n```"])
     with pytest.raises(MetaError, match="generate: .*does not parse"):
         agent.propose(parent, [], node_id=5, seed=0)
-    assert "no fenced ```python code block" in _user_text(fake_llm.requests[2])
+    retry = _user_text(fake_llm.requests[2])
+    assert "no SEARCH/REPLACE edit" in retry and "COMPLETE program" in retry
 
 
 def test_repair_sends_the_exam_report_and_returns_the_fixed_program(fake_llm, tmp_path):
@@ -184,7 +191,8 @@ def test_budget_exceeded_is_not_swallowed(fake_llm, tmp_path, parent):
 
 def test_a_dead_endpoint_fails_the_step_cleanly(fake_llm, tmp_path, parent):
     agent = build_meta_agent(_client(fake_llm, tmp_path))
-    fake_llm.script([{"status": 500}, {"status": 500}])
+    # twice the same 500 on a request with images: tried once more text-only, which fails too
+    fake_llm.script([{"status": 500}, {"status": 500}, {"status": 500}])
     with pytest.raises(MetaError, match="analysis: the meta LLM call failed"):
         agent.propose(parent, [], node_id=1, seed=0)
 

@@ -94,14 +94,22 @@ def test_a_text_only_model_with_its_context_declared_writes_a_child(fake_llm, tm
     assert proposal.diagnosis["summary"] == "return fewer, more relevant rounds; payloads repeat the question"
 
 
-def test_images_to_a_text_only_server_fail_cleanly_after_two_attempts(fake_llm, tmp_path, parent):
+def test_images_to_a_text_only_server_turn_the_role_text_only_with_one_warning(fake_llm, tmp_path, parent):
     fake_llm.set_handler(small_model)
-    agent = build_meta_agent(_client(fake_llm, tmp_path))  # vision left on, context unknown
-    with pytest.raises(MetaError) as err:
-        agent.propose(parent, [], node_id=7, seed=0)
-    message = str(err.value)
-    assert "the same server error twice" in message and "llm.meta.vision = false" in message
-    assert len(fake_llm.requests) == 2, "not five attempts"
+    warnings: list[str] = []
+    client = _client(fake_llm, tmp_path)  # vision left on, context unknown
+    client.warn = warnings.append
+    agent = build_meta_agent(client)
+    proposal = agent.propose(parent, [], node_id=7, seed=0)
+    assert proposal.source == CHILD
+    with_images = [any(isinstance(m["content"], list) for m in r["messages"]) for r in fake_llm.requests]
+    assert with_images[:2] == [True, True] and not any(with_images[2:]), \
+        "the same template error twice, then text only for the rest of the run"
+    assert len(warnings) == 1 and "llm.meta.vision = false" in warnings[0]
+    before = len(fake_llm.requests)
+    agent.propose(parent, [], node_id=8, seed=1)
+    assert len(warnings) == 1 and not any(isinstance(m["content"], list)
+                                          for r in fake_llm.requests[before:] for m in r["messages"])
 
 
 def test_an_unknown_context_is_trimmed_after_the_refusal(fake_llm, tmp_path, parent):
@@ -121,11 +129,11 @@ def test_prompts_show_the_helpers_the_parent_imports(fake_llm, tmp_path, parent)
     fake_llm.set_handler(small_model)
     agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
     agent.propose(parent, [], node_id=7, seed=0)
-    generate_text = _sent(fake_llm)[1]
-    assert "# automemo.toolkit.memolib" in generate_text
-    assert "def make_payload(sections: Sequence[str], *, budget: Budget" in generate_text
-    assert "def units(episode: EpisodeRecorder) -> list[Unit]: ...  # The episode's steps" in generate_text
+    generate_text = "\n".join(message_text(m) for m in fake_llm.requests[1]["messages"])
+    assert "from automemo.toolkit import memolib" in generate_text
+    assert "def memolib.make_payload(sections: Sequence[str], *, budget: Budget" in generate_text
+    assert "def memolib.units(episode: EpisodeRecorder) -> list[Unit]  # The episode's steps" in generate_text
     assert "self-contained" not in generate_text
     repair_agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
     repair_agent.repair(PARENT, {"failed_check": "retrieve", "error": "KeyError"}, 1, node_id=8, seed=0)
-    assert "def make_payload(" in _sent(fake_llm)[-1]
+    assert "def memolib.make_payload(" in _sent(fake_llm)[-1]

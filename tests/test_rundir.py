@@ -70,7 +70,7 @@ def test_committed_step_is_readable_with_decoded_json(tmp_path):
         run.node(7)
 
 
-def test_recover_discards_everything_of_an_uncommitted_step(tmp_path):
+def test_recover_discards_an_uncommitted_step_but_keeps_its_spend_marked(tmp_path):
     run = RunDir.create(tmp_path, {}, "r")
     _commit_root(run)
     # step 1 stages a child and a re-evaluation of the root, spends on the LLM, then "crashes"
@@ -87,7 +87,10 @@ def test_recover_discards_everything_of_an_uncommitted_step(tmp_path):
     assert not run.pending_dir.exists()
     assert not run.node_dir(1).exists() and not run.evaluation_dir(0, 1).exists()
     assert run.evaluation_dir(0, 0).exists()
-    assert _spend(run) == {}
+    # its spend was real: kept, marked as interrupted, and counted by a resumed client's caps
+    assert _spend(run) == {"meta": (1, 15, 0.01)}
+    assert [r["interrupted"] for r in Ledger(run.db_path).rows()] == [1]
+    assert Ledger(run.db_path).spent() == (15, pytest.approx(0.01))
     assert [n["id"] for n in run.nodes()] == [0]
     # the step can now be redone and committed
     step = StepJournal(run, 1)

@@ -129,7 +129,7 @@ def test_repair_that_fixes_the_program_lets_it_in(tmp_path):
 
 def test_policy_drives_reevaluation_and_final_selection(tmp_path):
     # Two children beat the root; after W = 2 children the policy re-evaluates / expands.
-    meta = ScriptedMeta(["SCORE = 0.9", "SCORE = 0.3", "SCORE = 0.95", "SCORE = 0.2", "SCORE = 0.2"])
+    meta = ScriptedMeta(["SCORE = 0.9", "SCORE = 0.3", "SCORE = 0.95", "SCORE = 0.2", "SCORE = 0.21"])
     run, evaluator, loop = _loop(tmp_path, meta, steps=5)
     final = loop.run_search()
     actions = run.actions()

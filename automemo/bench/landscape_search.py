@@ -23,6 +23,8 @@ from typing import Any
 from automemo.evaluation.result import EvaluationResult
 from automemo.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
+from automemo.llm.messages import message_text
+from automemo.meta.config import MetaConfig
 from automemo.meta.llm_agent import LLMMetaAgent
 from automemo.runs import RunDir
 from automemo.search.config import SearchConfig
@@ -94,7 +96,11 @@ def _model(landscape: Landscape):
         prompt = prompt if isinstance(prompt, str) else json.dumps(prompt)
         if "# Task: diagnose" in prompt:
             return "```json\n" + json.dumps(FEEDBACK) + "\n```"
-        parent = program_id(prompt.split("## The parent program", 1)[-1])
+        # The parent program is in the generate prompt, or (analysis and generate being one
+        # conversation) in the analysis request it continues.
+        shown = "\n".join(message_text(m) for m in request["messages"])
+        marker = "## The parent program" if "## The parent program" in shown else "## The program under analysis"
+        parent = program_id(shown.split(marker, 1)[-1])
         with lock:
             child = landscape.child_of(parent if parent is not None else Landscape.root)
         return "SUMMARY: landscape step\n```python\n" + PROGRAM.format(id=child) + "```"
@@ -138,7 +144,9 @@ def run_landscape_search(strategy: str, seed: int, *, steps: int = 20, noise: fl
             run = RunDir.create(root / "runs", {"search": {"steps": steps, "strategy": strategy}}, "sim")
             role = RoleConfig(model="fake-meta", base_url=server.base_url, max_retries=0)
             client = LLMClient(LLMConfig(meta=role), Ledger(run.db_path))
-            meta = LLMMetaAgent(client, task_description="a simulated landscape")
+            # Every failed generation of the landscape is the same text (LANDSCAPE_PROGRAM = None):
+            # taken as the failure it stands for, not re-proposed as a duplicate of the last one.
+            meta = LLMMetaAgent(client, MetaConfig(duplicate_retries=0), task_description="a simulated landscape")
             config = SearchConfig(steps=steps, strategy=strategy, seed=seed, root="landscape_root",
                                   repair_attempts=0, parallel=parallel)
             evaluator = LandscapeEvaluator(landscape, run.store_root, latency_s=eval_latency_s)

@@ -16,6 +16,8 @@ BENCHES = {
     "serve": "automemo serve over loopback: recall latency and overhead at 1, 8, 32 clients, kill -9 "
              "durability, restart time with 1k and 10k logged episodes",
     "scale": "episodes/s on threads and on Ray with 1, 2, 4 workers; parallel search K = 1, 2, 4",
+    "meta": "meta completion tokens per valid child, SEARCH/REPLACE edits versus full rewrites "
+            "(any OpenAI-compatible --base-url)",
     "strategies": "search strategies at equal budget: regret on simulated landscapes, meta calls and "
                   "tokens, Mini-Gallery test score of the selection",
 }

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from automemo.cli import UserError, check_folder_place
+from automemo.cli.flags import (add_agent_flags, add_judge_flags, add_option_flag, add_ray_address_flag,
+                                parse_options, with_judge_defaults)
 
 SANDBOXES = ("auto", "docker", "bwrap")
 # Sections of a run's config that an evaluation uses; search and meta settings do not apply.
@@ -59,21 +61,14 @@ def register(sub) -> None:
     p.add_argument("--concurrency", type=int, help="retrieve tasks in flight (default 8)")
     p.add_argument("--executor", choices=("threads", "ray"),
                    help="where episodes run: threads of this process (default) or Ray workers")
-    p.add_argument("--ray-address", metavar="ADDR",
-                   help="an existing Ray cluster (e.g. ray://head:10001); default: a local one")
+    add_ray_address_flag(p)
     p.add_argument("--sandbox", default="auto", choices=SANDBOXES)
     p.add_argument(
         "--unsafe-no-sandbox",
         action="store_true",
         help="run the program as a plain local process: only for programs you trust",
     )
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="benchmark option (VALUE parsed as JSON when it can be), repeatable",
-    )
+    add_option_flag(p)
     p.add_argument("--out", type=Path, help="results JSON (default WORKDIR/results.json)")
     p.add_argument("--workdir", type=Path, help=f"evidence folder (default {EVALS_DIR}/<time>-<program>)")
     p.add_argument(
@@ -81,16 +76,13 @@ def register(sub) -> None:
         type=Path,
         help="episode store (default: a shared cache, so update episodes are collected once)",
     )
-    p.add_argument("--agent-model", metavar="M", help="model of the execution agent")
-    p.add_argument("--agent-base-url", metavar="U", help="OpenAI-compatible …/v1 URL")
+    add_agent_flags(p)
     p.add_argument(
         "--agent-api-key-env",
         metavar="VAR",
         help="environment variable holding the agent's API key (default OPENAI_API_KEY)",
     )
-    p.add_argument("--judge-model", metavar="M",
-                   help="model of the LLM judge (webvoyager, mind2web, judge=llm); default: the agent's")
-    p.add_argument("--judge-base-url", metavar="U", help="the judge's …/v1 URL (default: the agent's)")
+    add_judge_flags(p)
     p.add_argument("--max-chars", type=int, metavar="N", help="retrieval budget in characters (default 50,000)")
     p.add_argument("--max-images", type=int, metavar="N", help="retrieval budget in images (default 2)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -220,17 +212,6 @@ def resolve_config(args, export: dict[str, Any] | None):
         raise UserError(f"bad configuration: {exc}") from None
 
 
-def with_judge_defaults(data: dict[str, Any]) -> dict[str, Any]:
-    """The judge answers on the agent's endpoint, with its key, and with its model unless given
-    one: one key and one server are enough to evaluate a judged benchmark."""
-    llm = data.get("llm") or {}
-    agent, judge = llm.get("agent") or {}, dict(llm.get("judge") or {})
-    for key in ("model", "base_url", "api_key_env"):
-        if agent.get(key) and not judge.get(key):
-            judge[key] = agent[key]
-    return {**data, "llm": {**llm, "judge": judge}} if judge else data
-
-
 def export_settings(manifest: dict[str, Any]) -> dict[str, Any]:
     """The evaluation-relevant part of the run config an export was made with. Exports made
     before the config was shipped carry budget, limits, benchmark and embeddings apart."""
@@ -338,19 +319,6 @@ def read_program(spec: str) -> ProgramToScore:
             raise UserError(f"{spec} is neither a file nor a folder, and {exc}") from None
         return ProgramToScore(seed.read_text(), seed.stem)
     raise UserError(f"no memo program at {spec}: the file does not exist")
-
-
-def parse_options(items: list[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UserError(f"--option {item!r}: expected KEY=VALUE, e.g. --option n_users=2")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
-    return options
 
 
 def _check_places(args) -> None:

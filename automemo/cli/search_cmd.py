@@ -11,10 +11,13 @@ import argparse
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 from automemo.cli import UserError, check_folder_place
+from automemo.cli.flags import (add_agent_flags, add_judge_flags, add_option_flag, add_ray_address_flag,
+                                parse_options, with_judge_defaults)
 from automemo.search.config import STRATEGIES
 
 SANDBOXES = ("auto", "docker", "bwrap")
@@ -37,7 +40,9 @@ def register(sub) -> None:
                    help="search strategy: tree (default; final by LCB), alma, greedy, random (final by best mean)")
     p.add_argument("--meta-model", metavar="M", help="model of the meta agent (none: offline parameter mutator)")
     p.add_argument("--meta-base-url", metavar="URL", help="OpenAI-compatible …/v1 URL of the meta model")
-    p.add_argument("--agent-model", metavar="M", help="model of the fixed execution agent")
+    add_agent_flags(p, model_help="model of the fixed execution agent")
+    add_judge_flags(p)
+    add_option_flag(p)
     p.add_argument("--runs-dir", type=Path, metavar="DIR", help=f"where runs are written (default {DEFAULT_RUNS_DIR}/)")
     p.add_argument("--sandbox", choices=SANDBOXES, help="sandbox backend (default auto)")
     p.add_argument("--unsafe-no-sandbox", action="store_true",
@@ -46,6 +51,7 @@ def register(sub) -> None:
                    help="search actions in flight at once (default 1: one step after another)")
     p.add_argument("--executor", choices=EXECUTORS,
                    help="where evaluation episodes run: threads (default) or a Ray cluster (ray.address)")
+    add_ray_address_flag(p)
     p.add_argument("--max-usd", type=float, metavar="USD", help="stop cleanly once this much is spent on LLM calls")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop cleanly once this many LLM tokens are used")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted run from its last committed step")
@@ -57,7 +63,8 @@ def register(sub) -> None:
 
 
 CONFIG_FLAGS = ("preset", "config", "benchmark", "steps", "seed", "strategy", "meta_model", "meta_base_url",
-                "agent_model", "sandbox", "parallel", "executor", "max_usd", "max_tokens", "run_id", "runs_dir")
+                "agent_model", "agent_base_url", "judge_model", "judge_base_url", "option", "sandbox",
+                "parallel", "executor", "ray_address", "max_usd", "max_tokens", "run_id", "runs_dir")
 # What a resumed run may change: only its budget. Everything else would make the committed steps
 # and the ones to come answers to different questions.
 BUDGET_FLAGS = ("steps", "max_usd", "max_tokens")
@@ -72,6 +79,10 @@ FLAG_KEYS = {
     "meta_model": "llm.meta.model",
     "meta_base_url": "llm.meta.base_url",
     "agent_model": "llm.agent.model",
+    "agent_base_url": "llm.agent.base_url",
+    "judge_model": "llm.judge.model",
+    "judge_base_url": "llm.judge.base_url",
+    "ray_address": "evaluation.ray.address",
     "parallel": "search.parallel",
     "executor": "evaluation.executor",
     "max_usd": "llm.max_usd",
@@ -85,6 +96,7 @@ def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None 
               if only is None or flag in only}
     if only is None:
         values["sandbox.backend"] = "unsafe" if args.unsafe_no_sandbox else args.sandbox
+        values["benchmark.options"] = parse_options(args.option) or None
     out: dict[str, Any] = {}
     for path, value in values.items():
         if value is None:
@@ -94,7 +106,7 @@ def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None 
         for key in parents:
             node = node.setdefault(key, {})
         node[leaf] = value
-    return out
+    return with_judge_defaults(out) if only is None else out
 
 
 def resolve_config(args: argparse.Namespace):
@@ -139,6 +151,11 @@ def resolve_config(args: argparse.Namespace):
             _check_benchmark(config)
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None
+    from automemo.llm.prices import PriceTable, unpriced_cap_problem
+
+    problem = unpriced_cap_problem(config.llm, PriceTable(config.llm.prices))
+    if problem:  # before a run directory exists: a cap that cannot hold must not start a run
+        raise UserError(problem)
     from automemo.assembly import AssemblyError, check_isolation
 
     try:  # before a run directory exists
@@ -237,9 +254,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"inspect: automemo tree {run_dir.path}   export: automemo export {run_dir.path} --out DIR")
         if upkeep is not None:
             print(f"report: {run_dir.path / 'report' / 'index.html'}")
-    # The host failed, not a program: the run stopped early (its sentence is in the display and
-    # the event log), and a script must see that it did.
-    return 1 if final["stop_reason"] == "infrastructure" else 0
+    if final["stop_reason"] == "endpoint":
+        print("automemo: error: the search stopped because an LLM endpoint kept failing (see the "
+              "last step line); everything committed is kept. Once the server answers again, "
+              f"continue with: {args.resume_command}", file=sys.stderr)
+        return 1
+    if final["stop_reason"] == "infrastructure":
+        # The host failed, not a program: the run stopped early (its sentence is in the display
+        # and the event log), and a script must see that it did.
+        print(f"automemo: error: the search stopped on a host failure; everything committed is "
+              f"kept. Once it is fixed, continue with: {args.resume_command}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _build(run_dir, config, args):

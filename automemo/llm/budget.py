@@ -16,6 +16,8 @@ class BudgetExceeded(RuntimeError):
     """A token or USD cap is reached; no new LLM call starts. Not an `LLMError`: callers that
     retry or repair on LLM errors must let this one through and stop."""
 
+    stop_reason = "budget"  # what the search records as its stop reason
+
 
 @dataclass(frozen=True)
 class Spend:

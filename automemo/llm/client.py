@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -18,11 +19,15 @@ from typing import Any, Callable, Sequence
 
 import openai
 
+from automemo.llm import quirks as quirk_rules
+from automemo.llm import transport
+from automemo.llm.breaker import CircuitBreaker
 from automemo.llm.budget import SpendGuard, Spend
 from automemo.llm.config import ROLES, LLMConfig, RoleConfig
 from automemo.llm.ledger import Ledger, LedgerEntry
 from automemo.llm.messages import message_text
-from automemo.llm.prices import PriceTable
+from automemo.llm.prices import PriceTable, unpriced_cap_problem
+from automemo.llm.quirks import Quirk
 
 _RETRIED_STATUS = {408, 409, 429}
 # A local server (vLLM, Ollama, llama.cpp, the fake) ignores the key, but the SDK wants one.
@@ -40,6 +45,10 @@ class LLMError(RuntimeError):
         self.status, self.attempts = status, attempts
 
 
+class UnpricedModelError(LLMError):
+    """A USD cap was set while a configured model has no price: the cap could not be held."""
+
+
 class ContextLengthError(LLMError):
     """The server refused the request because prompt plus completion exceed the model's context
     (an HTTP 400 saying so). Not retried as it is: the caller may trim the prompt and try again."""
@@ -54,10 +63,25 @@ _CONTEXT_PHRASES = (
 
 
 def _is_context_overflow(exc: Exception) -> bool:
-    if not isinstance(exc, openai.BadRequestError):
+    if not (isinstance(exc, openai.BadRequestError)
+            or (isinstance(exc, transport.HTTPStatusError) and exc.status == 400)):
         return False
     text = str(exc).lower()
     return any(phrase in text for phrase in _CONTEXT_PHRASES)
+
+
+def _bad_request_message(exc: Exception) -> str | None:
+    """The message of a 400 answer (from the SDK or the streamed transport), else None."""
+    if isinstance(exc, transport.HTTPStatusError) and exc.status == 400:
+        return exc.message
+    if isinstance(exc, openai.BadRequestError):
+        return str(exc)
+    return None
+
+
+# A failed call whose last status is one of these says the endpoint is down or broken, not that
+# the request was wrong: it counts toward the circuit breaker.
+_ENDPOINT_STATUSES = ("connection", "timeout", "stalled", "http 5")
 
 
 @dataclass(frozen=True)
@@ -78,6 +102,8 @@ class ChatResult:
     cost_usd: float
     latency_s: float
     tool_calls: tuple[ToolCall, ...] = ()  # when the call offered tools and the model chose some
+    finish_reason: str | None = None       # "stop", "length" (cut at the completion cap), ...
+    cached_tokens: int | None = None       # prompt tokens the server reused from its cache, if it said
 
 
 class _BadResponse(Exception):
@@ -91,6 +117,14 @@ def _estimate_tokens(text: str) -> int:
 def _classify(exc: Exception) -> tuple[str, bool] | None:
     """(ledger status, retry?) of a failed attempt; None for an exception that is not about the
     server (e.g. a TypeError from unserialisable messages): that is a bug to surface as it is."""
+    if isinstance(exc, transport.Stalled):
+        return "stalled", True
+    if isinstance(exc, transport.ConnectFailed):
+        return "connection", True
+    if isinstance(exc, transport.HTTPStatusError):
+        return f"http {exc.status}", exc.status >= 500 or exc.status in _RETRIED_STATUS
+    if isinstance(exc, transport.MalformedStream):
+        return "bad-response", False
     if isinstance(exc, openai.APITimeoutError):
         return "timeout", True
     if isinstance(exc, openai.APIConnectionError):
@@ -106,6 +140,8 @@ def _classify(exc: Exception) -> tuple[str, bool] | None:
 def _retry_after(exc: Exception) -> float | None:
     """Seconds the server asked us to wait (Retry-After / retry-after-ms), if it said."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
+    if isinstance(exc, transport.HTTPStatusError):
+        headers = {k.lower(): v for k, v in exc.headers.items()}
     if headers is None:
         return None
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
@@ -116,15 +152,6 @@ def _retry_after(exc: Exception) -> float | None:
             except ValueError:
                 pass  # an HTTP date: fall back to our own backoff
     return None
-
-
-def _image_hint(kind: str, role: str, exc: Exception) -> str:
-    """A server error on a request with images often means a text-only model: say what to set."""
-    body = getattr(getattr(exc, "request", None), "content", b"") or b""
-    if kind == "chat" and b'"image_url"' in body:
-        return (f" (the request carried images: if the model is text-only, set "
-                f"llm.{role}.vision = false)")
-    return ""
 
 
 def completion_cap(cfg: RoleConfig, messages: Sequence[dict[str, Any]], wanted: int) -> int:
@@ -139,12 +166,21 @@ def completion_cap(cfg: RoleConfig, messages: Sequence[dict[str, Any]], wanted: 
 
 
 class LLMClient:
-    def __init__(self, config: LLMConfig, ledger: Ledger | None = None) -> None:
+    def __init__(self, config: LLMConfig, ledger: Ledger | None = None, *,
+                 warn: Callable[[str], None] | None = None) -> None:
+        """`warn` receives the one-time warnings of the run (a role turned text-only); default:
+        a line on stderr."""
         self.config = config
         self.ledger = ledger if ledger is not None else Ledger()
         self.prices = PriceTable(config.prices)
+        problem = unpriced_cap_problem(config, self.prices)
+        if problem:
+            raise UnpricedModelError(problem)
         tokens, usd = self.ledger.spent()  # a resumed run keeps counting from what it spent
         self.guard = SpendGuard(config.max_total_tokens, config.max_usd, already=Spend(tokens, usd))
+        self.breaker = CircuitBreaker(config.breaker_failures)
+        self.warn = warn or (lambda text: print(f"automemo: warning: {text}", file=sys.stderr))
+        self._quirks: dict[str, set[Quirk]] = {role: set() for role in ROLES}
         self._clients: dict[str, openai.OpenAI] = {}
         self._lock = threading.Lock()
         self._rng = random.Random()
@@ -156,6 +192,16 @@ class LLMClient:
 
     def configured(self, role: str) -> bool:
         return self.config.role(role).configured
+
+    def vision(self, role: str) -> bool:
+        """Whether the role's requests may carry images: its config says so and its server has
+        not refused them in this run."""
+        return self.config.role(role).vision and Quirk.TEXT_ONLY not in self._quirks[role]
+
+    def quirks(self, role: str) -> set[Quirk]:
+        """What the role's server was found to refuse in this run (a copy)."""
+        with self._lock:
+            return set(self._quirks[role])
 
     def totals(self) -> dict[str, dict[str, Any]]:
         """Per role: {"calls", "failed", "prompt_tokens", "completion_tokens", "usd", "unpriced_models"}."""
@@ -180,9 +226,11 @@ class LLMClient:
         tools: Sequence[dict[str, Any]] | None = None,
     ) -> ChatResult:
         """A chat completion. With `tools` (OpenAI function specs) the model may answer with
-        `tool_calls` instead of (or besides) text."""
+        `tool_calls` instead of (or besides) text. `<think>` reasoning is stripped from the text.
+        Streamed (the role's `stream`, calls without tools), silence is timed rather than the
+        whole answer, and a call given up on is closed before it is retried."""
         cfg = self._role(role)
-        request = dict(
+        request: dict[str, Any] = dict(
             model=cfg.model,
             messages=list(messages),
             max_tokens=completion_cap(
@@ -191,9 +239,27 @@ class LLMClient:
         )
         if tools:
             request["tools"] = list(tools)
+        streamed = cfg.stream and not tools
 
-        def attempt(sdk: openai.OpenAI) -> tuple[str, int, int, str]:
-            response = sdk.chat.completions.create(**request)
+        def usage_of(text: str, prompt: Any, completion: Any) -> tuple[int, int]:
+            if not isinstance(prompt, int):  # some local servers omit usage: estimate, caps still hold
+                prompt = _estimate_tokens("\n".join(message_text(m) for m in messages))
+            if not isinstance(completion, int):
+                completion = _estimate_tokens(text)
+            return prompt, completion
+
+        def attempt_streamed(sdk: openai.OpenAI, body: dict[str, Any]) -> tuple:
+            answer = transport.stream_chat(
+                cfg.base_url, sdk.api_key, {**body, "stream_options": {"include_usage": True}},
+                connect_s=min(30.0, cfg.timeout_s), first_token_s=cfg.first_token_timeout_s,
+                stall_s=cfg.stall_timeout_s)
+            text = quirk_rules.strip_think(answer.text)
+            prompt, completion = usage_of(answer.text, answer.prompt_tokens, answer.completion_tokens)
+            value = (text, (), answer.finish_reason, answer.cached_tokens)
+            return value, prompt, completion, answer.model or cfg.model
+
+        def attempt_sdk(sdk: openai.OpenAI, body: dict[str, Any]) -> tuple:
+            response = sdk.chat.completions.create(**body)
             choices = getattr(response, "choices", None)
             if not isinstance(choices, list) or not choices:
                 raise _BadResponse(f"no choices in the answer: {str(response)[:200]}")
@@ -208,16 +274,18 @@ class LLMClient:
             if not isinstance(content, str):
                 raise _BadResponse(f"the first choice has no text content: {str(choices[0])[:200]}")
             usage = getattr(response, "usage", None)
-            prompt = getattr(usage, "prompt_tokens", None)
-            completion = getattr(usage, "completion_tokens", None)
-            if not isinstance(prompt, int):  # some local servers omit usage: estimate, caps still hold
-                prompt = _estimate_tokens("\n".join(message_text(m) for m in messages))
-            if not isinstance(completion, int):
-                completion = _estimate_tokens(content)
-            return (content, calls), prompt, completion, getattr(response, "model", None) or cfg.model
+            prompt, completion = usage_of(content, getattr(usage, "prompt_tokens", None),
+                                          getattr(usage, "completion_tokens", None))
+            cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
+            value = (quirk_rules.strip_think(content), calls,
+                     getattr(choices[0], "finish_reason", None), cached if isinstance(cached, int) else None)
+            return value, prompt, completion, getattr(response, "model", None) or cfg.model
 
-        (text, calls), prompt, completion, model, usd, latency = self._run(role, "chat", node, purpose, attempt)
-        return ChatResult(text, model, prompt, completion, usd, latency, calls)
+        attempt = attempt_streamed if streamed else attempt_sdk
+        (text, calls, finish, cached), prompt, completion, model, usd, latency = self._run(
+            role, "chat", node, purpose, lambda sdk: attempt(sdk, self._adapted(role, request)),
+            request=request)
+        return ChatResult(text, model, prompt, completion, usd, latency, calls, finish, cached)
 
     def embed(
         self,
@@ -290,13 +358,50 @@ class LLMClient:
         ceiling = min(cfg.retry_backoff_max_s, cfg.retry_backoff_s * (2 ** retry))
         return ceiling * (0.5 + 0.5 * self._rng.random())
 
-    def _run(self, role: str, kind: str, node: Any, purpose: str, attempt: Callable) -> tuple:
+    def _adapted(self, role: str, request: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            known = set(self._quirks[role])
+        return quirk_rules.apply(request, known)
+
+    def _learn(self, role: str, exc: Exception, request: dict[str, Any] | None, *,
+               repeated: bool = False) -> bool:
+        """Whether a failed attempt revealed a quirk of the role's server not yet known (then it
+        is kept for the run, and the call is sent again adapted to it): a 400 that names what
+        it refuses, or the same server error twice on a request with images (a text-only
+        model's chat template failing on image parts, as llama.cpp's does)."""
+        if request is None:
+            return False
+        message = _bad_request_message(exc)
+        with self._lock:
+            known = self._quirks[role]
+            sent = quirk_rules.apply(request, known)
+            if message is not None:
+                quirk = quirk_rules.learn(message, sent, known)
+            elif repeated and Quirk.TEXT_ONLY not in known and quirk_rules.has_images(sent["messages"]):
+                quirk, message = Quirk.TEXT_ONLY, str(exc)
+            else:
+                quirk = None
+            if quirk is None:
+                return False
+            known.add(quirk)
+        if quirk is Quirk.TEXT_ONLY:
+            cfg = self.config.role(role)
+            self.warn(f"the {role} model {cfg.model!r} refused image inputs ({message[:160]}); "
+                      f"role {role} runs text-only for the rest of this run (set llm.{role}.vision = "
+                      f"false to say so from the start)")
+        return True
+
+    def _run(self, role: str, kind: str, node: Any, purpose: str, attempt: Callable,
+             request: dict[str, Any] | None = None) -> tuple:
         cfg = self._role(role)
         sdk = self._sdk(role)
         where = cfg.base_url or "the default OpenAI endpoint"
         status, detail, previous = "", "", None
-        for number in range(1, cfg.max_retries + 2):
+        number, retries = 0, 0
+        while True:
+            number += 1
             self.guard.check(f"{role} {kind} call ({purpose or 'no purpose'})")
+            self.breaker.check()
             started = time.monotonic()
             try:
                 value, prompt, completion, model = attempt(sdk)
@@ -316,32 +421,39 @@ class LLMClient:
                 # at two. 502-504 (gateway, overload) are transient by nature and keep retrying.
                 repeated = status == "http 500" and (status, detail) == previous
                 previous = (status, detail)
+                if self._learn(role, exc, request, repeated=repeated):
+                    continue  # the request was wrong for this server, not the server: no retry spent
                 if _is_context_overflow(exc):
+                    self.breaker.success()  # the server answered: it is up
                     raise ContextLengthError(
                         f"{kind} call for role {role!r} (model {cfg.model!r} at {where}): the prompt "
                         f"does not fit the model's context: {detail} (set llm.{role}.context_tokens "
                         "to the model's context size so that prompts are fitted before the call)",
                         role=role, model=cfg.model, base_url=cfg.base_url, status=status, attempts=number,
                     ) from exc
-                if not retry or repeated or number > cfg.max_retries:
+                if not retry or repeated or retries >= cfg.max_retries:
                     why = " (the same server error twice: retrying will not change it)" if repeated else ""
-                    raise LLMError(
-                        f"{kind} call for role {role!r} (model {cfg.model!r} at {where}) failed after "
-                        f"{number} attempt(s){why}; last status: {status}: {detail}"
-                        f"{_image_hint(kind, role, exc)}",
-                        role=role, model=cfg.model, base_url=cfg.base_url, status=status, attempts=number,
-                    ) from exc
+                    message = (f"{kind} call for role {role!r} (model {cfg.model!r} at {where}) failed "
+                               f"after {number} attempt(s){why}; last status: {status}: {detail}")
+                    if status.startswith(_ENDPOINT_STATUSES):
+                        self.breaker.failure(message)  # raises EndpointDown at the limit
+                    else:
+                        self.breaker.success()
+                    raise LLMError(message, role=role, model=cfg.model, base_url=cfg.base_url,
+                                   status=status, attempts=number) from exc
+                retries += 1
                 asked = _retry_after(exc)
-                wait = self._backoff(cfg, number - 1)
+                wait = self._backoff(cfg, retries - 1)
                 time.sleep(min(cfg.retry_backoff_max_s, max(wait, asked)) if asked else wait)
                 continue
             latency = time.monotonic() - started
+            self.breaker.success()
             cost = self.prices.cost(model, prompt, completion)
             self.guard.add(prompt + completion, cost.usd)
+            cached = value[3] if kind == "chat" else None
             self.ledger.record(LedgerEntry(
                 role=role, model=model, status="ok", kind=kind, node=node, purpose=purpose,
                 attempt=number, prompt_tokens=prompt, completion_tokens=completion,
-                usd=cost.usd, priced=cost.priced, latency_s=latency,
+                usd=cost.usd, priced=cost.priced, latency_s=latency, cached_tokens=cached or 0,
             ))
             return value, prompt, completion, model, cost.usd, latency
-        raise AssertionError("unreachable")  # the loop either returns or raises

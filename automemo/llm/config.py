@@ -24,7 +24,10 @@ class RoleConfig:
     api_key_env: str = "OPENAI_API_KEY"  # environment variable read for the key (never stored)
     temperature: float = 0.0             # deterministic by default: search runs should be repeatable
     max_tokens: int = 1024               # completion cap per call unless the caller asks otherwise
-    timeout_s: float = 120.0             # per-attempt HTTP timeout; a timeout is retried
+    timeout_s: float = 120.0             # per-attempt HTTP timeout of calls not streamed (embeddings, tool calls)
+    stream: bool = True                  # stream chat answers: silence is timed, not the whole answer
+    first_token_timeout_s: float = 600.0 # streamed: longest silence before the answer starts (prompt reading, thinking)
+    stall_timeout_s: float = 120.0       # streamed: longest silence once the answer flows; then closed and retried
     max_retries: int = 4                 # retries after the first attempt (429, 5xx, timeout, connection)
     retry_backoff_s: float = 1.0         # first backoff; doubles per retry, with jitter
     retry_backoff_max_s: float = 30.0    # ceiling of one backoff sleep, a server's Retry-After included
@@ -48,7 +51,8 @@ class LLMConfig:
     judge: RoleConfig = RoleConfig()     # LLM-as-judge scoring
     memo: RoleConfig = RoleConfig()      # what memo programs reach through toolkit.llm / embeddings
     max_total_tokens: int | None = None  # cap on prompt + completion tokens over all roles; None = no cap
-    max_usd: float | None = None         # cap on spend in USD over all roles; None = no cap
+    max_usd: float | None = None         # cap on spend in USD over all roles; None = no cap (refused for unpriced models)
+    breaker_failures: int = 3            # consecutive failed calls at an endpoint that stop the search; 0 = never
     # USD per 1M (input, output) tokens by model name; overrides and extends automemo.llm.prices
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 

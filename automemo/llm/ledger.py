@@ -34,6 +34,8 @@ _COLUMNS = {
     "priced": int,
     "latency_s": float,
     "error": str,
+    "cached_tokens": int,  # prompt tokens the server said it reused from its cache
+    "interrupted": int,    # 1: spent by a step that never committed (a crash or kill); still counted
 }
 
 
@@ -52,6 +54,8 @@ class LedgerEntry:
     priced: bool = True
     latency_s: float = 0.0
     error: str = ""
+    cached_tokens: int = 0
+    interrupted: bool = False
 
 
 class Ledger:
@@ -71,11 +75,15 @@ class Ledger:
         self._lock = threading.Lock()
         with self._lock:
             self._db[TABLE].create(_COLUMNS, pk="id", if_not_exists=True)
+            missing = {k: t for k, t in _COLUMNS.items() if k not in self._db[TABLE].columns_dict}
+            for name, kind in missing.items():  # a ledger written by an older version
+                self._db[TABLE].add_column(name, kind, not_null_default=0)
 
     def record(self, entry: LedgerEntry) -> None:
         row = asdict(entry)
         row["ts"] = time.time()
         row["priced"] = int(entry.priced)
+        row["interrupted"] = int(entry.interrupted)
         row["node"] = None if entry.node is None else str(entry.node)
         with self._lock, self._db.conn:
             self._db[TABLE].insert(row)

@@ -9,7 +9,10 @@ whose price the tool does not know: the run says so (see `Cost.priced`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:
+    from automemo.llm.config import LLMConfig
 
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "gpt-4o": (2.50, 10.00),
@@ -54,3 +57,20 @@ class PriceTable:
         if price is None:
             return Cost(0.0, False)
         return Cost((prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000, True)
+
+
+def unpriced_cap_problem(config: LLMConfig, prices: PriceTable) -> str | None:
+    """Why `config`'s USD cap cannot be held (a configured role's model has no price), or None.
+    A cap that silently counts an unpriced model as free would let a run spend without limit."""
+    if config.max_usd is None:
+        return None
+    from automemo.llm.config import ROLES
+
+    missing = sorted({f"{config.role(r).model!r} (llm.{r})" for r in ROLES
+                      if config.role(r).configured and prices.lookup(config.role(r).model) is None})
+    if not missing:
+        return None
+    return (f"a USD cap (--max-usd / llm.max_usd = {config.max_usd:g}) needs a price for every model, and "
+            f"there is none for {', '.join(missing)}: add it to [llm.prices] as "
+            f'"MODEL" = [USD per 1M input tokens, USD per 1M output tokens] (0, 0 for a free local '
+            f"model), or cap tokens instead (--max-tokens / llm.max_total_tokens)")

@@ -28,6 +28,7 @@ def build_meta_agent(
     image_roots: Sequence[Path] = (),
     root_seed: str = "no_memory",
     train_questions: Sequence[tuple[str, str]] = (),
+    benchmark: Any = None,
 ) -> MetaAgent:
     """`llm` is an `automemo.llm.LLMClient` (or None). With its `meta` role configured: the LLM
     meta agent, told `task_description`, the run's `budget` and sandbox `limits`, resolving
@@ -51,6 +52,8 @@ def build_meta_agent(
             budget=budget,
             limits=limits,
             image_roots=image_roots,
+            seeds_dir=seeds_dir,
+            benchmark=benchmark,
         )
         if config.mixed_tune_rate <= 0:
             return agent

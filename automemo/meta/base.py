@@ -27,6 +27,16 @@ class Improvement:
 
 
 @dataclass(frozen=True)
+class ChildAttempt:
+    """An earlier child of a parent: what was tried and what came of it."""
+
+    node_id: int
+    summary: str
+    score: float | None     # its first score; None when it failed before being evaluated
+    failure: str = ""       # why it failed ("" if it was evaluated)
+
+
+@dataclass(frozen=True)
 class ParentView:
     node_id: int
     source: str
@@ -34,6 +44,7 @@ class ParentView:
     n_evals: int
     evaluation: EvaluationResult | None   # the latest full evaluation, with its evidence
     evidence_dir: str | None = None        # where that evaluation's episodes and images are
+    children: tuple[ChildAttempt, ...] = ()  # its earlier children, oldest first
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+EDIT_MODES = ("diff", "rewrite")
+
 
 @dataclass(frozen=True)
 class MetaConfig:
@@ -25,6 +27,20 @@ class MetaConfig:
     temperature: float | None = None      # None: the meta role's configured temperature
     source_chars: int = 60_000            # a parent program longer than this is cut in prompts
     format_retries: int = 1               # re-asks after invalid JSON / no code block, then MetaError
+
+    # --- generate: how a child is written (role "meta") -----------------------------------------
+    # "diff": SEARCH/REPLACE edits of the parent (a diff that does not apply gets one request for
+    # the whole program); "rewrite": the whole program every time.
+    edit_mode: str = "diff"
+    # Generate samples: K children of one parent must differ. Analysis and repair keep the
+    # role's temperature (or `temperature` above).
+    generate_temperature: float | None = 0.8
+    max_continuations: int = 1            # an answer cut at the completion cap is continued this often
+    inspirations: int = 2                 # other programs shown to generate (best, and strong where the parent is weak)
+    inspiration_chars: int = 6_000        # each inspiration's source is cut to this
+    max_siblings: int = 6                 # the parent's earlier children (what was tried, what it scored)
+    sample_chars: int = 2_500             # excerpt of one update episode and one retrieve task
+    duplicate_retries: int = 2            # a child identical to a node of the tree is re-proposed this often
 
     # --- offline parameter mutator --------------------------------------------------------------
     max_perturbed: int = 2                # a child changes one or two tunables
@@ -55,3 +71,9 @@ class MetaConfig:
     # tunables is written by the offline mutator instead (it turns the tunables, LLM-written
     # children included); 0 keeps every step the LLM's.
     mixed_tune_rate: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.edit_mode not in EDIT_MODES:
+            from automemo.configtools import ConfigError
+
+            raise ConfigError(f"meta.edit_mode must be one of {', '.join(EDIT_MODES)}, got {self.edit_mode!r}")

@@ -26,6 +26,11 @@ class PromptTooLong(MetaError):
     """The server refused the prompt as longer than the model's context."""
 
 
+class TruncatedReply(UnusableReply):
+    """The answer was cut at the completion cap (finish_reason "length") and was still unusable
+    after its continuations: a cap too small for the answer, not a model that wrote no code."""
+
+
 @dataclass
 class UsageTally:
     calls: int = 0
@@ -63,6 +68,35 @@ class MetaConversation:
         self.config = config
         self.node_id = node_id
         self.usage = UsageTally()
+        self.last_text = ""  # the last usable reply, for a follow-up in the same conversation
+
+    def _call(self, history: list[dict], purpose: str, max_tokens: int, temperature: float | None) -> Any:
+        try:
+            return self.client.chat("meta", history, node=self.node_id, purpose=purpose,
+                                    max_tokens=max_tokens, temperature=temperature)
+        except ContextLengthError as exc:
+            raise PromptTooLong(f"{purpose}: {exc}") from exc
+        except LLMError as exc:
+            # The client already retried; a failing endpoint fails this step, not the run (the
+            # client's circuit breaker stops the run after a few in a row).
+            # BudgetExceeded (and EndpointDown) is not an LLMError: it propagates and stops the search.
+            raise MetaError(f"{purpose}: the meta LLM call failed: {exc}") from exc
+
+    def _complete(self, history: list[dict], purpose: str, max_tokens: int,
+                  temperature: float | None) -> tuple[str, bool]:
+        """One answer, continued while it is cut at the completion cap (at most
+        `max_continuations` times); (text, still cut)."""
+        result = self._call(history, purpose, max_tokens, temperature)
+        self.usage.add(result)
+        text = result.text
+        for n in range(self.config.max_continuations):
+            if getattr(result, "finish_reason", None) != "length":
+                break
+            history = [*history, assistant_message(text), user_message(render("meta_continue"))]
+            result = self._call(history, f"{purpose}-continue-{n + 1}", max_tokens, temperature)
+            self.usage.add(result)
+            text += result.text
+        return text, getattr(result, "finish_reason", None) == "length"
 
     def ask(
         self,
@@ -72,35 +106,34 @@ class MetaConversation:
         expected: str,
         purpose: str,
         max_tokens: int,
+        temperature: float | None = None,
     ) -> T:
         """Send `messages`; return `parse(reply)`. `parse` raises MetaError with a message the
-        model can act on; after `format_retries` re-asks the last such error propagates."""
+        model can act on; after `format_retries` re-asks the last such error propagates. An
+        answer cut at the completion cap is continued first; `temperature` None: the meta
+        config's (else the role's)."""
         history = list(messages)
         for attempt in range(self.config.format_retries + 1):
+            text, cut = self._complete(history, purpose if attempt == 0 else f"{purpose}-retry",
+                                       max_tokens, self.config.temperature if temperature is None else temperature)
             try:
-                result = self.client.chat(
-                    "meta",
-                    history,
-                    node=self.node_id,
-                    purpose=purpose if attempt == 0 else f"{purpose}-retry",
-                    max_tokens=max_tokens,
-                    temperature=self.config.temperature,
-                )
-            except ContextLengthError as exc:
-                raise PromptTooLong(f"{purpose}: {exc}") from exc
-            except LLMError as exc:
-                # The client already retried; a dead endpoint fails this step, not the run.
-                # BudgetExceeded is not an LLMError: it propagates and stops the search.
-                raise MetaError(f"{purpose}: the meta LLM call failed: {exc}") from exc
-            self.usage.add(result)
-            try:
-                return parse(result.text)
+                value = parse(text)
             except MetaError as exc:
+                if cut:  # not a model that wrote no code: one that was not let finish
+                    raise TruncatedReply(
+                        f"{purpose}: the answer was cut at the completion cap ({max_tokens} tokens, "
+                        f"finish_reason \"length\") even after {self.config.max_continuations} "
+                        f"continuation(s); raise meta.generate_max_tokens / analysis_max_tokens (a whole "
+                        f"program must fit it; SEARCH/REPLACE edits, meta.edit_mode = \"diff\", stay "
+                        f"short)") from exc
                 if attempt == self.config.format_retries:
                     raise UnusableReply(
                         f"{purpose}: the meta model's answer was unusable after "
                         f"{attempt + 1} attempt(s): {exc}"
                     ) from exc
                 retry = render("meta_format_retry", problem=str(exc), expected=expected)
-                history += [assistant_message(result.text), user_message(retry)]
+                history += [assistant_message(text), user_message(retry)]
+                continue
+            self.last_text = text
+            return value
         raise AssertionError("unreachable")  # the loop returns or raises

@@ -11,20 +11,26 @@ costing the step its child.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from automemo.contract import Budget
-from automemo.llm import system_message, user_message
+from automemo.evaluation.evidence import read_evidence
+from automemo.llm import assistant_message, system_message, user_message
 from automemo.meta.analysis import FEEDBACK_SCHEMA, analyse, analysis_messages
-from automemo.meta.base import Improvement, MetaAgent, ParentView, Proposal
-from automemo.meta.codeblock import extract_program, extract_summary
+from automemo.meta.base import Improvement, MetaAgent, ParentView, Proposal, ScoredProgram
+from automemo.meta.codeblock import check_program, extract_program, extract_summary, python_blocks
 from automemo.meta.config import MetaConfig
 from automemo.meta.conversation import MetaConversation, PromptTooLong, UnusableReply
 from automemo.meta.diagnosis import rule_based_diagnosis
 from automemo.meta.evidence import clip, select_evidence
 from automemo.meta.fitting import TRIMS, PromptRoom, Trim, fit, prompt_room
-from automemo.meta.prompts import contract_context, helpers_context, improvements_context, render_meta
+from automemo.meta.edits import EditError, apply_edits, parse_edits
+from automemo.meta.prompts import (contract_context, helpers_context, improvements_context,
+                                   inspirations_context, render_meta, siblings_context)
+from automemo.meta.samples import data_samples
+from automemo.meta.syntax import normalised
 from automemo.prompting import render
 from automemo.sandbox.base import Limits
 
@@ -41,16 +47,23 @@ class LLMMetaAgent(MetaAgent):
         budget: Budget = Budget(),
         limits: Limits = Limits(),
         image_roots: Sequence[Path] = (),
+        seeds_dir: str | Path | None = None,
+        benchmark: Mapping[str, Any] | None = None,
     ) -> None:
         """`client` is an `automemo.llm.LLMClient` with the `meta` role configured;
         `task_description` tells the prompts what the agent using the memory does; `image_roots`
-        are where evidence images resolve (the run's episode store)."""
+        are where evidence images resolve (the run's episode store, also where the data excerpts
+        come from); `seeds_dir` holds seed programs shown as inspiration; `benchmark` is the
+        benchmark's `describe()` (its metrics state the scoring rule)."""
         self.client = client
         self.config = config
         self.task_description = task_description
-        self.context = contract_context(budget, limits)
+        self.context = contract_context(budget, limits, benchmark=benchmark)
         self.image_roots = tuple(image_roots)
+        self.seeds_dir = seeds_dir
         self.system = render("meta_system")
+        self._programs: list[ScoredProgram] = []
+        self._tree_sources: list[str] = []
 
     # --- the model's limits -----------------------------------------------------------------
 
@@ -60,6 +73,10 @@ class LLMMetaAgent(MetaAgent):
 
     @property
     def vision(self) -> bool:
+        """Images go out unless the role is text-only by config, or its server refused them."""
+        vision = getattr(self.client, "vision", None)
+        if callable(vision):
+            return vision("meta")
         role = self._role()
         return True if role is None else role.vision
 
@@ -69,12 +86,12 @@ class LLMMetaAgent(MetaAgent):
 
     def _ask_fitted(
         self, conversation: MetaConversation, build: Callable[[Trim], tuple[list[dict], int]],
-        ask: Callable[[list[dict]], T], *, completion_tokens: int,
+        ask: Callable[[list[dict]], T], *, completion_tokens: int, start: int = 0,
     ) -> tuple[T, int]:
-        """`ask(messages)` with the messages of the first trim level that fits the model's
-        context; on a context-length refusal, once more one level further. (result, level)."""
+        """`ask(messages)` with the messages of the first trim level from `start` that fits the
+        model's context; on a context-length refusal, once more one level further. (result, level)."""
         room = self._room(completion_tokens)
-        messages, level = fit(build, room)
+        messages, level = fit(build, room, start=start)
         try:
             return ask(messages), level
         except PromptTooLong:
@@ -83,13 +100,47 @@ class LLMMetaAgent(MetaAgent):
             messages, level = fit(build, room, start=level + 1)
             return ask(messages), level
 
-    # --- propose: analysis → generate --------------------------------------------------------
+    # --- what the tree tells the agent ----------------------------------------------------------
+
+    def observe_tree(self, sources: Sequence[str]) -> None:
+        self._tree_sources = list(sources)
+
+    def observe_scores(self, programs: Sequence[ScoredProgram]) -> None:
+        self._programs = list(programs)
+
+    def _contract_for(self, parent: ParentView) -> dict[str, Any]:
+        """The shared contract variables with excerpts of this run's data (an update episode from
+        the episode store, a retrieve task from the parent's evidence)."""
+        retrieve_episode = None
+        if parent.evidence_dir:
+            try:
+                tasks = read_evidence(parent.evidence_dir).tasks
+                retrieve_episode = next((t.episode for t in tasks if t.episode is not None), None)
+            except (FileNotFoundError, ValueError, KeyError):
+                retrieve_episode = None
+        samples = data_samples(self.image_roots, retrieve_episode, self.config.sample_chars)
+        return {**self.context, "samples": samples}
+
+    def _seed_inspirations(self, seed: int) -> list[tuple[str, str]]:
+        """Seed programs not yet in the tree, in an order drawn from `seed` (children of one
+        parent see different ones)."""
+        if self.seeds_dir is None or not Path(self.seeds_dir).is_dir():
+            return []
+        known = {normalised(s) for s in self._tree_sources}
+        seeds = [(p.stem, p.read_text()) for p in sorted(Path(self.seeds_dir).glob("*.py"))
+                 if not p.stem.startswith("_")]
+        fresh = [(name, source) for name, source in seeds if normalised(source) not in known]
+        random.Random(seed).shuffle(fresh)
+        return fresh
+
+    # --- propose: analysis → generate, one conversation ---------------------------------------
 
     def propose(
         self, parent: ParentView, improvements: Sequence[Improvement], *, node_id: int, seed: int
     ) -> Proposal:
         conversation = MetaConversation(self.client, self.config, node_id=node_id)
         helpers = helpers_context(parent.source)
+        context = self._contract_for(parent)
         shown: dict[str, Any] = {}
 
         def build_analysis(trim: Trim) -> tuple[list[dict], int]:
@@ -98,7 +149,7 @@ class LLMMetaAgent(MetaAgent):
                                        config=config, image_roots=self.image_roots)
             images = [img.path for img in evidence.images()] if self.vision else []
             prompt = render_meta(
-                "meta_analysis", self.context, helpers=helpers if trim.helpers else "",
+                "meta_analysis", context, helpers=helpers if trim.helpers else "",
                 task_description=self.task_description, parent=_parent_vars(parent, config),
                 evidence=evidence.to_prompt(),
                 image_labels=[img.label for img in evidence.images()] if self.vision else [],
@@ -107,41 +158,86 @@ class LLMMetaAgent(MetaAgent):
                 show_ideas=trim.ideas, schema=FEEDBACK_SCHEMA,
             )
             shown["evidence"] = evidence
-            return analysis_messages(self.system, prompt, images), len(images)
+            messages = analysis_messages(self.system, prompt, images)
+            shown["analysis"] = (messages, len(images))
+            return messages, len(images)
 
         analysis_note: dict[str, Any]
+        prefix: tuple[list[dict], int, int] | None = None  # (messages, images, trim level)
         try:
             (feedback, repairs), level = self._ask_fitted(
                 conversation, build_analysis, lambda m: analyse(conversation, m),
                 completion_tokens=self.config.analysis_max_tokens,
             )
             analysis_note = {"source": "llm", "repairs": repairs, "trim": TRIMS[level].label}
+            messages, images = shown["analysis"]
+            # The generate call continues this conversation: the model sees the evidence it
+            # diagnosed, and a server can reuse the cached prefix.
+            prefix = ([*messages, assistant_message(conversation.last_text)], images, level)
         except (UnusableReply, PromptTooLong) as exc:
             # An unusable analysis costs the step its LLM diagnosis, not its child: the rules
             # read the same evidence, and the generate call still gets a diagnosis to act on.
             feedback = _rule_based(parent, seed=seed, config=self.config)
             analysis_note = {"source": "rule-based", "why": str(exc)[:500]}
         evidence = shown.get("evidence")
+        siblings = siblings_context(parent.children, self.config)
+        categories = dict(parent.evaluation.per_category) if parent.evaluation is not None else {}
+        inspirations = inspirations_context(self._programs, parent.node_id, categories, self.config,
+                                            self._seed_inspirations(seed))
 
         def build_generate(trim: Trim) -> tuple[list[dict], int]:
             config = trim.evidence_config(self.config)
-            prompt = render_meta(
-                "meta_generate", self.context, helpers=helpers if trim.helpers else "",
-                task_description=self.task_description, parent=_parent_vars(parent, config),
-                feedback=feedback, improvements=improvements_context(improvements, config),
-                show_ideas=trim.ideas,
+            level = TRIMS.index(trim)
+            # Inspirations are the largest optional part: all of them at the first level, one
+            # cut to half past it, none once the evidence itself is being cut hard.
+            shown_inspirations = inspirations if level == 0 else [
+                {**i, "source": i["source"][: self.config.inspiration_chars // 2]}
+                for i in inspirations[:1]] if level == 1 else []
+            variables = dict(
+                helpers=helpers if trim.helpers else "", task_description=self.task_description,
+                parent=_parent_vars(parent, config), feedback=feedback,
+                improvements=improvements_context(improvements, config), show_ideas=trim.ideas,
+                siblings=siblings, inspirations=shown_inspirations,
+                edit_mode=self.config.edit_mode,
             )
+            if prefix is not None and level <= prefix[2]:
+                prompt = render_meta("meta_generate", context, in_conversation=True, **variables)
+                return [*prefix[0], user_message(prompt)], prefix[1]
+            prompt = render_meta("meta_generate", context, in_conversation=False, **variables)
             return [system_message(self.system), user_message(prompt)], 0
+
+        how: dict[str, str] = {}
+
+        def parse_child(text: str) -> tuple[str, str]:
+            summary = extract_summary(text, _top_suggestion(feedback))
+            if self.config.edit_mode == "diff":
+                edits = parse_edits(text)
+                if edits:
+                    source = apply_edits(parent.source, edits)
+                    check_program(source)
+                    how["answer"] = f"{len(edits)} edit(s)"
+                    return (source if source.endswith("\n") else source + "\n"), summary
+                if not python_blocks(text):
+                    raise EditError("the reply holds no SEARCH/REPLACE edit")
+            source = extract_program(text)
+            how["answer"] = "whole program"
+            return source, summary
 
         (source, summary), _ = self._ask_fitted(
             conversation, build_generate,
-            lambda m: self._program(conversation, m, purpose="generate",
-                                    fallback=_top_suggestion(feedback)),
+            lambda m: conversation.ask(m, parse_child, expected="program", purpose="generate",
+                                       max_tokens=self.config.generate_max_tokens,
+                                       temperature=self.config.generate_temperature),
             completion_tokens=self.config.generate_max_tokens,
+            # From the analysis' own level: the conversation there, standalone prompts past it.
+            start=prefix[2] if prefix is not None else 0,
         )
         diagnosis = {
             **feedback,
             "analysis": analysis_note,
+            "generate": {"edit_mode": self.config.edit_mode, "answer": how.get("answer", ""),
+                         "in_conversation": prefix is not None,
+                         "inspirations": [i["name"] for i in inspirations]},
             "evidence": [
                 {"task_id": t.task_id, "outcome": t.outcome, "score": t.score}
                 for t in (evidence.trajectories if evidence is not None else ())

@@ -1,21 +1,26 @@
 """Rendering the meta agent's prompts (prompts/meta_*.j2) with the variables every one of them
-shares: the contract fragment's interface version, budget, limits and the toolkit's interface.
+shares: the contract fragment's interface version, budget, limits, the toolkit's interface,
+memolib's API, the scoring rule and excerpts of real data.
 
-The toolkit section quotes `automemo/toolkit/api.py` itself rather than a paraphrase, so the
-prompt cannot drift from what the guest actually offers.
+The toolkit section quotes `automemo/toolkit/api.py` itself rather than a paraphrase, and the
+memolib listing is read from the imported module's public names and docstrings, so neither can
+drift from what the guest actually offers.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import importlib.util
+import inspect
+import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from automemo.contract import INTERFACE_VERSION, Budget
 from automemo.meta import syntax
-from automemo.meta.base import Improvement
+from automemo.meta.base import ChildAttempt, Improvement, ScoredProgram
 from automemo.meta.config import MetaConfig
 from automemo.prompting import render
 from automemo.sandbox.base import Limits
@@ -100,18 +105,144 @@ def _signature(node: ast.FunctionDef | ast.ClassDef, indent: str) -> list[str]:
 
 
 def helpers_context(source: str) -> str:
-    """What the prompts show of the helper modules `source` imports ("" when it imports none)."""
-    return "\n\n".join(filter(None, (helper_module_api(m) for m in imported_helper_modules(source))))
+    """What the prompts show of the helper modules `source` imports ("" when it imports none);
+    memolib is left out when the contract lists its whole API anyway."""
+    listed = {MEMOLIB} if memolib_api() else set()
+    return "\n\n".join(filter(None, (helper_module_api(m) for m in imported_helper_modules(source)
+                                       if m not in listed and not m.startswith(MEMOLIB + "."))))
 
 
-def contract_context(budget: Budget = Budget(), limits: Limits = Limits()) -> dict[str, Any]:
+MEMOLIB = "automemo.toolkit.memolib"
+
+
+@functools.lru_cache(maxsize=1)
+def memolib_api(module: str = MEMOLIB) -> str:
+    """memolib's public API as the model needs it: each public function's and class's signature
+    with its docstring's first paragraph, public constants with their values. Read by importing
+    the module, so it lists whatever the library holds today ("" when there is none)."""
+    try:
+        lib = importlib.import_module(module)
+    except ImportError:
+        return ""
+    names = getattr(lib, "__all__", None) or [n for n in vars(lib) if not n.startswith("_")]
+    lines = [f"from automemo.toolkit import memolib   # {_first_paragraph(lib.__doc__)}"]
+    for name in names:
+        obj = getattr(lib, name, None)
+        home = getattr(obj, "__module__", "") or ""
+        if inspect.isfunction(obj) or inspect.isclass(obj):
+            if not home.startswith(module):
+                continue  # imported from elsewhere (typing, the contract): not memolib's own
+            lines.extend(_described(name, obj))
+        elif name.isupper() and isinstance(obj, (int, float, str, bool, tuple, frozenset)):
+            lines.append(f"memolib.{name} = {obj!r}"[:160])
+    return "\n".join(lines)
+
+
+def _first_paragraph(doc: str | None) -> str:
+    text = inspect.cleandoc(doc or "").split("\n\n")[0]
+    return " ".join(text.split())[:300]
+
+
+_ADDRESS = re.compile(r"<function (\S+) at 0x[0-9a-f]+>")
+_QUOTED_ANNOTATION = re.compile(r"(: |-> )'([^']*)'")
+
+
+def _runtime_signature(obj: Any) -> str:
+    """A signature as source would spell it: annotations unquoted, no memory addresses (the
+    listing must be the same text every run, or a server's prompt cache misses)."""
+    try:
+        text = str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return "(...)"
+    return _QUOTED_ANNOTATION.sub(r"\1\2", _ADDRESS.sub(r"\1", text))
+
+
+def _described(name: str, obj: Any) -> list[str]:
+    signature = _runtime_signature(obj)
+    doc = _first_paragraph(obj.__doc__)
+    kind = "class" if inspect.isclass(obj) else "def"
+    out = [f"{kind} memolib.{name}{signature}" + (f"  # {doc}" if doc else "")]
+    if inspect.isclass(obj):
+        for member, value in vars(obj).items():
+            if member.startswith("_") or not callable(value):
+                continue
+            sig = _runtime_signature(value)
+            note = _first_paragraph(getattr(value, "__doc__", ""))
+            out.append(f"    def {member}{sig}" + (f"  # {note}" if note else ""))
+    return out
+
+
+def scoring_rule(description: Mapping[str, Any] | None) -> str:
+    """How a program's score comes about, from the benchmark's own description (its metrics)."""
+    metrics = (description or {}).get("metrics")
+    rule = ("A program's score is the mean, over the retrieve tasks of an evaluation, of each task's "
+            "score in [0, 1]; the search keeps the program with the best score it can trust.")
+    if metrics:
+        rule += (f" Here each task is scored by {metrics}: the metric marked (value) is the task's "
+                 "score, the others are reported alongside.")
+    return rule
+
+
+def contract_context(budget: Budget = Budget(), limits: Limits = Limits(), *,
+                     benchmark: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return {
         "interface_version": INTERFACE_VERSION,
         "budget": budget,
         "limits": limits,
         "toolkit_api": toolkit_api_source(),
+        "memolib_api": memolib_api(),
+        "scoring_rule": scoring_rule(benchmark),
+        "samples": {"update_episode": "", "retrieve_task": ""},  # set per prompt from the run's data
         "helpers": "",  # helper modules the program at hand imports (set per prompt)
     }
+
+
+def inspirations_context(programs: Sequence[ScoredProgram], parent_id: int,
+                         parent_categories: Mapping[str, float], config: MetaConfig,
+                         seeds: Sequence[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+    """Up to `config.inspirations` programs other than the parent: the one that leads the parent
+    most on the parent's weakest question types, then the tree's best by mean; seed programs
+    (name, source) fill in while the tree has too few. Each source cut to `inspiration_chars`."""
+    others = [p for p in programs if p.node_id != parent_id]
+    chosen: list[dict[str, Any]] = []
+    weak = sorted(parent_categories, key=lambda c: parent_categories[c])[:2]
+
+    def lead(p: ScoredProgram) -> float:
+        return sum(p.per_category.get(c, 0.0) - parent_categories[c] for c in weak)
+
+    if weak:
+        leaders = sorted((p for p in others if lead(p) > 0), key=lambda p: (-lead(p), p.node_id))
+        if leaders:
+            p = leaders[0]
+            chosen.append(_inspiration(f"node {p.node_id}", p, config,
+                                       why="strongest where the parent is weak (" + ", ".join(
+                                           f"{c}: {p.per_category.get(c, 0.0):.3f} vs {parent_categories[c]:.3f}"
+                                           for c in weak) + ")"))
+    for p in sorted(others, key=lambda p: (-p.mean, p.node_id)):
+        if len(chosen) >= config.inspirations:
+            break
+        if all(c["name"] != f"node {p.node_id}" for c in chosen):
+            chosen.append(_inspiration(f"node {p.node_id}", p, config, why="among the best of the tree"))
+    for name, source in seeds:
+        if len(chosen) >= config.inspirations:
+            break
+        chosen.append({"name": f"seed {name}", "why": "a known design, not yet evaluated in this search",
+                       "score": None, "source": _cut(source, config.inspiration_chars)})
+    return chosen[: config.inspirations]
+
+
+def _inspiration(name: str, p: ScoredProgram, config: MetaConfig, *, why: str) -> dict[str, Any]:
+    return {"name": name, "why": why, "score": p.mean, "source": _cut(p.source, config.inspiration_chars)}
+
+
+def _cut(source: str, limit: int) -> str:
+    return source if len(source) <= limit else source[:limit] + "\n# ... [cut]"
+
+
+def siblings_context(children: Sequence[ChildAttempt], config: MetaConfig) -> list[dict[str, Any]]:
+    """The parent's latest children, each with what was tried and what came of it."""
+    return [{"node_id": c.node_id, "summary": c.summary, "score": c.score, "failure": c.failure[:200]}
+            for c in list(children)[-config.max_siblings:]] if config.max_siblings else []
 
 
 def improvements_context(improvements: Sequence[Improvement], config: MetaConfig) -> list[dict]:

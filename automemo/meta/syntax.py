@@ -20,3 +20,20 @@ def parse(source: str, filename: str = "<program>") -> ast.Module:
     """`ast.parse(source)`, serialised across threads; raises SyntaxError like it."""
     with _PARSING:
         return ast.parse(source, filename)
+
+
+def normalised(source: str) -> str:
+    """A program's identity for duplicate detection: its AST without docstrings, comments or
+    formatting (two programs with equal identities behave the same). The source itself when it
+    does not parse."""
+    try:
+        tree = parse(source)
+    except (SyntaxError, ValueError):
+        return source
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)

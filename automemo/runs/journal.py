@@ -207,8 +207,8 @@ def record_event(
 
 def recover(run: RunDir) -> int | None:
     """Discard everything an interrupted step left (scratch files, node and evaluation folders
-    without a committed row, ledger rows above the watermark) and return the last committed
-    step, or None if not even the root's evaluation was committed."""
+    without a committed row), mark its ledger rows (above the watermark) as interrupted, and
+    return the last committed step, or None if not even the root's evaluation was committed."""
     shutil.rmtree(run.pending_dir, ignore_errors=True)
     with _transaction(run) as conn:
         last = conn.execute("SELECT MAX(step) FROM actions").fetchone()[0]
@@ -218,7 +218,13 @@ def recover(run: RunDir) -> int | None:
             "SELECT value FROM journal WHERE key = 'ledger_watermark'"
         ).fetchone()[0])
         if _has_ledger(conn):
-            conn.execute("DELETE FROM ledger WHERE rowid > ?", (watermark,))
+            # The interrupted step's calls were really paid for: they stay, marked, and count
+            # toward the caps after the resume (the watermark moves past them).
+            if "interrupted" not in {r[1] for r in conn.execute("PRAGMA table_info(ledger)")}:
+                conn.execute("ALTER TABLE ledger ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0")
+            conn.execute("UPDATE ledger SET interrupted = 1 WHERE rowid > ?", (watermark,))
+            conn.execute("UPDATE journal SET value = ? WHERE key = 'ledger_watermark'",
+                         (str(_ledger_high(conn)),))
     nodes_root = run.path / "nodes"
     for folder in sorted(nodes_root.iterdir()) if nodes_root.exists() else ():
         if not folder.name.isdigit() or int(folder.name) not in node_ids:

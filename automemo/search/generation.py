@@ -2,6 +2,10 @@
 `repair_attempts` times. Pure orchestration over the meta agent and an exam callable; the loop
 decides what to write where.
 
+A proposal identical to a program already in the tree (same normalised AST: docstrings,
+comments and layout do not count) is rejected before its exam and proposed again, so a step is
+not spent examining and evaluating a program the tree already holds.
+
 `BudgetExceeded` is never caught here: a cap reached mid-generation abandons the step.
 """
 
@@ -15,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from automemo.failures import InfrastructureFailure
 from automemo.llm import BudgetExceeded
 from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Proposal
+from automemo.meta.syntax import normalised
 from automemo.runs.records import Outcome
 
 Exam = Callable[[str], Any]
@@ -84,16 +89,37 @@ def generate_child(
     exam: Exam,
     repair_attempts: int,
     repair_seed: Callable[[int], int],
+    known_sources: Sequence[str] = (),
+    duplicate_retries: int | None = None,
 ) -> Generation:
-    try:
-        proposal: Proposal = meta.propose(parent, improvements, node_id=node_id, seed=seed)
-    except BudgetExceeded:
-        raise
-    except MetaError as exc:
-        return Generation(False, None, "meta agent failed", {}, (), failure=f"meta: {exc}",
-                          failed_as=Outcome.META_ERROR)
+    """`known_sources`: the programs of the tree; a proposal equal to one is proposed again up
+    to `duplicate_retries` times (default: the meta agent's config, else 2)."""
+    if duplicate_retries is None:
+        duplicate_retries = getattr(getattr(meta, "config", None), "duplicate_retries", 2)
+    known = {normalised(s) for s in known_sources}
+    usage: list[dict[str, Any]] = []
+    duplicates: list[str] = []
+    for again in range(duplicate_retries + 1):
+        try:
+            proposal: Proposal = meta.propose(parent, improvements, node_id=node_id,
+                                              seed=seed if again == 0 else seed + 7919 * again)
+        except BudgetExceeded:
+            raise
+        except MetaError as exc:
+            return Generation(False, None, "meta agent failed", {"duplicates_rejected": duplicates},
+                              (), failure=f"meta: {exc}", usage={"calls": usage},
+                              failed_as=Outcome.META_ERROR)
+        usage.append(dict(proposal.usage))
+        if normalised(proposal.source) not in known:
+            break
+        duplicates.append(proposal.summary)
+    else:
+        return Generation(False, proposal.source, proposal.summary,
+                          {**dict(proposal.diagnosis), "duplicates_rejected": duplicates}, (),
+                          failure=f"meta: {len(duplicates)} proposal(s) in a row repeated a program "
+                                  "of the tree (same code once docstrings and comments are ignored)",
+                          usage={"calls": usage}, failed_as=Outcome.META_ERROR)
     source, summary = proposal.source, proposal.summary
-    usage = [dict(proposal.usage)]
     passed, report = _examine(exam, source)
     attempts = [ExamAttempt(0, source, passed, report, summary)]
     for attempt in range(1, repair_attempts + 1):
@@ -120,7 +146,7 @@ def generate_child(
         passed=passed,
         source=source,
         summary=summary,
-        diagnosis=dict(proposal.diagnosis),
+        diagnosis={**dict(proposal.diagnosis), **({"duplicates_rejected": duplicates} if duplicates else {})},
         attempts=tuple(attempts),
         failure=failure,
         usage={"calls": usage},

@@ -11,7 +11,7 @@ import threading
 
 from automemo.evaluation.evidence import read_evidence
 from automemo.evaluation.result import EvaluationResult
-from automemo.meta.base import (Improvement, ParentView, ScoredProgram, ScoredTask, evidence_questions,
+from automemo.meta.base import (ChildAttempt, Improvement, ParentView, ScoredProgram, ScoredTask, evidence_questions,
                                 scored_tasks)
 from automemo.runs.records import EvaluationRecord
 from automemo.runs.rundir import RunDir
@@ -46,9 +46,13 @@ class MetaContext:
             evaluation = read_evidence(evidence).result
         except FileNotFoundError:
             evaluation = None
+        # What was already tried from this parent, so the meta agent does not propose it again.
+        children = tuple(
+            ChildAttempt(row["id"], row["summary"], tree.node(row["id"]).first_score, row["failure"] or "")
+            for row in self.run.nodes() if row["parent"] == node_id and row["id"] in tree)
         return ParentView(node_id=node_id, source=self.run.program_source(node_id),
                           score=node.mean, n_evals=node.n, evaluation=evaluation,
-                          evidence_dir=str(evidence))
+                          evidence_dir=str(evidence), children=children)
 
     def sources(self, tree: Tree) -> list[str]:
         """Every program the tree holds, failed generations included."""

@@ -145,6 +145,7 @@ class StepRunner:
             node_id=child_id, seed=derive_seed(self.config.seed, step, "propose"), exam=exam,
             repair_attempts=self.config.repair_attempts,
             repair_seed=lambda a: derive_seed(self.config.seed, step, f"repair-{a}"),
+            known_sources=self.context.sources(tree),
         )
         _write_generation_files(journal.node_dir(child_id), gen)
         failure, failed_as = gen.failure, gen.failed_as

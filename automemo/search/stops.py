@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from automemo.failures import InfrastructureFailure
 from automemo.llm import BudgetExceeded
+from automemo.llm.breaker import EndpointDown
 
 # The reason recorded in final.json and the event log, by the exception that stopped the run.
+# First match wins: an endpoint stop is a kind of budget stop for every `except BudgetExceeded`
+# on its way up, but the run records (and exits non-zero for) the dead server.
 _REASONS: tuple[tuple[type[BaseException], str], ...] = (
+    (EndpointDown, "endpoint"),
     (BudgetExceeded, "budget"),
     # The host, not a program, failed beyond its retries (a dead sandbox engine, a host service,
     # too many excluded tasks).

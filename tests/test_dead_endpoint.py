@@ -1,0 +1,63 @@
+"""A search whose meta endpoint is dead stops within 3 failed calls, exits non-zero, prints the
+`--resume` command, and continues once the server is up (the circuit breaker, end to end)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+
+from automemo.fakellm import FakeLLM
+from automemo.paths import SEEDS_DIR
+from automemo.runs import RunDir
+from tests.searchtools import run_search, write_config
+
+ROOT = (SEEDS_DIR / "no_memory.py").read_text()
+FEEDBACK = {"summary": "too many rounds", "memory_relevance": [], "content_issues": [],
+            "structural_issues": [], "suggestions": [{"priority": 1, "change": "fewer", "rationale": "r"}]}
+
+
+_COUNT = itertools.count(1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _meta(request: dict) -> str:
+    text = json.dumps(request["messages"][-1]["content"])
+    if "diagnose a memo program" in text:
+        return "```json\n" + json.dumps(FEEDBACK) + "\n```"
+    n = next(_COUNT)  # a different (cheap) child every time
+    child = ROOT.replace("return MemoryPayload()", f'return MemoryPayload(text="hint {n}")')
+    return f"SUMMARY: hint {n}\n```python\n{child}```\n"
+
+
+def test_a_dead_meta_endpoint_stops_the_search_and_the_run_resumes(tmp_path):
+    port = _free_port()
+    extra = (f'[llm.meta]\nmodel = "local"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+             "max_retries = 1\nretry_backoff_s = 0.01\nretry_backoff_max_s = 0.02\n")
+    config = write_config(tmp_path / "s.toml", steps=3, backend="bwrap", extra=extra)
+    runs = tmp_path / "runs"
+    result = run_search("--config", str(config), "--runs-dir", str(runs), "--run-id", "dead")
+    assert result.returncode == 1, result.stderr[-3000:]
+    run_dir = runs / "dead"
+    assert f"automemo search --resume {run_dir}" in result.stderr
+    run = RunDir.open(run_dir)
+    from automemo.llm import Ledger
+
+    rows = Ledger(run.db_path).rows()
+    assert {r["status"] for r in rows} == {"connection"}
+    assert len({r["node"] for r in rows}) == 3 and len(rows) == 6, "3 failed calls of 2 attempts, no more"
+    assert run.final()["stop_reason"] == "endpoint"
+    assert [a["outcome"] for a in run.actions()] == ["evaluated", "meta_error", "meta_error"]
+
+    with FakeLLM(port=port) as fake:
+        fake.set_handler(_meta)
+        resumed = run_search("--resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    run = RunDir.open(run_dir)
+    assert run.final()["stop_reason"] == "steps"
+    assert [a["outcome"] for a in run.actions()][3:] == ["evaluated"]

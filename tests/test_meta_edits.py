@@ -1,0 +1,144 @@
+"""Edits instead of rewrites (SEARCH/REPLACE blocks applied exactly, then whitespace-
+insensitively), the one request for the whole program when they do not apply, answers cut at
+the completion cap, and duplicate children rejected before the exam."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
+from automemo.meta import ParentView, build_meta_agent
+from automemo.meta.base import ChildAttempt, MetaError, Proposal
+from automemo.meta.conversation import TruncatedReply
+from automemo.meta.edits import EditError, apply_edits, parse_edits
+from automemo.meta.syntax import normalised
+from automemo.search.generation import generate_child
+
+PARENT = '''"""A parent."""
+from automemo.contract import MemoProgram, MemoryPayload
+
+TOP_K = 5  # tunable: int 1..30
+
+
+class Memo(MemoProgram):
+    def update(self, episode):
+        self.seen = getattr(self, "seen", 0) + 1
+
+    def retrieve(self, task):
+        return MemoryPayload(text="k=%d" % TOP_K)
+'''
+FEEDBACK = {"summary": "s", "memory_relevance": [], "content_issues": [], "structural_issues": [],
+            "suggestions": [{"priority": 1, "change": "raise TOP_K", "rationale": "recall"}]}
+
+
+def _edit(search: str, replace: str) -> str:
+    return f"<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+
+
+def test_edits_apply_exactly_then_with_whitespace_ignored():
+    exact = parse_edits("SUMMARY: x\n" + _edit("TOP_K = 5  # tunable: int 1..30\n",
+                                                "TOP_K = 9  # tunable: int 1..30\n"))
+    assert "TOP_K = 9" in apply_edits(PARENT, exact)
+    # the model dropped the method's indentation and a trailing space: still found, re-indented
+    loose = parse_edits(_edit("def retrieve(self, task):  \n    return MemoryPayload(text=\"k=%d\" % TOP_K)\n",
+                              "def retrieve(self, task):\n    return MemoryPayload(text=\"top %d\" % TOP_K)\n"))
+    child = apply_edits(PARENT, loose)
+    assert '        return MemoryPayload(text="top %d" % TOP_K)\n' in child
+    assert "    def retrieve(self, task):\n" in child and "def update" in child
+    with pytest.raises(EditError, match="edit 1: its SEARCH text"):
+        apply_edits(PARENT, parse_edits(_edit("TOP_K = 6\n", "TOP_K = 7\n")))
+
+
+def test_normalised_identity_ignores_docstrings_comments_and_layout():
+    same = PARENT.replace('"""A parent."""\n', "").replace("  # tunable: int 1..30", "")
+    assert normalised(same) == normalised(PARENT)
+    assert normalised(PARENT.replace("TOP_K = 5", "TOP_K = 6")) != normalised(PARENT)
+
+
+def _client(fake, tmp_path) -> LLMClient:
+    role = RoleConfig(model="gpt-4o-mini", base_url=fake.base_url, max_retries=0)
+    return LLMClient(LLMConfig(meta=role), Ledger(tmp_path / "tree.db"))
+
+
+def _parent() -> ParentView:
+    return ParentView(node_id=0, source=PARENT, score=0.2, n_evals=1, evaluation=None,
+                      children=(ChildAttempt(1, "lower TOP_K", 0.1), ChildAttempt(2, "graph index", None, "exam: import")))
+
+
+def test_a_diff_child_and_one_request_for_the_whole_program_when_it_does_not_apply(fake_llm, tmp_path):
+    agent = build_meta_agent(_client(fake_llm, tmp_path))
+    whole = PARENT.replace("TOP_K = 5", "TOP_K = 11")
+    fake_llm.script([
+        "```json\n" + json.dumps(FEEDBACK) + "\n```",
+        "SUMMARY: more\n" + _edit("TOP_K = 5  # tunable: int 1..30\n", "TOP_K = 8  # tunable: int 1..30\n"),
+        "```json\n" + json.dumps(FEEDBACK) + "\n```",
+        "SUMMARY: more\n" + _edit("TOP_K = 50\n", "TOP_K = 8\n"),      # quotes what is not there
+        "SUMMARY: eleven\n```python\n" + whole + "```\n",
+    ])
+    first = agent.propose(_parent(), [], node_id=3, seed=0)
+    assert "TOP_K = 8" in first.source and first.diagnosis["generate"]["answer"] == "1 edit(s)"
+    generate = fake_llm.requests[1]
+    text = generate["messages"][-1]["content"]
+    assert "node 1: lower TOP_K → scored 0.1000" in text and "failed: exam: import" in text
+    assert "Other programs of this search" in text, "seeds fill the inspirations of a young tree"
+    second = agent.propose(_parent(), [], node_id=4, seed=1)
+    assert second.source == whole and second.diagnosis["generate"]["answer"] == "whole program"
+    retry = fake_llm.requests[-1]["messages"][-1]["content"]
+    assert "is not in the parent program" in retry and "COMPLETE program" in retry
+
+
+def test_a_cut_answer_is_continued_and_a_hopeless_one_says_it_was_cut(fake_llm, tmp_path):
+    agent = build_meta_agent(_client(fake_llm, tmp_path))
+    child = PARENT.replace("TOP_K = 5", "TOP_K = 12")
+    half = len(child) // 2
+    fake_llm.script([
+        "```json\n" + json.dumps(FEEDBACK) + "\n```",
+        {"content": "SUMMARY: twelve\n```python\n" + child[:half], "finish_reason": "length"},
+        child[half:] + "```\n",
+    ])
+    proposal = agent.propose(_parent(), [], node_id=5, seed=0)
+    assert proposal.source == child
+    assert "Continue exactly where it stopped" in fake_llm.requests[2]["messages"][-1]["content"]
+    fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```"]
+                    + [{"content": "```python\nclass Memo:\n    x = '", "finish_reason": "length"}] * 2)
+    with pytest.raises(TruncatedReply, match="cut at the completion cap.*generate_max_tokens"):
+        agent.propose(_parent(), [], node_id=6, seed=0)
+
+
+class _Repeating:
+    """A meta agent that proposes the parent again (docstring dropped) before a real change."""
+
+    def __init__(self, sources):
+        self.sources = list(sources)
+        self.seeds = []
+
+    def propose(self, parent, improvements, *, node_id, seed):
+        self.seeds.append(seed)
+        if not self.sources:
+            raise MetaError("nothing left")
+        return Proposal(self.sources.pop(0), "s", usage={"calls": 1})
+
+
+def test_duplicate_children_are_proposed_again_before_any_exam():
+    exams = []
+    same = PARENT.replace('"""A parent."""\n', "")
+    new = PARENT.replace("TOP_K = 5", "TOP_K = 6")
+    meta = _Repeating([same, new])
+    gen = generate_child(meta, _parent(), [], node_id=3, seed=10, exam=lambda s: exams.append(s) or _Passed(),
+                         repair_attempts=0, repair_seed=lambda a: a, known_sources=[PARENT])
+    assert gen.passed and gen.source == new and exams == [new], "the duplicate never reached the exam"
+    assert len(set(meta.seeds)) == 2 and gen.diagnosis["duplicates_rejected"] == ["s"]
+    stubborn = _Repeating([same] * 3)
+    gen = generate_child(stubborn, _parent(), [], node_id=3, seed=10, exam=lambda s: exams.append(s),
+                         repair_attempts=0, repair_seed=lambda a: a, known_sources=[PARENT],
+                         duplicate_retries=2)
+    assert not gen.passed and "repeated a program of the tree" in gen.failure and len(exams) == 1
+
+
+class _Passed:
+    passed = True
+
+    def to_dict(self):
+        return {"passed": True}
