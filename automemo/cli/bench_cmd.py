@@ -16,6 +16,8 @@ BENCHES = {
     "scale": "episodes/s on threads and on Ray with 1, 2, 4 workers; parallel search K = 1, 2, 4",
     "strategies": "search strategies at equal budget: regret on simulated landscapes, meta calls and "
                   "tokens, Mini-Gallery test score of the selection",
+    "discovery": "the search's selection on test against every seed, best-of-seeds, random and greedy "
+                 "search at equal steps, and --parallel K at equal wall-clock, on one benchmark",
 }
 
 

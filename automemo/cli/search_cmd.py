@@ -30,6 +30,9 @@ def register(sub) -> None:
     p.add_argument("--preset", metavar="NAME", help="a preset under automemo/presets (minigallery, miniwob, default)")
     p.add_argument("--config", type=Path, metavar="FILE", help="a TOML config (keys as in presets/default.toml)")
     p.add_argument("--benchmark", metavar="NAME", help="benchmark name, e.g. minigallery, miniwob, or your own as path/to/file.py:ClassName")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="benchmark option, e.g. path=DIR for memgallery / locomo (VALUE parsed as JSON "
+                        "when it can be), repeatable")
     p.add_argument("--steps", type=int, metavar="N",
                    help="search steps after the root's evaluation (default 20); with --resume, the run's new total")
     p.add_argument("--seed", type=int, help="run seed; every random choice derives from it")
@@ -54,7 +57,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-CONFIG_FLAGS = ("preset", "config", "benchmark", "steps", "seed", "strategy", "meta_model", "meta_base_url",
+CONFIG_FLAGS = ("preset", "config", "benchmark", "option", "steps", "seed", "strategy", "meta_model", "meta_base_url",
                 "agent_model", "sandbox", "parallel", "executor", "max_usd", "max_tokens", "run_id", "runs_dir")
 # What a resumed run may change: only its budget. Everything else would make the committed steps
 # and the ones to come answers to different questions.
@@ -83,6 +86,7 @@ def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None 
               if only is None or flag in only}
     if only is None:
         values["sandbox.backend"] = "unsafe" if args.unsafe_no_sandbox else args.sandbox
+        values["benchmark.options"] = _benchmark_options(getattr(args, "option", None) or [])
     out: dict[str, Any] = {}
     for path, value in values.items():
         if value is None:
@@ -95,8 +99,20 @@ def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None 
     return out
 
 
+def _benchmark_options(items: list[str]) -> dict[str, Any] | None:
+    """--option KEY=VALUE pairs; a relative `path` is made absolute, so that the run's config
+    names the same data when it is resumed from another directory."""
+    from automemo.cli.eval_cmd import parse_options
+
+    options = parse_options(items)
+    if isinstance(options.get("path"), str) and options["path"]:
+        options["path"] = str(Path(options["path"]).expanduser().resolve())
+    return options or None
+
+
 def resolve_config(args: argparse.Namespace):
-    from automemo.config import build_run_config, load_run_config
+    from automemo.assembly import load_search_config
+    from automemo.config import build_run_config
     from automemo.configtools import ConfigError
 
     if args.unsafe_no_sandbox and args.sandbox:
@@ -133,7 +149,7 @@ def resolve_config(args: argparse.Namespace):
             run = None
             _check_output_places(args)
             config = _with_absolute_benchmark_path(
-                load_run_config(args.preset, args.config, overrides_from_flags(args)))
+                load_search_config(args.preset, args.config, overrides_from_flags(args)))
             _check_benchmark(config)
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None

@@ -33,6 +33,7 @@ class RunOverview:
     selected_id: int | None          # final.json's node, or the current LCB leader
     total_evaluations: int
     c_e: float
+    uncertainty_rule: str            # how each node's ± was computed (RunView.uncertainty_rule)
     config_json: str
     generated_at: str
 
@@ -81,6 +82,7 @@ def gather_run(run: RunDir) -> RunData:
         selected_id=view.selected_id,
         total_evaluations=view.total_evaluations,
         c_e=view.search.c_e,
+        uncertainty_rule=view.uncertainty_rule,
         config_json=json.dumps(config, indent=2, sort_keys=True),
         generated_at=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     )

@@ -5,8 +5,8 @@ tree only after a step has been committed there, so memory and disk never disagr
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Iterable, Literal
+from dataclasses import dataclass, field
+from typing import Iterable, Literal, Mapping
 
 from automemo.search.policy import NodeStats, TreeStats
 
@@ -24,6 +24,8 @@ class Node:
     status: NodeStatus = "evaluated"
     created_step: int = 0
     action: str = "generate"              # "root" | "generate"
+    task_scores: Mapping[str, float] = field(default_factory=dict)  # the latest evaluation's
+    exact: bool = False                   # every evaluation was exact (deterministic, all tasks)
 
     @property
     def first_score(self) -> float | None:
@@ -51,12 +53,13 @@ class Tree:
     @classmethod
     def from_rundir(cls, run) -> Tree:
         """Rebuild the tree from a run directory's committed rows (`automemo.runs.RunDir`)."""
-        scores: dict[int, list[tuple[int, float]]] = {}
+        evaluations: dict[int, list[dict]] = {}
         for ev in run.evaluations():
-            scores.setdefault(ev["node_id"], []).append((ev["k"], ev["mean"]))
+            evaluations.setdefault(ev["node_id"], []).append(ev)
         nodes = []
         for row in run.nodes():
-            own = tuple(s for _, s in sorted(scores.get(row["id"], [])))
+            mine = sorted(evaluations.get(row["id"], []), key=lambda e: e["k"])
+            own = tuple(e["mean"] for e in mine)
             nodes.append(
                 Node(
                     id=row["id"],
@@ -68,6 +71,8 @@ class Tree:
                     status=row["status"],
                     created_step=row["step"],
                     action=row["action"],
+                    task_scores=(mine[-1].get("task_scores") or {}) if mine else {},
+                    exact=bool(mine) and all(e.get("exact") for e in mine),
                 )
             )
         return cls(nodes)
@@ -134,6 +139,8 @@ class Tree:
                     m=m[n.id],
                     first_score=n.first_score,
                     parent_snapshot=n.parent_snapshot,
+                    task_scores=n.task_scores,
+                    exact=n.exact,
                 )
                 for n in live
             ),
