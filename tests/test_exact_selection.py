@@ -152,3 +152,15 @@ def test_search_on_exact_evaluations_spends_no_step_on_a_repeat(tmp_path):
     view = RunView.load(run)
     assert view.uncertainty_source == "tasks" and "SE" in view.uncertainty_rule
     assert view.node(final["node_id"]).lcb == pytest.approx(7 / 8 - 0.125)
+    # ... and the tree command and the report print that ± and the paired lead
+    import subprocess
+    import sys
+
+    shown = subprocess.run([sys.executable, "-m", "automemo", "tree", str(run.path)],
+                           capture_output=True, text=True, check=True).stdout
+    assert "±0.125 LCB=0.750" in shown and "SE of the per-task scores" in shown and "paired SE" in shown
+    from automemo.report.build import build_report
+
+    build_report(run, tmp_path / "report", quiet=True)
+    index = (tmp_path / "report" / "index.html").read_text()
+    assert "SE of the per-task scores" in index and 'id="paired-lead"' in index

@@ -34,6 +34,7 @@ class RunOverview:
     total_evaluations: int
     c_e: float
     uncertainty_rule: str            # how each node's ± was computed (RunView.uncertainty_rule)
+    lead: Mapping[str, Any] | None   # exact evaluation: the selection's paired lead (RunView.lead)
     config_json: str
     generated_at: str
 
@@ -83,6 +84,7 @@ def gather_run(run: RunDir) -> RunData:
         total_evaluations=view.total_evaluations,
         c_e=view.search.c_e,
         uncertainty_rule=view.uncertainty_rule,
+        lead=view.lead,
         config_json=json.dumps(config, indent=2, sort_keys=True),
         generated_at=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     )
