@@ -164,3 +164,45 @@ def test_search_on_exact_evaluations_spends_no_step_on_a_repeat(tmp_path):
     build_report(run, tmp_path / "report", quiet=True)
     index = (tmp_path / "report" / "index.html").read_text()
     assert "SE of the per-task scores" in index and 'id="paired-lead"' in index
+
+
+def test_real_data_search_with_bad_data_says_what_to_change(tmp_path):
+    """No scenario under the path, or a split without questions (one scenario file: every
+    conversation lands in test): a sentence, a non-zero exit, and no run directory left."""
+    import subprocess
+    import sys
+
+    from conversation_data import write_memgallery
+
+    release = write_memgallery(tmp_path / "release")
+    (tmp_path / "empty").mkdir()
+    cases = {"empty": (tmp_path / "empty", "no JSON files"),
+             "one file": (release / "dialog" / "alice.json", "the train split holds no question")}
+    for what, (path, said) in cases.items():
+        done = subprocess.run(
+            [sys.executable, "-m", "automemo", "search", "--benchmark", "memgallery", "--option",
+             f"path={path}", "--unsafe-no-sandbox", "--runs-dir", str(tmp_path / "runs"), "--quiet"],
+            capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0 and said in done.stderr, (what, done.stderr[-500:])
+        assert not any((tmp_path / "runs").glob("*/config.json")), what
+
+
+def test_discovery_summary_compares_with_the_best_seed_and_best_of_seeds():
+    from automemo.bench.discovery import Scored, SearchResult, WallClockCap, summarize
+
+    seeds = [Scored("a", 0.9, 0.50, 3.0), Scored("b", 0.7, 0.60, 40.0), Scored("c", 0.9, 0.55, 1.0)]
+    searches = [SearchResult(s, "tree", 1, 10, "steps", 60.0, 4, "x", 0.95, test, 2.0)
+                for s, test in ((0, 0.65), (1, 0.59))]
+    summary = summarize(seeds, searches, 1)
+    assert summary["best_seed"]["name"] == "b"            # best on test
+    assert summary["best_of_seeds"]["name"] == "a"        # best on validation; tie → first seed
+    row = summary["strategies"]["tree/k1"]
+    assert row["minus_best_seed"][0] == pytest.approx(0.02) and row["min_minus_best_seed"] == pytest.approx(-0.01)
+    assert summary["slowest_seed_retrieve_ms"] == 40.0
+
+    class Client:
+        def exhausted(self):
+            return None
+
+    assert WallClockCap(Client(), deadline=float("inf")).exhausted() is None
+    assert "wall-clock" in WallClockCap(Client(), deadline=0.0).exhausted()

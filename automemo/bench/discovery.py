@@ -239,6 +239,8 @@ def run(args) -> int:
     if args.parallel > 1 and "tree" not in strategies:
         raise UserError("--parallel compares against the sequential tree search: keep tree in --strategies")
     console = Console()
+    if not console.is_terminal:  # a log or a pipe: wide enough that the tables do not wrap
+        console = Console(width=140)
     with tempfile.TemporaryDirectory(prefix="automemo-discovery-") as tmp:
         args.workdir = (args.workdir or Path(tmp)).resolve()
         args.workdir.mkdir(parents=True, exist_ok=True)
