@@ -97,12 +97,9 @@ class WallClockCap:
 
 
 def _overrides(args, **search: Any) -> dict[str, Any]:
-    from automemo.cli.eval_cmd import parse_options
+    from automemo.cli.search_cmd import benchmark_options
 
-    options = parse_options(args.option or [])
-    if isinstance(options.get("path"), str):
-        options["path"] = str(Path(options["path"]).expanduser().resolve())
-    return {"benchmark": {"name": args.benchmark, "options": options},
+    return {"benchmark": {"name": args.benchmark, "options": benchmark_options(args.option or []) or {}},
             "sandbox": {"backend": args.sandbox},
             "embeddings": {"cache_path": str(args.workdir / "embeddings.sqlite")},
             "search": {"steps": args.steps, **search}}

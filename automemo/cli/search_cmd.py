@@ -86,7 +86,7 @@ def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None 
               if only is None or flag in only}
     if only is None:
         values["sandbox.backend"] = "unsafe" if args.unsafe_no_sandbox else args.sandbox
-        values["benchmark.options"] = _benchmark_options(getattr(args, "option", None) or [])
+        values["benchmark.options"] = benchmark_options(getattr(args, "option", None) or [])
     out: dict[str, Any] = {}
     for path, value in values.items():
         if value is None:
@@ -99,7 +99,7 @@ def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None 
     return out
 
 
-def _benchmark_options(items: list[str]) -> dict[str, Any] | None:
+def benchmark_options(items: list[str]) -> dict[str, Any] | None:
     """--option KEY=VALUE pairs; a relative `path` is made absolute, so that the run's config
     names the same data when it is resumed from another directory."""
     from automemo.cli.eval_cmd import parse_options
