@@ -10,7 +10,8 @@ On one benchmark (its search defaults applied, as `automemo search` applies them
 - `--parallel K` against 1 at equal wall-clock: a tree search with K actions in flight that
   stops starting new actions once the sequential tree search's wall-clock has passed.
 
-Test scores are cached by program text, so a seed selected unchanged is not scored again. All
+Scores are cached by program text in the work folder (`--workdir`, scores.json), so a seed
+selected unchanged is not scored again, and a second run over the same folder scores no seed. All
 runs share one embedding cache: every update episode is embedded once. The retrieve time per
 question of each test evaluation is read from the evaluation itself (`info.retrieve_s_mean`).
 Prints tables, writes a JSON file (`--out`).
@@ -21,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+import shutil
 import statistics
 import sys
 import tempfile
@@ -106,19 +108,25 @@ def _overrides(args, **search: Any) -> dict[str, Any]:
 
 
 class TestScores:
-    """Test (and validation) scores from one evaluator, cached by program text."""
+    """Test (and validation) scores from one evaluator, cached by program text and benchmark
+    configuration in `cache_file` (the work folder's scores.json), so that a second run over the
+    same work folder (more search seeds, another strategy) scores no seed again."""
 
-    def __init__(self, evaluator: Any) -> None:
-        self.evaluator = evaluator
-        self._cache: dict[tuple[str, str], tuple[float, float]] = {}
+    def __init__(self, evaluator: Any, cache_file: Path, benchmark: Any) -> None:
+        self.evaluator, self.cache_file = evaluator, cache_file
+        self._scope = hashlib.sha256(json.dumps(benchmark, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        self._cache: dict[str, list[float]] = (
+            json.loads(cache_file.read_text()) if cache_file.exists() else {})
 
     def score(self, source: str, split: str) -> tuple[float, float]:
         """(mean, retrieve ms per question) of `source` on `split`."""
-        key = (hashlib.sha256(source.encode()).hexdigest(), split)
+        key = f"{self._scope}:{hashlib.sha256(source.encode()).hexdigest()}:{split}"
         if key not in self._cache:
             result = self.evaluator.evaluate(source, split=split)
-            self._cache[key] = (result.mean, 1000.0 * float(result.info.get("retrieve_s_mean", 0.0)))
-        return self._cache[key]
+            self._cache[key] = [result.mean, 1000.0 * float(result.info.get("retrieve_s_mean", 0.0))]
+            self.cache_file.write_text(json.dumps(self._cache, indent=1))
+        mean, ms = self._cache[key]
+        return mean, ms
 
 
 def score_seeds(scores: TestScores, advance: Callable[[], None]) -> list[Scored]:
@@ -143,7 +151,8 @@ def run_search(args, scores: TestScores, search_seed: int, strategy: str, parall
     config = load_search_config(None, None, _overrides(
         args, seed=search_seed, strategy=strategy, parallel=parallel,
         **({"steps": steps} if steps is not None else {})))
-    run_id = f"{strategy}-k{parallel}-seed{search_seed}"
+    run_id = f"{strategy}-k{parallel}-steps{config.search.steps}-seed{search_seed}"
+    shutil.rmtree(args.workdir / "runs" / run_id, ignore_errors=True)  # a search is timed whole
     run = RunDir.create(args.workdir / "runs", run_config_to_dict(config), run_id)
     started = time.monotonic()
     search = build_search(run, config, quiet=True)
@@ -256,7 +265,8 @@ def run(args) -> int:
                 require_questions(setup, "test")
             except AssemblyError as exc:
                 raise UserError(str(exc)) from None
-            scores = TestScores(setup.evaluator)
+            scores = TestScores(setup.evaluator, args.workdir / "scores.json",
+                                {"benchmark": config.benchmark, "budget": config.budget})
             job = progress.add_task("seed programs on validation and test", total=2 * n_seeds + runs)
             seeds = score_seeds(scores, lambda: progress.advance(job))
             for seed in range(args.search_seeds):
