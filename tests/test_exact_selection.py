@@ -193,7 +193,7 @@ def test_discovery_summary_compares_with_the_best_seed_and_best_of_seeds():
     seeds = [Scored("a", 0.9, 0.50, 3.0), Scored("b", 0.7, 0.60, 40.0), Scored("c", 0.9, 0.55, 1.0)]
     searches = [SearchResult(s, "tree", 1, 10, "steps", 60.0, 4, "x", 0.95, test, 2.0)
                 for s, test in ((0, 0.65), (1, 0.59))]
-    summary = summarize(seeds, searches, 1)
+    summary = summarize(seeds, searches)
     assert summary["best_seed"]["name"] == "b"            # best on test
     assert summary["best_of_seeds"]["name"] == "a"        # best on validation; tie → first seed
     row = summary["strategies"]["tree/k1"]

@@ -170,7 +170,7 @@ def run_search(args, scores: TestScores, search_seed: int, strategy: str, parall
                         final["mean"], test, ms)
 
 
-def summarize(seeds: list[Scored], searches: list[SearchResult], parallel: int) -> dict[str, Any]:
+def summarize(seeds: list[Scored], searches: list[SearchResult]) -> dict[str, Any]:
     best_seed = max(seeds, key=lambda s: s.test)
     best_of_seeds = max(seeds, key=lambda s: (s.validation, -seeds.index(s)))
     out: dict[str, Any] = {
@@ -269,30 +269,42 @@ def run(args) -> int:
                                 {"benchmark": config.benchmark, "budget": config.budget})
             job = progress.add_task("seed programs on validation and test", total=2 * n_seeds + runs)
             seeds = score_seeds(scores, lambda: progress.advance(job))
+            _write(args, seeds, searches)
+
+            def search(seed: int, strategy: str, **how: Any) -> SearchResult:
+                result = run_search(args, scores, seed, strategy, **how)
+                searches.append(result)
+                _write(args, seeds, searches)  # what is done survives an interruption
+                progress.console.print(
+                    f"search seed {seed} {strategy} K={result.parallel}: {result.steps_done} steps in "
+                    f"{result.wall_s:.0f} s, selected #{result.node_id} validation {result.validation:.3f} "
+                    f"test {result.test:.3f}")
+                progress.advance(job)
+                return result
+
             for seed in range(args.search_seeds):
                 sequential = None
                 for strategy in strategies:
                     progress.update(job, description=f"search seed {seed}: {strategy}, {args.steps} steps")
-                    result = run_search(args, scores, seed, strategy)
-                    searches.append(result)
+                    result = search(seed, strategy)
                     sequential = result if strategy == "tree" else sequential
-                    progress.advance(job)
                 if args.parallel > 1:
                     progress.update(job, description=f"search seed {seed}: tree, K={args.parallel}, "
                                                      f"{sequential.wall_s:.0f} s")
-                    searches.append(run_search(args, scores, seed, "tree", args.parallel,
-                                               steps=args.parallel * args.steps, deadline_s=sequential.wall_s))
-                    progress.advance(job)
-        summary = summarize(seeds, searches, args.parallel)
-        title = f"{args.benchmark}, {args.steps} steps"
-        render(console, seeds, searches, summary, title)
-        command = "automemo bench discovery " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
-            if sys.argv[1:3] == ["bench", "discovery"] else " ".join(map(shlex.quote, sys.argv))
-        document = {"command": command, "benchmark": args.benchmark, "options": _overrides(args)["benchmark"]["options"],
-                    "steps": args.steps, "search_seeds": args.search_seeds, "parallel": args.parallel,
-                    "seeds": [asdict(s) for s in seeds], "searches": [asdict(r) for r in searches],
-                    "summary": summary}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(document, indent=2))
+                    search(seed, "tree", parallel=args.parallel, steps=args.parallel * args.steps,
+                           deadline_s=sequential.wall_s)
+        render(console, seeds, searches, summarize(seeds, searches), f"{args.benchmark}, {args.steps} steps")
         console.print(f"written: {args.out}")
     return 0
+
+
+def _write(args, seeds: list[Scored], searches: list[SearchResult]) -> None:
+    command = ("automemo bench discovery " + " ".join(shlex.quote(a) for a in sys.argv[3:])
+               if sys.argv[1:3] == ["bench", "discovery"] else " ".join(map(shlex.quote, sys.argv)))
+    document = {"command": command, "benchmark": args.benchmark,
+                "options": _overrides(args)["benchmark"]["options"], "steps": args.steps,
+                "search_seeds": args.search_seeds, "parallel": args.parallel,
+                "seeds": [asdict(s) for s in seeds], "searches": [asdict(r) for r in searches],
+                "summary": summarize(seeds, searches)}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(document, indent=2))
