@@ -17,10 +17,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from automemo import configtools
 from automemo.config import BenchmarkSection, RunConfig
 from automemo.configtools import ConfigError
 from automemo.contract import Budget
@@ -28,7 +30,9 @@ from automemo.episode_store import EpisodeStore
 from automemo.llm import Ledger, LLMClient, LLMError
 from automemo.paths import SEEDS_DIR
 from automemo.sandbox.base import Limits, Sandbox
-from automemo.toolkit.embedding import EmbeddingConfig, Encoders, default_encoders
+from automemo.toolkit.embedding import (
+    EmbeddingConfig, Encoders, default_encoders, image_encoder_kind, image_encoder_label,
+)
 from automemo.toolkit.services import MemoServices
 
 EMBEDDING_CACHE = "embeddings.sqlite"
@@ -95,6 +99,27 @@ def services_factory(encoders: Encoders, store_root: Path, llm: LLMClient | None
     deterministic paths."""
     memo_llm = llm if llm is not None and llm.configured("memo") else None
     return lambda node=None: MemoServices(encoders, memo_llm, Path(store_root), node=node)
+
+
+def embedding_config(section: EmbeddingConfig | Mapping[str, Any] | None) -> EmbeddingConfig:
+    """The one resolution of embedding settings, for every command: a run's `RunConfig`
+    section as it is, or the `embeddings` table of a run's config.json or an export's
+    manifest (a foreign cache file is never reused: the store's own cache serves)."""
+    if isinstance(section, EmbeddingConfig):
+        return section
+    data = {k: v for k, v in dict(section or {}).items() if k != "cache_path"}
+    try:
+        return configtools.build(EmbeddingConfig, data)
+    except ConfigError as exc:
+        raise AssemblyError(f"embeddings: {exc}") from None
+
+
+def memo_services(embeddings: EmbeddingConfig | Mapping[str, Any] | None, store_root: Path,
+                  llm: LLMClient | None = None, *, persistent: bool = True, node: Any = None) -> MemoServices:
+    """One session's host services from embedding settings (resolved by `embedding_config`)
+    and an optional LLM client whose memo role programs may call."""
+    encoders = encoders_for(embedding_config(embeddings), store_root, llm, persistent=persistent)
+    return services_factory(encoders, store_root, llm)(node)
 
 
 def llm_client(config: RunConfig, ledger: Ledger | None = None) -> LLMClient:
@@ -192,6 +217,8 @@ def build_evaluation(
         sandbox = sandbox or open_sandbox(config.sandbox.backend, unsafe_confirmed=unsafe_confirmed)
         store = EpisodeStore(Path(store_root))
         encoders = encoders_for(config.embeddings, store.root, llm)
+        if not quiet:  # said once per command: whether images are compared by CLIP or the fallback
+            print(f"image embeddings: {image_encoder_label(config.embeddings)}", file=sys.stderr)
         evaluation = dataclasses.replace(config.evaluation, quiet=config.evaluation.quiet or quiet)
         evaluator = Evaluator(benchmark, sandbox, store, agent=agent,
                               services_factory=services_factory(encoders, store.root, llm),
@@ -250,13 +277,15 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
     # Recover first: the LLM client counts what the run has spent from the ledger when it is
     # built, and rows of an interrupted step must not count.
     recover(run)
+    record_image_encoder(run, config.embeddings)
     setup = build_evaluation(config, store_root=run.store_root, ledger=Ledger(run.db_path),
                              sandbox=sandbox, unsafe_confirmed=unsafe_confirmed, quiet=quiet)
     try:
         require_questions(setup, "train")
         seeds = snapshot_seeds(run)
         meta = build_meta_agent(
-            setup.llm, config.meta, seeds_dir=seeds, task_description=task_description(setup.benchmark),
+            setup.llm, config.meta, seeds_dir=seeds,
+            task_description=task_description(setup.benchmark, config.embeddings),
             budget=config.budget, limits=config.sandbox.limits, image_roots=[setup.store.root],
             root_seed=config.search.root,
         )
@@ -302,6 +331,20 @@ def snapshot_seeds(run: Any) -> Path:
     return target
 
 
-def task_description(benchmark: Any) -> str:
+def record_image_encoder(run: Any, embeddings: EmbeddingConfig) -> None:
+    """Write the active image encoder into the run's config.json (`embeddings.image` resolved
+    from "auto" to "open_clip" or "perceptual"): what the run compared images with is then on
+    record, in its export too, and a resumed run keeps it."""
+    stored = run.config()
+    section = dict(stored.get("embeddings") or {})
+    kind = image_encoder_kind(embeddings)
+    if section.get("image") != kind:
+        run.write_config({**stored, "embeddings": {**section, "image": kind}})
+
+
+def task_description(benchmark: Any, embeddings: EmbeddingConfig | None = None) -> str:
     facts = json.dumps(benchmark.describe(), sort_keys=True, default=str)
-    return f"Benchmark {benchmark.name} ({benchmark.family}). {facts}"
+    text = f"Benchmark {benchmark.name} ({benchmark.family}). {facts}"
+    if embeddings is not None:  # the meta agent writes image retrieval for the encoder it gets
+        text += f" toolkit.embed_image uses {image_encoder_label(embeddings)}."
+    return text

@@ -95,7 +95,25 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
 
 
+# Keys that moved: a run directory's config.json from before the move still resumes.
+_MOVED = {("evaluation", "update_timeout_s"): ("sandbox", "limits", "update_timeout_s"),
+          ("evaluation", "retrieve_timeout_s"): ("sandbox", "limits", "retrieve_timeout_s")}
+
+
+def _moved_keys(data: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    for (section, key), target in _MOVED.items():
+        old = dict(out.get(section) or {})
+        if key not in old:
+            continue
+        value = old.pop(key)
+        out[section] = old
+        out = configtools.merge(out, {target[0]: {target[1]: {target[2]: value}}})
+    return out
+
+
 def build_run_config(data: Mapping[str, Any]) -> RunConfig:
+    data = _moved_keys(data)
     try:
         return configtools.build(RunConfig, data)
     except (TypeError, ValueError) as exc:

@@ -25,17 +25,22 @@ SUPPORTED_INTERFACE_VERSIONS = ("1", "2")
 `Step.ref` / `Step.metadata`, which default to None / {}, so its data parses unchanged."""
 
 
-CATEGORY_KEY = "category"
-"""`task.metadata[CATEGORY_KEY]`: the retrieve task's type, the same key under which the
-evaluation reports per-category scores (a question type such as Mini-Gallery's VS or LoCoMo's
-cat5, a site, a task family). The harness sets it on every retrieve task of every benchmark, so
-a program may treat task types differently without knowing the benchmark's own metadata keys.
-Absent when `retrieve` is called outside an evaluation (e.g. a deployed memory)."""
+LABEL_KEYS = frozenset({
+    "category", "qtype", "question_type", "type", "point", "answer", "answers", "gold", "solution",
+    "clue", "clues", "evidence", "evidence_ids", "level",
+})
+"""Annotation keys a retrieve task never carries in its metadata: a question's category or type,
+its answer, clues, gold evidence ids, its difficulty. A deployed memory is asked a question and
+nothing else, so `retrieve(task)` gets what an application has at question time (the
+instruction, its images, the scope such as `user`, the time, the budget) and a benchmark's labels
+stay on the host for scoring and per-type tables. Type-aware behaviour is learned from the
+question text (e.g. `memolib.QuestionRouter`, fitted on the train split and baked into the
+program's source), never read."""
 
 BUDGET_KEY = "budget"
 """`task.metadata[BUDGET_KEY]`: the run's retrieval budget as `Budget.to_dict()`
 (`{"max_chars": ..., "max_images": ...}`), set by the harness on every retrieve task so that a
-program can rank what fits first. Absent outside an evaluation, like the category."""
+program can rank what fits first. Absent outside an evaluation."""
 
 
 class ContractError(ValueError):

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from automemo import configtools
 from automemo.contract import INTERFACE_VERSION, SUPPORTED_INTERFACE_VERSIONS, Budget, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder
@@ -103,12 +104,12 @@ class DeployedMemory:
 
     def update(self, episode: EpisodeRecorder | dict) -> None:
         episode = episode if isinstance(episode, EpisodeRecorder) else EpisodeRecorder.from_dict(episode)
-        self.session.call("update", {"episode": episode.to_dict()}, self.limits.call_timeout_s)
+        self.session.call("update", {"episode": episode.to_dict()}, self.limits.timeout("update"))
 
     def retrieve(self, task: PartialRecorder | dict) -> MemoryPayload:
         """The program's payload for `task`, cut to the run's budget."""
         task = task if isinstance(task, PartialRecorder) else PartialRecorder.from_dict(task)
-        result = self.session.call("retrieve", {"task": task.to_dict()}, self.limits.call_timeout_s)
+        result = self.session.call("retrieve", {"task": task.to_dict()}, self.limits.timeout("retrieve"))
         return MemoryPayload.from_dict(result).truncated(self.budget)
 
     def close(self) -> None:
@@ -172,20 +173,40 @@ def _backend(sandbox: str | Sandbox, unsafe: bool) -> Sandbox:
 
 
 def _default_services(manifest: dict[str, Any], store_root: Path) -> HostServices:
-    """The run's own embedding configuration, cached in the working store, and no LLM."""
-    from automemo.assembly import AssemblyError, encoders_for, services_factory
-    from automemo.configtools import ConfigError
-    from automemo.toolkit.embedding import EmbeddingConfig
+    """The run's own embedding configuration, cached in the working store, and the run's memo
+    LLM when the environment provides its key (`memo_llm`)."""
+    from automemo.assembly import AssemblyError, memo_services
 
     try:
-        config = configtools.build(EmbeddingConfig, manifest.get("embeddings") or {})
-        encoders = encoders_for(config, store_root)
-    except (ConfigError, AssemblyError) as exc:
+        return memo_services(manifest.get("embeddings"), store_root, memo_llm(manifest))
+    except AssemblyError as exc:
         raise DeployError(
             f"the exported program's embedding config cannot be served here ({exc}); pass "
             f"services=MemoServices(...) built with encoders you have"
         ) from None
-    return services_factory(encoders, store_root, None)()
+
+
+def memo_llm(manifest: Mapping[str, Any]) -> Any:
+    """An LLM client serving the memo role the program was searched with (so that it answers
+    as it did in the search), when the manifest names one and the environment holds its key;
+    otherwise None, said once on stderr: the program then takes its deterministic path."""
+    from automemo.llm import LLMClient
+    from automemo.llm.config import LLMConfig, RoleConfig
+
+    role = ((manifest.get("config") or {}).get("llm") or {}).get("memo") or {}
+    try:
+        memo = configtools.build(RoleConfig, role)
+    except (TypeError, ValueError):
+        memo = RoleConfig()
+    if not memo.configured:
+        return None
+    if not os.environ.get(memo.api_key_env):
+        print(f"load_memory: the program was searched with the memo LLM {memo.model!r}"
+              f"{' at ' + memo.base_url if memo.base_url else ''}, and ${memo.api_key_env} is not set: "
+              f"toolkit.llm is unavailable, so the program answers through its deterministic fallback "
+              f"(set ${memo.api_key_env} to serve the model)", file=sys.stderr)
+        return None
+    return LLMClient(LLMConfig(memo=memo))
 
 
 def _copy_tree(source: Path, target: Path) -> None:

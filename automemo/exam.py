@@ -7,7 +7,9 @@ sandbox, on a few sampled training inputs, six checks in order:
     update          `update` runs on every sample update episode
     retrieve        `retrieve` runs on every sample partial recorder
     payload_schema  each payload is a valid MemoryPayload whose images exist in the store
-    payload_budget  each payload respects the retrieval budget
+    payload_budget  each payload survives the retrieval budget's cut: text and images beyond the
+                    budget are cut here exactly as in the evaluation (the contract prompt says
+                    so), but metadata larger than the whole budget would be dropped entirely
 
 The first failure stops the exam. The report names the check, the input that failed and the
 traceback tail; its `for_prompt()` text is what the repair prompt receives.
@@ -24,8 +26,9 @@ from typing import Any, Mapping, Sequence
 from automemo.contract import Budget, ContractError, EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.prompting import render
 from automemo.sandbox.base import (
-    BadResult, HostServices, Limits, ProgramLoadError, Sandbox, SandboxError,
+    BadResult, HostServices, Limits, ProgramLoadError, Sandbox, SandboxError, SandboxUnavailable,
 )
+from automemo.toolkit.services import raise_host_failure
 
 CHECKS: dict[str, str] = {
     "imports": "the program compiles, imports and Memo(toolkit) constructs",
@@ -33,7 +36,7 @@ CHECKS: dict[str, str] = {
     "update": "update runs on the sample update episodes",
     "retrieve": "retrieve runs on the sample partial recorders",
     "payload_schema": "the payload is a valid MemoryPayload whose images exist",
-    "payload_budget": "the payload respects the retrieval budget",
+    "payload_budget": "the payload survives the budget's cut (its metadata alone fits the budget)",
 }
 _INPUT_STRING_CHARS = 1_000  # long observations are clipped in the report, not in the exam
 _MEMO_PROBLEMS = ("no class named Memo", "class Memo has no method")
@@ -96,7 +99,10 @@ def quick_exam(
 ) -> ExamReport:
     """Run the six checks on `source`. Never raises for a program's fault (that is the report);
     raises `BudgetExceeded` when a memo LLM call failed because a run cap was reached, since
-    that is the run stopping, not the program failing."""
+    that is the run stopping, not the program failing, and an `InfrastructureFailure` when the
+    sandbox engine is gone (`SandboxUnavailable`) or a host toolkit service failed during the
+    exam (`HostServiceFailed`): neither says anything about the program, so neither may cost it
+    a failed check and a repair."""
     timings: dict[str, float] = {}
     passed: list[str] = []
     common = dict(n_episodes=len(episodes), n_partials=len(partials))
@@ -113,6 +119,8 @@ def quick_exam(
                 passed.append("imports")
                 raise _CheckFailed("defines_memo", exc.detail, exc.traceback) from None
             raise _CheckFailed("imports", exc.detail, exc.traceback) from None
+        except SandboxUnavailable:
+            raise
         except SandboxError as exc:
             raise _CheckFailed("imports", f"{exc.kind}: {exc.detail}", exc.traceback) from None
         finally:
@@ -124,18 +132,20 @@ def quick_exam(
             session.close()
     except _CheckFailed as failure:
         _raise_if_budget_spent(services)
+        raise_host_failure(services, "quick exam")
         return ExamReport(
             passed=False, failed_check=failure.check, failing_input=failure.failing_input,
             error=failure.error, traceback_tail=failure.traceback, timings=timings,
             passed_checks=tuple(passed), **common,
         )
+    raise_host_failure(services, "quick exam")  # a pass on a fallback the host forced is no pass
     return ExamReport(passed=True, timings=timings, passed_checks=tuple(passed), **common)
 
 
 def _run_checks(session, episodes, partials, budget, limits, store_root, timed, passed) -> None:
     started = time.perf_counter()
     try:
-        described = session.call("describe", {}, limits.call_timeout_s)
+        described = session.call("describe", {}, limits.timeout("describe"))
     except SandboxError as exc:
         raise _CheckFailed("defines_memo", f"{exc.kind}: {exc.detail}", exc.traceback) from None
     finally:
@@ -147,7 +157,7 @@ def _run_checks(session, episodes, partials, budget, limits, store_root, timed, 
     for index, episode in enumerate(episodes):
         started = time.perf_counter()
         try:
-            session.call("update", {"episode": episode.to_dict()}, limits.call_timeout_s)
+            session.call("update", {"episode": episode.to_dict()}, limits.timeout("update"))
         except SandboxError as exc:
             raise _CheckFailed("update", f"{exc.kind}: {exc.detail}", exc.traceback,
                                _input("update", index, "episode", episode)) from None
@@ -160,7 +170,7 @@ def _run_checks(session, episodes, partials, budget, limits, store_root, timed, 
     for index, task in enumerate(partials):
         started = time.perf_counter()
         try:
-            payloads.append((index, task, session.call("retrieve", {"task": task.to_dict()}, limits.call_timeout_s)))
+            payloads.append((index, task, session.call("retrieve", {"task": task.to_dict()}, limits.timeout("retrieve"))))
         except BadResult as exc:
             # retrieve ran, but the guest found its result outside the contract: a schema failure,
             # reported once every retrieve has run so the checks keep their order.
@@ -192,11 +202,13 @@ def _run_checks(session, episodes, partials, budget, limits, store_root, timed, 
     started = time.perf_counter()
     try:
         for index, task, payload in checked:
-            problems = payload.violations(budget)
-            if problems:
+            # The evaluation truncates an over-budget payload (MemoryPayload.truncated); the exam
+            # does the same, and fails only what that cut would wreck: metadata dropped whole.
+            if payload.metadata and not payload.truncated(budget).metadata:
                 raise _CheckFailed(
                     "payload_budget",
-                    "; ".join(problems) + f" (budget: {budget.max_chars} characters, {budget.max_images} images)",
+                    "; ".join(payload.violations(budget)) + f": its metadata alone exceeds the budget "
+                    f"({budget.max_chars} characters), so the harness would drop all of it",
                     "", _input("retrieve", index, "task", task),
                 )
     finally:

@@ -93,6 +93,9 @@ def export_node(run_dir: str | Path, node_id: int | None = None, out_dir: str | 
         "benchmark": config.get("benchmark", {}),
         "models": _models(view),
         "embeddings": {k: v for k, v in config.get("embeddings", {}).items() if k != "cache_path"},
+        # Which image encoder the program was searched with: CLIP (with its weights) or the
+        # perceptual fallback; a deployment should serve the same.
+        "image_encoder": _image_encoder(config),
         # The whole resolved run config (it holds no secret, only key-variable names): what
         # `automemo eval` of this folder scores it under unless flags say otherwise.
         "config": config,
@@ -226,3 +229,11 @@ def _models(view: RunView) -> dict[str, Any]:
     finally:
         ledger.close()
     return {"configured": roles, "used": seen}
+
+
+def _image_encoder(config: dict[str, Any]) -> str:
+    from automemo.configtools import build
+    from automemo.toolkit.embedding import EmbeddingConfig, image_encoder_label
+
+    embeddings = {k: v for k, v in (config.get("embeddings") or {}).items() if k != "cache_path"}
+    return image_encoder_label(build(EmbeddingConfig, embeddings))

@@ -47,12 +47,10 @@ class Memo(MemoProgram):
     def update(self, episode: EpisodeRecorder) -> None:
         order = self.episodes
         self.episodes += 1
-        units = memolib.units(episode)
-        if not units:  # an episode that never acted still teaches what was asked
-            units = [memolib.Unit(episode.task_id, 0, episode.instruction, evidence=(episode.task_id,))]
+        units = memolib.episode_units(episode)
         if IMAGE_UNITS:
             units += self._image_units(units)
-        texts = [self._unit_text(episode, u) for u in units]
+        texts = [memolib.indexed_text(episode, u) for u in units]
         text_vecs = memolib.as_matrix(self.toolkit.embed_text(texts), self.text_dim)
         image_vecs = np.zeros((len(units), self.image_dim), dtype=np.float32)
         with_image = [i for i, u in enumerate(units) if u.images]
@@ -79,12 +77,6 @@ class Memo(MemoProgram):
                                         evidence=cite, time=u.time))
         return out
 
-    @staticmethod
-    def _unit_text(episode, unit):
-        if memolib.is_conversation(episode):
-            return unit.text
-        return f"{episode.instruction}\n{unit.text}"
-
     # --- retrieve ----------------------------------------------------------------------------
 
     def retrieve(self, task: PartialRecorder) -> MemoryPayload:
@@ -101,12 +93,7 @@ class Memo(MemoProgram):
                 "Memory guard: nothing stored matches this question closely. If the memories "
                 "below do not contain the answer, answer \"Not mentioned.\""
             )
-        chronological = sorted(ranked, key=lambda r: (r[1], r[0].position))
-        lines = []
-        for unit, order, score in memolib.dedupe(chronological, key=lambda r: (r[1], r[0].position, r[0].evidence)):
-            tag = f"[session {order + 1}{', ' + unit.time if unit.time else ''} | {', '.join(unit.evidence)}]"
-            lines.append(f"{tag} {unit.text}")
-        sections.append("Relevant memories (chronological):\n" + "\n".join(lines))
+        sections.append(memolib.chronological([(unit, order) for unit, order, _ in ranked]))
         return memolib.make_payload(sections, budget=budget, images=images, evidence=evidence)
 
     def _query_vector(self, task):

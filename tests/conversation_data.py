@@ -119,9 +119,13 @@ def _conversation(sample_id: str, a: str, b: str, hobby: str, city: str) -> dict
     }
 
 
-def write_locomo(path: Path) -> Path:
+def write_locomo(path: Path, *, unknown_clue: bool = False) -> Path:
+    """With `unknown_clue`, conv-2's second question also cites `D10:19`, a turn the
+    conversation does not have, as the published locomo10.json does (conv-42, qa[58])."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = [_conversation("conv-1", "Caroline", "Melanie", "pottery", "Paris"),
             _conversation("conv-2", "Jon", "Gina", "dance", "Rome")]
+    if unknown_clue:
+        data[1]["qa"][1]["evidence"] = ["D2:1", "D10:19"]
     path.write_text(json.dumps(data, indent=1))
     return path

@@ -92,16 +92,37 @@ def test_bad_input_names_the_file_and_the_item(releases, tmp_path):
     broken.parent.mkdir()
     broken.write_text(json.dumps(data))
     with pytest.raises(DatasetError, match=r"broken/\w+\.json: human-annotated QAs\[0\]: clue 'D7:1' names no round"):
-        load("memgallery", {"path": str(broken)})
-    assert load("memgallery", {"path": str(broken), "unknown_clues": "drop"}).data.questions
+        load("memgallery", {"path": str(broken), "unknown_clues": "error"})
+    dropped = load("memgallery", {"path": str(broken)})
+    assert [d.clue for d in dropped.data.dropped_clues] == ["D7:1"]
+    assert dropped.describe()["dropped_clues"]["count"] == 1
+    first = next(q for q in dropped.split("train").retrieve + dropped.split("test").retrieve
+                 if q.task_id.endswith("Q001") and q.task_id.startswith(broken.stem))
+    assert first.data["clues"] == []  # its only clue was dropped: not counted in retrieval mode
     locomo = json.loads(releases["locomo"].read_text())
     locomo[1]["qa"][0]["evidence"] = ["D3:4"]
     (tmp_path / "l.json").write_text(json.dumps(locomo))
-    with pytest.raises(DatasetError, match=r"l\.json: sample 1 \(conv-2\): qa\[0\]: evidence 'D3:4' names no turn"):
-        load("locomo", {"path": str(tmp_path / "l.json")})
+    with pytest.raises(DatasetError, match=r"l\.json: sample 1 \(conv-2\): qa\[0\]: clue 'D3:4' names no turn"):
+        load("locomo", {"path": str(tmp_path / "l.json"), "unknown_clues": "error"})
     (tmp_path / "pointer.json").write_text(LFS_POINTER)
     with pytest.raises(DatasetError, match=r"pointer\.json: not valid JSON"):
         load("locomo", {"path": str(tmp_path / "pointer.json")})
+
+
+def test_the_published_locomo_file_with_a_clue_naming_no_turn_loads_and_says_so_once(tmp_path, capsys):
+    path = write_locomo(tmp_path / "locomo10.json", unknown_clue=True)
+    bench = load("locomo", {"path": str(path)})
+    err = capsys.readouterr().err
+    assert err.count("dropped 1 gold clue") == 1
+    assert "locomo10.json: sample 1 (conv-2): qa[1]: 'D10:19'" in err
+    question = next(q for q in bench.split("train").retrieve + bench.split("test").retrieve
+                    if q.task_id == "conv-2/Q002")
+    assert question.data["clues"] == ["conv-2/D2:1"]  # the known clue stays
+    described = bench.describe()["dropped_clues"]
+    assert described["count"] == 1 and described["source"] == str(path)
+    assert described["items"] == [f"{path}: sample 1 (conv-2): qa[1]: D10:19"]
+    with pytest.raises(DatasetError, match=r"qa\[1\]: clue 'D10:19' names no turn of conv-2"):
+        load("locomo", {"path": str(path), "unknown_clues": "error"})
 
 
 # --- automemo eval end to end --------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Crossover in the offline mutator: the child program runs both parents and fuses their
 retrievals (checked in-process, and through the real quick exam in bubblewrap for two real
-seeds), answering a task category with one parent alone where a task-by-task sign test on the
-evidence decides it; the partner is the evaluated program strongest where the parent is weak;
+seeds), answering a question type with one parent alone where a task-by-task sign test on the
+evidence decides it, the type predicted from the question by a router fitted on the scored train
+questions (the child never reads a label); the partner is the evaluated program strongest where the parent is weak;
 once every seed was tried, a transplant is the seed strongest there."""
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from automemo.cli.exam_cmd import load_inputs
 from automemo.contract import PartialRecorder
 from automemo.exam import quick_exam
 from automemo.meta import MetaConfig
-from automemo.contract import CATEGORY_KEY
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta.base import ParentView, ScoredProgram, ScoredTask
-from automemo.meta.crossover import best_partner, crossover_source, routes, sign_test, weak_categories
+from automemo.meta.crossover import (best_partner, crossover_source, fit_router, routable, routes, sign_test,
+                                     weak_categories)
 from automemo.meta.mutator import ParameterMutator
 from automemo.meta.tunables import parse_tunables
+from automemo.toolkit.memolib import QuestionRouter
 from automemo.paths import SEEDS_DIR
 from automemo.toolkit.services import MemoServices
 from sandboxtools import sandbox
@@ -141,34 +143,60 @@ class Memo(MemoProgram):
 '''
 
 
-def _ask(memo, category=None):
-    metadata = {} if category is None else {CATEGORY_KEY: category}
-    return memo.retrieve(PartialRecorder(task_id="q", benchmark="toy", instruction="?", metadata=metadata))
+QUESTIONS = {"VS": ["What colour was the bike in the photo?", "What colour is the car in the picture?",
+                    "What colour were the shoes in the photo?"],
+             "FR": ["Where does Ann work?", "Where does Ben live?", "Where did Cleo study?"],
+             "TR": ["When did Ann move?", "When was the party?", "When did Ben start?"]}
+ROUTER = QuestionRouter.fit([q for qs in QUESTIONS.values() for q in qs],
+                            [c for c, qs in QUESTIONS.items() for _ in qs])
 
 
-def test_a_routed_crossover_answers_a_category_with_the_parent_chosen_for_it():
+def _ask(memo, question="?", **metadata):
+    return memo.retrieve(PartialRecorder(task_id="q", benchmark="toy", instruction=question, metadata=metadata))
+
+
+def test_a_routed_crossover_answers_a_question_type_with_the_parent_chosen_for_it():
     source = crossover_source(COUNTING.format(name="a"), COUNTING.format(name="b"), name_a="A", name_b="B",
-                              weight_a=0.55, routes={"VS": 0.0, "FR": 1.0})
-    assert "ROUTES = {'FR': 1.0, 'VS': 0.0}" in source
+                              weight_a=0.55, routes={"VS": 0.0, "FR": 1.0}, router=ROUTER)
+    assert "ROUTES = {'FR': 1.0, 'VS': 0.0}" in source and "QuestionRouter.from_params(" in source
     memo = _load(source)
     a, b = (type(p) for p in memo.parents)
-    vs = _ask(memo, "VS")
+    # The type comes from the question's text: no label in the task, a category key is ignored.
+    vs = _ask(memo, "What colour was the kite in the photo?", category="FR")
     assert vs.metadata["evidence"] == ["b1", "b2"] and vs.text == "from b" and (a.calls, b.calls) == (0, 1)
-    fr = _ask(memo, "FR")
+    fr = _ask(memo, "Where does Dan work?")
     assert fr.metadata["evidence"] == ["a1", "a2"] and fr.text == "from a" and (a.calls, b.calls) == (1, 1)
-    # A category no route names, or no category at all (a deployed memory), fuses both
-    # (0.55/7 for a2 just beats 0.45/6 for b1).
-    for category in ("TR", None):
-        fused = _ask(memo, category)
-        assert fused.metadata["evidence"] == ["a1", "a2", "b1", "b2"] and "from a" in fused.text and "from b" in fused.text
+    # A type no route names fuses both (0.55/7 for a2 just beats 0.45/6 for b1).
+    fused = _ask(memo, "When did Dan leave?")
+    assert fused.metadata["evidence"] == ["a1", "a2", "b1", "b2"] and "from a" in fused.text and "from b" in fused.text
     with pytest.raises(ValueError, match="route weights"):
-        crossover_source("A", "B", name_a="A", name_b="B", routes={"VS": 1.5})
+        crossover_source("A", "B", name_a="A", name_b="B", routes={"VS": 1.5}, router=ROUTER)
+    with pytest.raises(ValueError, match="question router"):
+        crossover_source("A", "B", name_a="A", name_b="B", routes={"VS": 1.0})
+
+
+def test_the_router_is_fitted_on_the_scored_questions_and_routes_only_types_it_recognises():
+    tasks = {f"{c}{i}": ScoredTask(c, 1.0, q) for c, qs in QUESTIONS.items() for i, q in enumerate(qs)}
+    lead = ScoredProgram(1, "P1", 0.5, 1, tasks=tasks)
+    partner = ScoredProgram(2, "P2", 0.5, 1, tasks={"x": ScoredTask("VS", 0.0)})  # no question recorded
+    router = fit_router(lead, partner)
+    assert router is not None and router.accuracy(*zip(*[(q, c) for c, qs in QUESTIONS.items() for q in qs])) == 1.0
+    assert fit_router(partner) is None  # no question text, nothing to fit
+    # A type whose questions the router does not recognise is not routed.
+    confused = dict(tasks, odd=ScoredTask("KR", 1.0, "When did Ann move?"))
+    assert routable({"VS": 0.0, "KR": 1.0}, router, [ScoredProgram(1, "P1", 0.5, 1, tasks=confused)]) == {"VS": 0.0}
+    assert routable({"VS": 0.0}, None, [lead]) == {}
 
 
 def _with_tasks(node_id: int, mean: float, scores: dict[str, list[float]]) -> ScoredProgram:
-    tasks = {f"{c}{i}": ScoredTask(c, s) for c, values in scores.items() for i, s in enumerate(values)}
+    tasks = {f"{c}{i}": ScoredTask(c, s, _question(c, i)) for c, values in scores.items() for i, s in enumerate(values)}
     per_category = {c: sum(v) / len(v) for c, v in scores.items()}
     return ScoredProgram(node_id=node_id, source=f"P{node_id}", mean=mean, n=1, per_category=per_category, tasks=tasks)
+
+
+def _question(category: str, i: int) -> str:
+    return {"VS": "What colour was thing {} in the photo?", "FR": "Where does person {} work?",
+            "TR": "When did event {} happen?", "KR": "Which hobby does friend {} share?"}[category].format(i)
 
 
 def test_a_category_is_routed_only_on_a_significant_task_by_task_lead():
@@ -187,7 +215,7 @@ def test_a_category_is_routed_only_on_a_significant_task_by_task_lead():
 def test_the_mutator_routes_its_crossover_by_the_evidence(seeds_dir):  # noqa: F811
     mutator = ParameterMutator(MetaConfig(crossover_rate=1.0), seeds_dir=seeds_dir)
     parent_source, partner_source = _seed(10, "hybrid"), _seed(5, "dense")
-    vs = [TaskResult(f"VS{i}", "VS", 0.0) for i in range(5)]
+    vs = [TaskResult(f"VS{i}", "VS", 0.0) for i in range(5)]  # the parent's evaluation: no question text
     fr = [TaskResult(f"FR{i}", "FR", 1.0) for i in range(5)]
     evaluation = EvaluationResult(mean=0.5, n_scored=10, per_category={"VS": 0.0, "FR": 1.0}, metrics={},
                                   tasks=(*vs, *fr))
@@ -198,3 +226,7 @@ def test_the_mutator_routes_its_crossover_by_the_evidence(seeds_dir):  # noqa: F
     assert mutation["kind"] == "crossover" and mutation["routes"] == {"VS": 0.0}  # FR: 1 task, undecided
     assert child.summary == "crossover with #8, which leads on VS; VS answered by #8 alone"
     assert "ROUTES = {'VS': 0.0}" in child.source
+    # The router came from the partner's scored questions; the child routes a VS question to #8.
+    memo = _load(child.source.replace(repr(parent_source), repr(FIXED.format(body='return MemoryPayload(text="P")')))
+                  .replace(repr(partner_source), repr(FIXED.format(body='return MemoryPayload(text="Q")'))))
+    assert _ask(memo, "What colour was thing 9 in the photo?").text == "Q"

@@ -180,7 +180,10 @@ def test_a_program_that_never_worked_exits_non_zero_with_the_reason(run_eval, tm
     code, doc = run_eval(tmp_path, str(program), "--unsafe-no-sandbox")
     captured = capsys.readouterr()
     assert code == 1
-    assert captured.err.startswith("automemo: error: ") and reason in captured.err and detail in captured.err
+    # The one line before the error names the image encoder (said once per command).
+    info, error = captured.err.split("\n", 1)
+    assert info.startswith("image embeddings: the perceptual fallback")
+    assert error.startswith("automemo: error: ") and reason in error and detail in error
     assert doc["table"]["score"]["mean"] == 0.0  # the results are still written, for inspection
 
 

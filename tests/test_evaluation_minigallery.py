@@ -16,7 +16,7 @@ from automemo.sandbox import get_sandbox
 
 
 def config(**overrides) -> EvaluationConfig:
-    base = {"concurrency": 4, "quiet": True, "retrieve_timeout_s": 20.0, "update_timeout_s": 20.0}
+    base = {"concurrency": 4, "quiet": True, "limits": {"retrieve_timeout_s": 20.0, "update_timeout_s": 20.0}}
     return configtools.build(EvaluationConfig, {**base, **overrides})
 
 

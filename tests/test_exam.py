@@ -82,10 +82,10 @@ FAILING = {
     "payload_budget": (program("""
         class Memo(MemoProgram):
             def update(self, episode):
-                self.refs = list(episode.images()) + getattr(self, "refs", [])
+                pass
             def retrieve(self, task):
-                return MemoryPayload(text="remember", images=self.refs[:3])
-        """), "3 images, budget is 2", ("retrieve", "task", "conv-q1")),
+                return MemoryPayload(text="remember", metadata={"evidence": ["x" * 60000]})
+        """), "metadata alone exceeds the budget", ("retrieve", "task", "conv-q1")),
 }
 
 
@@ -125,15 +125,17 @@ def test_payload_images_must_exist_in_the_store():
 
 
 @pytest.mark.bwrap
-def test_text_over_the_character_budget_fails_the_budget_check():
+def test_text_and_images_over_the_budget_are_cut_as_in_the_evaluation():
+    """The exam and the harness agree: an over-budget payload is truncated, not failed (the
+    contract prompt says so); only metadata that the cut would drop whole fails."""
     report = exam("bwrap", program("""
         class Memo(MemoProgram):
             def update(self, episode):
-                pass
+                self.refs = list(episode.images()) + getattr(self, "refs", [])
             def retrieve(self, task):
-                return MemoryPayload(text="x" * 101)
+                return MemoryPayload(text="x" * 101, images=self.refs[:3])
         """), budget=Budget(max_chars=100, max_images=2))
-    assert report.failed_check == "payload_budget" and "101 characters" in report.error
+    assert report.passed, report.for_prompt()
 
 
 @pytest.mark.docker
@@ -145,7 +147,7 @@ def test_a_hanging_update_is_killed_and_reported():
                 time.sleep(60)
             def retrieve(self, task):
                 return MemoryPayload()
-        """), limits=Limits(call_timeout_s=1.5))
+        """), limits=Limits(update_timeout_s=1.5))
     assert report.failed_check == "update" and report.error.startswith("timeout")
     assert report.failing_input["index"] == 0 and report.timings["update"] < 20
 

@@ -58,6 +58,9 @@ def test_export_writes_a_self_contained_verified_folder(run_dir, tmp_path):
         assert lineage[-1]["mean"] > lineage[0]["mean"]
     assert manifest["budget"] == {"max_chars": 50_000, "max_images": 2}
     assert manifest["interface_version"] == "2" and manifest["embeddings"]["text"] == "minilm"
+    # The active image encoder is on record: resolved in the run's config, named in the manifest.
+    assert manifest["embeddings"]["image"] == "perceptual" == json.loads((run_dir / "config.json").read_text())["embeddings"]["image"]
+    assert manifest["image_encoder"].startswith("the perceptual fallback (no CLIP weights configured)")
     assert set(manifest["models"]["configured"]) == {"meta", "agent", "judge", "memo"}
 
     # the experience: every update episode of the run's collection, in order, with its images

@@ -56,7 +56,10 @@ def _eval(user_dir: Path, server: FakeLLM, benchmark: str, *options: str) -> sub
     env.update(AUTOMEMO_CACHE=str(user_dir / "cache"), OPENAI_API_KEY="sk-local-placeholder")
     argv = ["automemo", "eval", "seeds/no_memory.py", "--benchmark", benchmark, "--agent-model", "m",
             "--agent-base-url", server.base_url, "--repeats", "1", "--concurrency", "2",
-            "--option", "test_fraction=1"]
+            "--option", "test_fraction=1", "--config", "eval.toml"]
+    # Each test excludes one of its two or three tasks on purpose: above the default limit on the
+    # excluded share (20%), which is for real evaluations of many tasks.
+    (user_dir / "eval.toml").write_text("[evaluation]\nmax_excluded_share = 0.5\n")
     for option in options:
         argv += ["--option", option]
     return subprocess.run(argv, cwd=user_dir, env=env, capture_output=True, text=True, timeout=600)

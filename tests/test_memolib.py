@@ -62,3 +62,10 @@ def test_units_cite_step_refs_when_the_benchmark_gives_them():
     assert units[1].time == "2024-06-17"
     web = EpisodeRecorder("t", "custom", "do", steps=(Step(index=0, action="click", ref="page-3"),))
     assert memolib.units(web)[0].evidence == ("page-3",)
+
+
+def test_chronological_lines_follow_time_order_and_show_a_unit_once():
+    late, early = memolib.Unit("s2", 1, "Ben: later", evidence=("D2:2",)), memolib.Unit("s1", 0, "Ann: first", evidence=("D1:1",), time="2023-05-08")
+    text = memolib.chronological([(late, 1), (early, 0), (late, 1)])
+    assert text.splitlines() == ["Relevant memories (chronological):", "[session 1, 2023-05-08 | D1:1] Ann: first",
+                                 "[session 2 | D2:2] Ben: later"]

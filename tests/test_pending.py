@@ -81,7 +81,7 @@ class _LLM:
 
 def test_caps_count_the_actions_in_flight_at_the_mean_committed_spend():
     from automemo.llm.budget import Spend, SpendGuard
-    from automemo.search.parallel import _estimated_overrun
+    from automemo.search.scheduler import estimated_overrun as _estimated_overrun
 
     llm = _LLM(SpendGuard(max_total_tokens=1000, already=Spend(600, 0.0)))
     run = _Run(committed=3)  # 200 tokens per committed action

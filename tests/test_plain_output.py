@@ -62,3 +62,26 @@ def test_search_log_lines_are_not_wrapped_when_piped(capsys):
     display.step_done(3, 20, outcome, {"node_id": 4, "mean": 0.5, "n": 2, "lcb": 0.25}, {"tokens": 10, "usd": 0.0})
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and outcome.strip() in err
+
+
+def test_tree_piped_keeps_whole_change_summaries(tmp_path, capsys):
+    import json as _json
+
+    from automemo.cli import main
+    from automemo.runs import RunDir
+    from automemo.runs.journal import StepJournal
+    from automemo.runs.records import ActionRecord, EvaluationRecord, NodeRecord, Outcome
+
+    summary = "retrieve by caption and image vector, then rerank with " + "a long explanation " * 10 + "END"
+    run = RunDir.create(tmp_path, {"search": {"steps": 1}}, "r")
+    step = StepJournal(run, 0)
+    (step.node_dir(0) / "program.py").write_text("class Memo: pass\n")
+    (step.evaluation_dir(0, 0) / "summary.json").write_text(_json.dumps({"mean": 0.25}))
+    step.add_node(NodeRecord(id=0, parent=None, action="root", status="evaluated", summary=summary,
+                             program_path="nodes/0/program.py"))
+    step.add_evaluation(EvaluationRecord(node_id=0, k=0, mean=0.25, n_scored=4, metrics={},
+                                         evidence_dir="nodes/0/evaluations/0"))
+    step.commit(ActionRecord(step=0, kind="evaluate_root", node_id=0, outcome=Outcome.EVALUATED))
+    assert main(["tree", str(run.path)]) == 0
+    out = capsys.readouterr().out
+    assert any(line.endswith(summary) for line in out.splitlines()), out

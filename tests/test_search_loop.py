@@ -179,11 +179,13 @@ def test_offline_search_on_minigallery_grows_the_tree(tmp_path, torch_cpu_shim):
     assert final["node_id"] == max(lcbs, key=lambda k: (lcbs[k], -k)) and final["node_id"] != 0
     summary = run.evaluation_result(1, 0)
     assert summary is not None and run.node_json(1, "exam.json")[0]["passed"]
-    # The meta agent sees each evaluated program's tasks, scored one by one, as its evidence holds them.
-    scored = {p.node_id: p for p in search.loop._scored_programs(Tree.from_rundir(run))}
-    tasks = read_evidence(run.evaluation_dir(1, 0)).result.tasks
-    assert scored[1].tasks == {t.task_id: ScoredTask(t.category, t.score) for t in tasks if t.counted}
-    assert len(scored[1].tasks) == sum(t.counted for t in tasks) > 0
+    # The meta agent sees each evaluated program's tasks, scored one by one, as its evidence holds them,
+    # with their question text (on which a crossover fits its question router).
+    scored = {p.node_id: p for p in search.loop.runner.context.scored_programs(Tree.from_rundir(run))}
+    evidence = read_evidence(run.evaluation_dir(1, 0))
+    assert scored[1].tasks == {t.result.task_id: ScoredTask(t.result.category, t.result.score, t.episode.instruction)
+                               for t in evidence.tasks if t.result.counted}
+    assert len(scored[1].tasks) == sum(t.result.counted for t in evidence.tasks) > 0
 
 
 @pytest.mark.bwrap

@@ -23,7 +23,7 @@ SEEDS = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("
 
 def test_every_seed_of_the_task_is_present():
     assert {"no_memory", "trajectory_retrieval", "reasoning_bank", "g_memory", "xskill", "m2",
-            "acgm", "ontology_memory", "murag"} <= set(SEEDS)
+            "acgm", "ontology_memory", "murag", "bm25_rag", "hybrid_rag"} <= set(SEEDS)
 
 
 @pytest.mark.parametrize("seed", [s for s in SEEDS if s != "no_memory"])

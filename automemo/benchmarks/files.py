@@ -98,8 +98,15 @@ class FileBenchmark(Benchmark):
             refs.append(store.put_image(path))
         return tuple(refs)
 
+    site_known = True
+    """Whether a task's category names the website the agent works on (known to an application at
+    question time, so `retrieve` sees it as `site`) rather than an annotation (a question category,
+    which `retrieve` never sees). Domains and difficulty levels are annotations too."""
+
     def partial(self, task: Task, store: EpisodeStore) -> PartialRecorder:
-        meta = {"site": task.category, **{k: v for k, v in task.data.items() if k in ("url", "domain", "level")}}
+        meta = {"site": task.category} if self.site_known else {}
+        if "url" in task.data:
+            meta["url"] = task.data["url"]
         return PartialRecorder(task.task_id, self.name, task.instruction, self._images(task, store), metadata=meta)
 
     def describe(self) -> dict[str, Any]:

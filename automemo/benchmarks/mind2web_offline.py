@@ -230,7 +230,7 @@ class Mind2WebOffline(FileBenchmark):
     def partial(self, task: Task, store: EpisodeStore) -> PartialRecorder:
         _, elements, shot = self._page(task, 0, store)
         return PartialRecorder(task.task_id, self.name, task.instruction, initial_observation=elements,
-                               initial_screenshot=shot, metadata={"site": task.category, "domain": task.data["domain"]})
+                               initial_screenshot=shot, metadata={"site": task.category})  # the domain is an annotation
 
     def run_episode(self, task: Task, agent: Any, payload: MemoryPayload | None, store: EpisodeStore) -> EpisodeRecorder:
         partial = self.partial(task, store)

@@ -42,6 +42,7 @@ class VisualFileBenchmark(FileBenchmark):
 
     family = "visual"
     Options = VisualTasksOptions
+    site_known = False  # the category is the dataset's question category, an annotation
 
     def __init__(self, options: VisualTasksOptions = VisualTasksOptions(), *, llm: Any = None) -> None:
         if options.judge not in ("f1", "llm"):

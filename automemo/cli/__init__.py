@@ -64,8 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         # A run directory a command cannot use (e.g. a damaged tree.db): its message says what
         # to do. Imported here, not at start-up, to keep `automemo --help` instant.
+        from automemo.failures import InfrastructureFailure
         from automemo.runs.rundir import RunDirError
 
+        if isinstance(exc, InfrastructureFailure):  # the host failed, not the user's input
+            print(f"automemo: error: {exc}", file=sys.stderr)
+            return 1
         if isinstance(exc, RunDirError):
             print(f"automemo: error: {exc}", file=sys.stderr)
             return 2

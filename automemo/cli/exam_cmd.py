@@ -49,6 +49,15 @@ def store_root(folder: Path) -> Path:
     return folder
 
 
+def run_embeddings(folder: Path) -> dict:
+    """The `embeddings` table of the run `folder` is, or {} (the defaults) for a bare store."""
+    from automemo.runs.rundir import CONFIG_FILE
+
+    if store_root(folder) == folder:
+        return {}
+    return json.loads((folder / CONFIG_FILE).read_text()).get("embeddings") or {}
+
+
 def update_group(root: Path, given: str | None) -> str:
     """The group named by --update-group, else `update`, else the store's only update-* group
     (a search run names it update-<split>-<hash>); an error lists the groups there are."""
@@ -112,15 +121,15 @@ def run(args) -> int:
     group = update_group(root, args.update_group)
     episodes, partials = load_inputs(root, group, args.retrieve_group, args.max_inputs)
 
-    from automemo.assembly import AssemblyError, encoders_for, open_sandbox, services_factory
+    from automemo.assembly import AssemblyError, memo_services, open_sandbox
     from automemo.contract import Budget
     from automemo.exam import quick_exam
-    from automemo.toolkit.embedding import EmbeddingConfig
 
     try:
         sandbox = open_sandbox("unsafe" if args.unsafe_no_sandbox else args.sandbox,
                                unsafe_confirmed=args.unsafe_no_sandbox)
-        services = services_factory(encoders_for(EmbeddingConfig(), root, persistent=False), root, None)()
+        # A run's episodes are examined with the run's own embedding settings.
+        services = memo_services(run_embeddings(args.episodes.resolve()), root, persistent=False)
     except AssemblyError as exc:
         raise UserError(str(exc)) from None
     budget = Budget(max_chars=args.max_chars, max_images=args.max_images)

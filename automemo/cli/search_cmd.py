@@ -240,7 +240,9 @@ def run(args: argparse.Namespace) -> int:
                           "stop_reason": final["stop_reason"]}))
     else:
         print(f"inspect: automemo tree {run_dir.path}   export: automemo export {run_dir.path} --out DIR")
-    return 0
+    # The host failed, not a program: the run stopped early (its sentence is in the display and
+    # the event log), and a script must see that it did.
+    return 1 if final["stop_reason"] == "infrastructure" else 0
 
 
 def _build(run_dir, config, args):

@@ -28,7 +28,7 @@ def run(args) -> int:
     from automemo.cli.tree_cmd import load_view
     from automemo.report.node_page import diagnosis_view, transplant_of
     from automemo.evaluation.evidence import read_evidence
-    from automemo.search.loop import unified_diff
+    from automemo.search.meta_context import unified_diff
 
     view = load_view(args.run)
     run_dir = view.run

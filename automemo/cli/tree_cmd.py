@@ -5,6 +5,7 @@ generations are shown (marked ✗) and the selected node is marked ★."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from automemo.cli import UserError
@@ -27,13 +28,20 @@ def load_view(path: Path):
         raise UserError(str(exc)) from None
 
 
-def label(node) -> str:
+# Piped output keeps every character (a log is read with grep, not by eye); a terminal line
+# keeps the first characters of a failure, and rich fits the rest to the window.
+_TERMINAL_FAILURE_CHARS = 100
+_PIPED_WIDTH = 1_000_000
+
+
+def label(node, *, cut: bool = True) -> str:
     from rich.markup import escape
 
     summary = escape(node.summary)
     if node.failed:
+        failure = node.failure[:_TERMINAL_FAILURE_CHARS] if cut else node.failure
         return (f"[red]✗ #{node.id}[/red] [dim]{node.action} (step {node.step}) failed: "
-                f"{escape(node.failure[:100])}[/dim]")
+                f"{escape(failure)}[/dim]")
     star = "[bold yellow]★ [/bold yellow]" if node.selected else ""
     score = (f"μ={node.mean:.3f} n={node.n} ±{node.uncertainty:.3f} LCB={node.lcb:.3f}"
              if node.evaluated else "not evaluated")
@@ -45,16 +53,18 @@ def run(args) -> int:
     from rich.tree import Tree as RichTree
 
     view = load_view(args.run)
-    console = terminal.console(highlight=False)
+    piped = not terminal.is_terminal(sys.stdout)
+    # Without a terminal there is no width to fit: a tree line is never cut or wrapped.
+    console = terminal.console(highlight=False, **({"width": _PIPED_WIDTH} if piped else {}))
     if not view.nodes:
         console.print(f"{view.run.path}: no committed node yet")
         return 0
     root = view.children(None)[0]
-    top = RichTree(label(root))
+    top = RichTree(label(root, cut=not piped))
 
     def add(branch, node_id: int) -> None:
         for child in view.children(node_id):
-            add(branch.add(label(child)), child.id)
+            add(branch.add(label(child, cut=not piped)), child.id)
 
     add(top, root.id)
     console.print(top)

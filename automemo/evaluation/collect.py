@@ -22,9 +22,10 @@ from automemo.contract import EpisodeRecorder
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation.executor import Executor
 from automemo.evaluation.progress import track
+from automemo.failures import InfrastructureFailure
 from automemo.llm import LLMError
 
-INFRASTRUCTURE_ERRORS = (InfrastructureError, LLMError)
+INFRASTRUCTURE_ERRORS = (InfrastructureError, InfrastructureFailure, LLMError)
 """Failures that are not the memo program's or the agent's: a browser crash, an API error that
 outlived the client's own retries. The harness retries them, then excludes the task.
 `BudgetExceeded` is not among them: a spent budget stops the evaluation."""

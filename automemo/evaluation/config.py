@@ -42,19 +42,18 @@ class EvaluationConfig:
     # Extra attempts of an episode that raised InfrastructureError (browser crash, API error)
     # before the task is excluded from the score and reported, as in the paper's protocol.
     infra_retries: int = 2
-    # Wall-clock limit of one `update` call in the sandbox; past it the guest is killed, the
-    # episode is skipped and the session reopened with the updates that succeeded so far.
-    update_timeout_s: float = 60.0
-    # Wall-clock limit of one `retrieve` call; past it that task scores 0 and the session is
-    # reopened (updates replayed) before the next task.
-    retrieve_timeout_s: float = 30.0
+    # Largest share of an evaluation's tasks that may be excluded (infrastructure or scorer
+    # failures) before the evaluation fails loudly instead of reporting a mean over the rest.
+    max_excluded_share: float = 0.2
     # How often a session may die and be rebuilt within one evaluation before the remaining
     # tasks are charged to the program: each rebuild replays every update, so a program that
     # dies on most tasks would otherwise cost hours.
     max_session_restarts: int = 5
     # The retrieval budget, the same for every candidate of a run (50,000 chars, 2 images).
     budget: Budget = field(default_factory=Budget)
-    # Sandbox resource limits of the memo session (memory, cpus, pids, open timeout...).
+    # Sandbox resource limits of the memo session (memory, cpus, pids, and the time limit of
+    # each call kind: an update past `limits.update_timeout_s` is skipped and the session
+    # reopened; a retrieve past `limits.retrieve_timeout_s` scores 0).
     limits: Limits = field(default_factory=Limits)
     # Fraction of the split's retrieve tasks that one full evaluation scores, sampled per
     # category with the evaluation's own seed (1.0: every task, the paper's protocol). Below 1,
@@ -74,8 +73,8 @@ class EvaluationConfig:
             raise ValueError(f"executor must be 'threads' or 'ray', got {self.executor!r}")
         if self.infra_retries < 0:
             raise ValueError(f"infra_retries must be >= 0, got {self.infra_retries}")
-        if self.update_timeout_s <= 0 or self.retrieve_timeout_s <= 0:
-            raise ValueError("update_timeout_s and retrieve_timeout_s must be positive seconds")
+        if not 0.0 <= self.max_excluded_share <= 1.0:
+            raise ValueError(f"max_excluded_share must be in [0, 1], got {self.max_excluded_share}")
         if self.max_session_restarts < 0:
             raise ValueError(f"max_session_restarts must be >= 0, got {self.max_session_restarts}")
         if not 0.0 < self.retrieve_fraction <= 1.0:

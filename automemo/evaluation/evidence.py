@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 
 from automemo.contract import EpisodeRecorder, ImageRef, MemoryPayload
 from automemo.episode_store import atomic_write
+from automemo.failures import FailureKind
 from automemo.evaluation.result import EvaluationResult, TaskResult
 
 SUCCESS_THRESHOLD = 0.5
@@ -87,14 +88,17 @@ def task_result_to_dict(result: TaskResult) -> dict[str, Any]:
         steps=result.steps,
         tokens=result.tokens,
         wall_s=result.wall_s,
+        failure=result.failure.value if result.failure is not None else None,
     )
 
 
 def task_result_from_dict(data: Mapping[str, Any]) -> TaskResult:
     data = dict(data)
     payload = data.pop("payload", None)
+    failure = data.pop("failure", None)
     return TaskResult(
-        **data, payload=MemoryPayload.from_dict(payload) if payload is not None else None
+        **data, payload=MemoryPayload.from_dict(payload) if payload is not None else None,
+        failure=FailureKind(failure) if failure else None,
     )
 
 

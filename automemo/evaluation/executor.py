@@ -2,17 +2,16 @@
 
 The harness only asks an executor to `map` a function over items and hands back results as they
 finish, so that a distributed engine (one worker per machine, a job queue) can replace the
-thread pool when one machine is not enough, without touching the harness.
+thread pool when one machine is not enough, without touching the harness. Which executor a
+configuration names is decided in `executor_factory` (it knows every implementation; this
+module knows none).
 """
 
 from __future__ import annotations
 
 import abc
 import concurrent.futures
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
-
-if TYPE_CHECKING:
-    from automemo.evaluation.config import EvaluationConfig
+from typing import Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -66,11 +65,3 @@ class ThreadExecutor(Executor):
                 future.cancel()
             pool.shutdown(wait=True)
 
-
-def make_executor(config: EvaluationConfig) -> Executor:
-    """The executor `evaluation.executor` names, `concurrency` workers wide."""
-    if config.executor == "ray":
-        from automemo.evaluation.ray_executor import RayExecutor
-
-        return RayExecutor(config.concurrency, config.ray, retries=config.infra_retries)
-    return ThreadExecutor(config.concurrency)

@@ -3,10 +3,16 @@
 `Evaluator.evaluate(source)`:
 1. the split's update episodes, collected once with the fixed agent and no memory (collect.py);
 2. a fresh sandbox session: `update` on every episode in order (timed); memory is then frozen;
-3. each retrieve task, `concurrency` at a time behind the executor: `retrieve(partial)` through
-   the session, payload truncated to the budget, the episode run by the agent with it, scored.
-   Program failures score 0; infrastructure failures are retried, then excluded and reported;
-4. evidence per task as it finishes, and `summary.json` at the end (evidence.py).
+3. each retrieve task: `retrieve(partial)` through the session, one at a time in the split's
+   task order (so a program that changes state in `retrieve` anyway sees the same sequence on
+   every evaluation, whatever the thread timing), payload truncated to the budget; then the
+   episode run by the agent with it, `concurrency` at a time behind the executor, and scored.
+   Program failures, and the agent's failures on the program's payload, score 0; infrastructure
+   failures (transport, host services) are retried, then excluded and reported; a scorer that
+   raises fails its task, not the evaluation (see `automemo.failures`);
+4. evidence per task as it finishes, and `summary.json` at the end (evidence.py). An evaluation
+   that excluded more than `max_excluded_share` of its tasks raises `TooManyExcluded` instead
+   of reporting a mean over the few left.
 """
 
 from __future__ import annotations
@@ -21,17 +27,19 @@ from typing import Any, Callable, Sequence
 
 from automemo.benchmarks.base import Benchmark, Split, Task
 from automemo.benchmarks.splits import stratified_split
-from automemo.contract import BUDGET_KEY, CATEGORY_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder
+from automemo.contract import BUDGET_KEY, LABEL_KEYS, EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import evidence as evidence_io
 from automemo.evaluation.aggregate import summarize, usage_tokens
 from automemo.evaluation.collect import Collection, collect_update_episodes
 from automemo.evaluation.config import EvaluationConfig
-from automemo.evaluation.executor import Executor, make_executor
+from automemo.evaluation.executor import Executor
+from automemo.evaluation.executor_factory import make_executor
 from automemo.evaluation.memo_session import MemoCallFailed, MemoSession
 from automemo.evaluation.player import EpisodeJob, EpisodeOutcome, EpisodePlayer, elapsed, lost_outcome
 from automemo.evaluation.progress import track
 from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.failures import FailureKind, HostServiceFailed, TooManyExcluded
 from automemo.sandbox.base import HostServices, Sandbox
 
 ServicesFactory = Callable[[Any], HostServices]
@@ -99,9 +107,9 @@ class Evaluator:
         return list(self.collection(split).episodes)
 
     def partials(self, split: str = "train") -> dict[str, PartialRecorder]:
-        """Partial recorders of the split's retrieve tasks, by task id, each carrying its task's
-        category and the run's budget under the contract's keys (`CATEGORY_KEY`, `BUDGET_KEY`),
-        whatever the benchmark."""
+        """Partial recorders of the split's retrieve tasks, by task id: what `retrieve` sees. Each
+        carries the run's budget (`BUDGET_KEY`) and never a label (`LABEL_KEYS`: category, answer,
+        clues...), whatever the benchmark, a user's own included; labels stay on the `Task`."""
         tasks = self.split(split).retrieve
         with self._lock:
             if split not in self._partials:
@@ -110,8 +118,8 @@ class Evaluator:
             return self._partials[split]
 
     def _with_contract_keys(self, partial: PartialRecorder, task: Task) -> PartialRecorder:
-        keys = {CATEGORY_KEY: task.category, BUDGET_KEY: self.config.budget.to_dict()}
-        return dataclasses.replace(partial, metadata={**partial.metadata, **keys})
+        kept = {k: v for k, v in partial.metadata.items() if k not in LABEL_KEYS}
+        return dataclasses.replace(partial, metadata={**kept, BUDGET_KEY: self.config.budget.to_dict()})
 
     @property
     def exact(self) -> bool:
@@ -168,8 +176,6 @@ class Evaluator:
             limits=self.config.limits,
             services=services,
             store_root=self.store.root,
-            update_timeout_s=self.config.update_timeout_s,
-            retrieve_timeout_s=self.config.retrieve_timeout_s,
             max_restarts=self.config.max_session_restarts,
         )
         fatal: MemoCallFailed | None = None
@@ -212,7 +218,21 @@ class Evaluator:
                 store_root=self.store.root,
                 update_failures=[f.to_dict() for f in memo.update_failures],
             )
+        self._check_excluded_share(result, node_id)
         return result
+
+    def _check_excluded_share(self, result: EvaluationResult, node_id: Any) -> None:
+        total, excluded = len(result.tasks), len(result.excluded)
+        if not total or excluded / total <= self.config.max_excluded_share:
+            return
+        first = next(t for t in result.tasks if t.excluded)
+        who = f"node #{node_id}" if node_id is not None else "the program"
+        raise TooManyExcluded(
+            f"the evaluation of {who} excluded {excluded} of {total} tasks "
+            f"({excluded / total:.0%}, the limit is {self.config.max_excluded_share:.0%}) for failures "
+            f"that are not the program's, e.g. {first.task_id}: {first.error}; fix what failed (its "
+            f"evidence is kept), or raise evaluation.max_excluded_share"
+        )
 
     def _run_tasks(
         self,
@@ -229,26 +249,32 @@ class Evaluator:
                 records.append(record)
                 bar.advance()
 
-            if self._executor.remote:
-                # The memo session stays here: retrieve runs on this process as the executor
-                # asks for the next job, and only the episode is shipped to a worker.
-                jobs = self._jobs(memo, tasks, partials, done)
-                for outcome in self._executor.map(self._player, jobs, lost=lost_outcome):
-                    done(self._record(outcome))
-            else:
-                run = lambda task: self._run_task(memo, task, partials[task.task_id])  # noqa: E731
-                for record in self._executor.map(run, tasks):
-                    done(record)
+            # The memo session stays here: retrieve runs on this thread, in task order, as the
+            # executor asks for the next job (frozen memory: a fixed order, never a thread
+            # race), and only the episode goes to a worker.
+            jobs = self._jobs(memo, tasks, partials, done)
+            for outcome in self._executor.map(self._player, jobs, lost=lost_outcome):
+                done(self._record(outcome))
         return records
 
     def _retrieve(self, memo: MemoSession, task: Task,
                   partial: PartialRecorder) -> EpisodeJob | evidence_io.TaskEvidence:
-        """The task's job for the player, or its failed record if `retrieve` failed."""
+        """The task's job for the player, or its failed record if `retrieve` failed. A host
+        service failing during the call is retried (the memory is frozen, so a retrieve can be
+        asked again), then the task is excluded."""
         started = time.perf_counter()
-        try:
-            raw, retrieve_s = memo.retrieve(partial)
-        except MemoCallFailed as exc:
-            return self._failed(task, exc, time.perf_counter() - started)
+        host_errors: list[str] = []
+        for _ in range(self.config.infra_retries + 1):
+            try:
+                raw, retrieve_s = memo.retrieve(partial)
+                break
+            except MemoCallFailed as exc:
+                return self._failed(task, exc, time.perf_counter() - started)
+            except HostServiceFailed as exc:
+                host_errors.append(str(exc))
+        else:
+            return self._excluded(task, FailureKind.INFRASTRUCTURE, host_errors[-1],
+                                  time.perf_counter() - started, infra_errors=host_errors)
         return EpisodeJob(task, raw.truncated(self.config.budget), retrieve_s, started)
 
     def _jobs(self, memo, tasks, partials, failed: Callable[[evidence_io.TaskEvidence], None]):
@@ -259,36 +285,19 @@ class Evaluator:
             else:
                 failed(job)
 
-    def _run_task(
-        self, memo: MemoSession, task: Task, partial: PartialRecorder
-    ) -> evidence_io.TaskEvidence:
-        job = self._retrieve(memo, task, partial)
-        if not isinstance(job, EpisodeJob):
-            return job
-        return self._record(self._player(job))
-
     def _record(self, outcome: EpisodeOutcome) -> evidence_io.TaskEvidence:
         job, task, payload = outcome.job, outcome.job.task, outcome.job.payload
-        if outcome.broke is not None:
-            detail, tb = outcome.broke
-            return self._failed(task, MemoCallFailed("episode", detail, tb), elapsed(job),
-                                payload=payload, retrieve_s=job.retrieve_s)
         infra_errors = outcome.infra_errors
+        if outcome.failed is not None:
+            kind, detail, tb = outcome.failed
+            if kind.charged_to_program:  # the agent broke on this payload: the program's 0
+                return self._failed(task, MemoCallFailed("agent", detail, tb), elapsed(job),
+                                    payload=payload, retrieve_s=job.retrieve_s, failure=kind)
+            return self._excluded(task, kind, detail, elapsed(job), payload=payload, traceback=tb,
+                                  retrieve_s=job.retrieve_s, infra_errors=infra_errors)
         if outcome.episode is None:
-            return evidence_io.TaskEvidence(
-                result=TaskResult(
-                    task_id=task.task_id,
-                    category=task.category,
-                    score=0.0,
-                    excluded=True,
-                    error=f"infrastructure: {infra_errors[-1]}",
-                    payload=payload,
-                    wall_s=elapsed(job),
-                ),
-                retrieve_s=job.retrieve_s,
-                attempts=len(infra_errors),
-                infra_errors=tuple(infra_errors),
-            )
+            return self._excluded(task, FailureKind.INFRASTRUCTURE, infra_errors[-1], elapsed(job),
+                                  payload=payload, retrieve_s=job.retrieve_s, infra_errors=infra_errors)
         episode, score = outcome.episode, outcome.score
         return evidence_io.TaskEvidence(
             result=TaskResult(
@@ -318,6 +327,7 @@ class Evaluator:
         *,
         payload: MemoryPayload | None = None,
         retrieve_s: float = 0.0,
+        failure: FailureKind = FailureKind.PROGRAM,
     ) -> evidence_io.TaskEvidence:
         """A task the program (or the agent on its payload) failed: 0 on every metric. Whether
         it counts, and which metrics it zeroes, is asked of the benchmark's scorer with an
@@ -333,9 +343,41 @@ class Evaluator:
                 error=f"{exc.kind}: {exc.detail}",
                 payload=payload,
                 wall_s=wall_s,
+                failure=failure,
             ),
             traceback=exc.traceback,
             retrieve_s=retrieve_s,
+        )
+
+    @staticmethod
+    def _excluded(
+        task: Task,
+        kind: FailureKind,
+        detail: str,
+        wall_s: float,
+        *,
+        payload: MemoryPayload | None = None,
+        traceback: str = "",
+        retrieve_s: float = 0.0,
+        infra_errors: Sequence[str] = (),
+    ) -> evidence_io.TaskEvidence:
+        """A task that failed for a reason that is not the program's (`kind`: the scorer's or
+        the infrastructure's): left out of the mean and reported."""
+        return evidence_io.TaskEvidence(
+            result=TaskResult(
+                task_id=task.task_id,
+                category=task.category,
+                score=0.0,
+                excluded=True,
+                error=f"{kind.value}: {detail}",
+                payload=payload,
+                wall_s=wall_s,
+                failure=kind,
+            ),
+            traceback=traceback,
+            retrieve_s=retrieve_s,
+            attempts=max(1, len(infra_errors)),
+            infra_errors=tuple(infra_errors),
         )
 
     def _failure_shape(self, task: Task) -> tuple[bool, dict[str, float]]:

@@ -22,6 +22,7 @@ from typing import Sequence
 
 from automemo.contract import ContractError, EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.evaluation.progress import Tracker
+from automemo.toolkit.services import raise_host_failure
 from automemo.sandbox.base import (
     HostServices,
     Limits,
@@ -74,8 +75,6 @@ class MemoSession:
         limits: Limits,
         services: HostServices | None,
         store_root: Path | None,
-        update_timeout_s: float,
-        retrieve_timeout_s: float,
         max_restarts: int,
     ) -> None:
         self._sandbox = sandbox
@@ -83,8 +82,8 @@ class MemoSession:
         self._limits = limits
         self._services = services
         self._store_root = store_root
-        self._update_timeout = update_timeout_s
-        self._retrieve_timeout = retrieve_timeout_s
+        self._update_timeout = limits.timeout("update")
+        self._retrieve_timeout = limits.timeout("retrieve")
         self._max_restarts = max_restarts
         self._lock = threading.Lock()
         self._session: Session | None = None
@@ -125,7 +124,9 @@ class MemoSession:
 
     def load(self, episodes: Sequence[EpisodeRecorder], tracker: Tracker) -> None:
         """`update` on every episode in order. Failures are recorded and skipped. A spent
-        restart cap stops the loading; `retrieve` then reports it for every task."""
+        restart cap stops the loading; `retrieve` then reports it for every task. A host
+        failure during an update (`HostServiceFailed`, `BudgetExceeded`) stops the evaluation:
+        the memory it left is not the program's, and an update is not safe to repeat."""
         with self._lock:
             try:
                 self._feed(list(episodes), tracker)
@@ -134,7 +135,10 @@ class MemoSession:
 
     def retrieve(self, task: PartialRecorder) -> tuple[MemoryPayload, float]:
         """The program's payload for `task` (not yet truncated) and the seconds the call took.
-        Raises `MemoCallFailed` when the program fails this call."""
+        Raises `MemoCallFailed` when the program fails this call, `HostServiceFailed` when a
+        host toolkit service failed during it (whatever the program made of that),
+        `BudgetExceeded` when the run's cap was reached during it, and `SandboxUnavailable`
+        when the engine is gone."""
         with self._lock:
             if self._session is None or not self._session.alive:
                 self._revive()
@@ -143,8 +147,12 @@ class MemoSession:
                 result = self._session.call(
                     "retrieve", {"task": task.to_dict()}, self._retrieve_timeout
                 )
+            except SandboxUnavailable:
+                raise
             except SandboxError as exc:
+                raise_host_failure(self._services, f"retrieve of {task.task_id}")
                 raise MemoCallFailed.from_sandbox(exc) from None
+            raise_host_failure(self._services, f"retrieve of {task.task_id}")
             elapsed = time.perf_counter() - started
         try:
             return MemoryPayload.from_dict(result, "retrieve() result"), elapsed
@@ -177,10 +185,19 @@ class MemoSession:
         self._session = self._open()
 
     def _revive(self) -> None:
-        """Open a fresh guest and replay what the dead one had learned."""
+        """Open a fresh guest and replay what the dead one had learned. A replay the host
+        cannot finish (a host service failed) leaves no half-fed guest behind: the next call
+        starts the replay again, from everything learned."""
         self._restart()
         replay, self._applied = self._applied, []
-        self._feed(replay, None)
+        try:
+            self._feed(replay, None)
+        except BaseException:
+            self._applied = replay
+            if self._session is not None:
+                self._session.close()
+                self._session = None
+            raise
 
     def _feed(self, episodes: list[EpisodeRecorder], tracker: Tracker | None) -> None:
         queue = collections.deque(episodes)
@@ -197,8 +214,12 @@ class MemoSession:
             started = time.perf_counter()
             try:
                 self._session.call("update", {"episode": episode.to_dict()}, self._update_timeout)
+                raise_host_failure(self._services, f"update with {episode.task_id}")
                 self._applied.append(episode)
+            except SandboxUnavailable:
+                raise
             except SandboxError as exc:
+                raise_host_failure(self._services, f"update with {episode.task_id}")
                 self.update_failures.append(
                     UpdateFailure(episode.task_id, exc.kind, exc.detail, exc.traceback, not first)
                 )

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from automemo.evaluation.config import RayConfig
 from automemo.evaluation.executor import Executor
+from automemo.llm import remote as llm_remote  # how an LLM client inside a shipped function travels
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -55,13 +56,11 @@ class _Worker:
         self.fns: dict[int, Callable[[Any], Any]] = {}
 
     def call(self, key: int, holder: list, item: Any) -> tuple[Any, list]:
-        from automemo.llm import remote
-
         fn = self.fns.get(key)
         if fn is None:  # `holder` wraps the ref so that Ray does not resolve it on every call
             fn = self.fns[key] = _ray().get(holder[0])
         result = fn(item)
-        return result, remote.drain()  # LLM calls made here go home to the driver's ledger
+        return result, llm_remote.drain()  # LLM calls made here go home to the driver's ledger
 
     def pid(self) -> int:
         return os.getpid()
@@ -166,8 +165,6 @@ class RayExecutor(Executor):
         ray = _ray()
         from ray.exceptions import RayActorError, WorkerCrashedError
 
-        from automemo.llm import remote
-
         actors, key, holder = self._register(fn)
         pending = iter(items)
         free = list(range(len(actors)))
@@ -205,7 +202,7 @@ class RayExecutor(Executor):
                 free.append(slot)
                 try:
                     result, calls = ray.get(ref)
-                    remote.absorb(calls)
+                    llm_remote.absorb(calls)
                 except (RayActorError, WorkerCrashedError) as exc:
                     self._replace(slot, actor)
                     errors = [*errors, f"worker lost: {type(exc).__name__}: {str(exc)[:300]}"]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from automemo.contract import MemoryPayload
+from automemo.failures import FailureKind
 
 
 @dataclass(frozen=True)
@@ -15,7 +16,8 @@ class TaskResult:
 
     `score` counts toward the mean unless `excluded` (an infrastructure failure that survived its
     retries) or not `counted` (a task the metric excludes, e.g. Mini-Gallery AR in retrieval
-    mode). A memo-program failure on this task (`error` set, e.g. retrieve timed out) scores 0.
+    mode). `failure` says whose fault a failed task was: the program's or the agent's on its
+    payload score 0 (`error` says why), the scorer's or the infrastructure's are excluded.
     `episode_path` is relative to the evaluation's evidence directory.
     """
 
@@ -32,6 +34,7 @@ class TaskResult:
     steps: int = 0
     tokens: int = 0
     wall_s: float = 0.0
+    failure: FailureKind | None = None
 
 
 @dataclass(frozen=True)

@@ -152,20 +152,6 @@ class LLMClient:
             if self.configured(role):
                 self._sdk(role)
 
-    def __getstate__(self) -> dict[str, Any]:
-        # Pickled to a worker process (a Ray evaluation worker): the copy keeps the config and
-        # the spend so far, and sends its calls home to this client (automemo.llm.remote).
-        from automemo.llm.remote import home_key
-
-        return {"config": self.config, "spent": self.guard.spent, "home": home_key(self)}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        from automemo.llm.remote import RemoteLedger
-
-        self.__init__(state["config"], RemoteLedger(state["home"]))
-        self.guard = SpendGuard(self.config.max_total_tokens, self.config.max_usd,
-                                already=state["spent"])
-
     # --- introspection --------------------------------------------------------------------------
 
     def configured(self, role: str) -> bool:

@@ -45,4 +45,4 @@ def build_meta_agent(
         )
     from automemo.meta.mutator import ParameterMutator
 
-    return ParameterMutator(config, seeds_dir=seeds_dir, root=root_seed)
+    return ParameterMutator(config, seeds_dir=seeds_dir, root=root_seed, budget=budget)

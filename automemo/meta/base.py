@@ -38,10 +38,12 @@ class ParentView:
 
 @dataclass(frozen=True)
 class ScoredTask:
-    """One scored retrieve task of an evaluation: its category and score."""
+    """One scored retrieve task of an evaluation: its category and score, and its question text
+    when the evidence recorded it (what a question router is fitted on, on the host)."""
 
     category: str
     score: float
+    question: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,17 @@ class ScoredProgram:
     tasks: Mapping[str, ScoredTask] = field(default_factory=dict)
 
 
-def scored_tasks(result: EvaluationResult) -> dict[str, ScoredTask]:
-    """The tasks of `result` that count toward its mean, by task id."""
-    return {t.task_id: ScoredTask(t.category, t.score) for t in result.tasks
+def scored_tasks(result: EvaluationResult, questions: Mapping[str, str] | None = None) -> dict[str, ScoredTask]:
+    """The tasks of `result` that count toward its mean, by task id, with their question text
+    from `questions` (task id -> instruction, e.g. `evidence_questions`) when given."""
+    questions = questions or {}
+    return {t.task_id: ScoredTask(t.category, t.score, questions.get(t.task_id, "")) for t in result.tasks
             if t.counted and not t.excluded}
+
+
+def evidence_questions(evidence: Any) -> dict[str, str]:
+    """Task id -> the task's instruction, from an evaluation's evidence (`read_evidence`)."""
+    return {t.result.task_id: t.episode.instruction for t in evidence.tasks if t.episode is not None}
 
 
 @dataclass(frozen=True)

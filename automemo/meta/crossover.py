@@ -1,8 +1,12 @@
 """Crossover for the offline mutator: a child program that runs two parents side by side and
 fuses their retrievals (weighted reciprocal rank over the cited evidence, both payloads'
-text and images within the budget), routing a task category to one parent alone where the
+text and images within the budget), routing a question type to one parent alone where the
 evidence decides it; and the choice of a partner from the evidence: the program that scores
 best, relative to the parent, on the question types the parent is weak on.
+
+The child never reads a question's type (`retrieve` sees no label): `fit_router` fits a
+`memolib.QuestionRouter` on the evaluated train-split questions and their types, here on the
+host, and the child carries it as data and routes by the type it predicts from the question.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from typing import Mapping, Sequence
 
 from automemo.meta.base import ScoredProgram
 from automemo.prompting import render
+from automemo.toolkit.memolib import QuestionRouter, held_out_recall
 
 MAX_SOURCE_CHARS = 120_000
 """A crossover of crossovers nests its parents' sources; past this size it is not proposed."""
@@ -25,18 +30,56 @@ only for r < 4). Measured on the Mini-Gallery training split: murag fused with a
 0.55 scores 0.773 at k=60 (murag's own score) and 0.786 at k=5."""
 
 
+ROUTE_MIN_RECALL = 0.8
+"""A question type is routed only if a router recognises at least this share of its questions
+held out from its fit: a route on a type the router confuses sends that type's questions to the
+fused retrieval, or other types' questions to one parent alone."""
+
+
 def crossover_source(source_a: str, source_b: str, *, name_a: str, name_b: str,
                      weight_a: float = 0.5, rrf_k: int = FUSION_K,
-                     routes: Mapping[str, float] | None = None) -> str:
+                     routes: Mapping[str, float] | None = None, router: QuestionRouter | None = None) -> str:
     """The child program of parents `source_a` and `source_b`. `routes` gives A's weight for
-    the tasks of a category (`task.metadata["category"]`), in place of `weight_a`."""
+    the questions `router` assigns to a type, in place of `weight_a`; routes need a router."""
     if not 0.1 <= weight_a <= 0.9:
         raise ValueError(f"weight_a must be in 0.1..0.9, got {weight_a}")
     routes = {str(c): round(float(w), 2) for c, w in sorted((routes or {}).items())}
     if any(not 0.0 <= w <= 1.0 for w in routes.values()):
         raise ValueError(f"route weights must be in 0..1, got {routes}")
+    if routes and router is None:
+        raise ValueError("routes need a question router (fit_router on the train split's questions): "
+                         "a retrieve task carries no question type to route by")
     return render("program_crossover", name_a=name_a, name_b=name_b, weight_a=round(weight_a, 2),
-                  rrf_k=int(rrf_k), routes=repr(routes), source_a=repr(source_a), source_b=repr(source_b))
+                  rrf_k=int(rrf_k), routes=repr(routes), source_a=repr(source_a), source_b=repr(source_b),
+                  router=repr(router.params()) if routes and router is not None else "")
+
+
+def fit_router(*programs: ScoredProgram) -> QuestionRouter | None:
+    """A question router fitted on the questions the programs' evaluations scored (the train
+    split's retrieve tasks, with their types: labels are known on the host at search time), or
+    None when no question text was recorded or there is a single type."""
+    labelled: dict[str, tuple[str, str]] = {}
+    for program in programs:
+        for task_id, task in program.tasks.items():
+            if task.question:
+                labelled[task_id] = (task.question, task.category)
+    if len({category for _, category in labelled.values()}) < 2:
+        return None
+    questions, labels = zip(*(labelled[t] for t in sorted(labelled)))
+    return QuestionRouter.fit(questions, labels)
+
+
+def routable(decided: Mapping[str, float], router: QuestionRouter | None,
+             programs: Sequence[ScoredProgram]) -> dict[str, float]:
+    """The routes of `decided` whose type a router recognises in at least `ROUTE_MIN_RECALL` of
+    the programs' scored questions of that type it was not fitted on (5-fold cross-validation:
+    the training accuracy overstates it); none without a router."""
+    if router is None:
+        return {}
+    labelled = {tid: t for p in programs for tid, t in p.tasks.items() if t.question}
+    ordered = [labelled[t] for t in sorted(labelled)]
+    recall = held_out_recall([t.question for t in ordered], [t.category for t in ordered])
+    return {c: w for c, w in decided.items() if recall.get(c, 0.0) >= ROUTE_MIN_RECALL}
 
 
 def weak_categories(per_category: Mapping[str, float], mean: float) -> list[str]:

@@ -17,8 +17,10 @@ _EMPTY = "(empty payload"
 
 
 def rule_based_diagnosis(
-    parent: ParentView, mutation: Mapping[str, Any], *, seed: int, config: MetaConfig = MetaConfig()
+    parent: ParentView, mutation: Mapping[str, Any], *, seed: int, config: MetaConfig = MetaConfig(),
+    budget: Budget = Budget(),
 ) -> dict[str, Any]:
+    """`budget` is the run's retrieval budget: payload sizes are reported as a share of it."""
     evaluation = parent.evaluation
     evidence = select_evidence(evaluation, parent.evidence_dir, seed=seed, config=config)
     content: list[str] = []
@@ -34,7 +36,7 @@ def rule_based_diagnosis(
         )
         if weakest:
             summary += "; weakest categories: " + ", ".join(f"{c} {s:.3f}" for c, s in weakest)
-        content += _payload_findings(evaluation.tasks)
+        content += _payload_findings(evaluation.tasks, budget)
         if evaluation.errors:
             total = sum(evaluation.errors.values())
             kinds = ", ".join(f"{k} x{n}" for k, n in sorted(evaluation.errors.items()))
@@ -66,7 +68,7 @@ def rule_based_diagnosis(
     }
 
 
-def _payload_findings(tasks) -> list[str]:
+def _payload_findings(tasks, budget: Budget) -> list[str]:
     payloads = [t.payload for t in tasks if t.counted and not t.excluded and t.payload is not None]
     scored = [t for t in tasks if t.counted and not t.excluded]
     out = []
@@ -75,7 +77,6 @@ def _payload_findings(tasks) -> list[str]:
         out.append(f"{empty} of {len(scored)} payloads are empty")
     if payloads:
         sizes = [p.size_chars() for p in payloads]
-        budget = Budget()
         out.append(
             f"payload size: median {int(statistics.median(sizes))} chars, max {max(sizes)} "
             f"({100 * max(sizes) / budget.max_chars:.0f}% of the {budget.max_chars}-char budget); "

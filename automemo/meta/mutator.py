@@ -21,10 +21,12 @@ import random
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from automemo.contract import Budget
 from automemo.meta.base import (Improvement, MetaAgent, MetaError, ParentView, Proposal, ScoredProgram,
                                 scored_tasks)
 from automemo.meta.config import MetaConfig
-from automemo.meta.crossover import best_partner, complement, crossover_source, routes, weak_categories
+from automemo.meta.crossover import (best_partner, complement, crossover_source, fit_router, routable, routes,
+                                     weak_categories)
 from automemo.meta.diagnosis import rule_based_diagnosis
 from automemo.meta.liveness import live_tunables
 from automemo.meta.tunables import Tunable, TunableError, apply, parse_tunables, skeleton
@@ -81,8 +83,9 @@ def _show(value: Any) -> str:
 
 class ParameterMutator(MetaAgent):
     def __init__(self, config: MetaConfig = MetaConfig(), *, seeds_dir: str | Path = SEEDS_DIR,
-                 root: str = "no_memory") -> None:
+                 root: str = "no_memory", budget: Budget = Budget()) -> None:
         self.config = config
+        self.budget = budget  # the run's retrieval budget, which the diagnosis measures payloads by
         self.root = root  # never transplanted: it is the root already (search.root)
         self.seeds = self._load_seeds(Path(seeds_dir))
         self._tried: set[str] = set()           # skeletons of programs the tree holds
@@ -136,7 +139,8 @@ class ParameterMutator(MetaAgent):
         else:
             source, mutation = self._transplant(rng, NO_TUNABLES, scored)
         self._origin[_sha(source)] = parent.source
-        diagnosis = rule_based_diagnosis(parent, mutation, seed=seed, config=self.config)
+        diagnosis = rule_based_diagnosis(parent, mutation, seed=seed, config=self.config,
+                                         budget=self.budget)
         return Proposal(source, mutation["summary"], diagnosis=diagnosis, usage={})
 
     def repair(
@@ -204,10 +208,12 @@ class ParameterMutator(MetaAgent):
         # crossovers of the same pair still differ.
         lead = 0.5 + (0.05 if parent.mean >= partner.mean else -0.05) + rng.uniform(-0.05, 0.05)
         # Categories the evidence decides go to the parent that wins them; the rest are fused.
-        routed = routes(parent, partner, self.config.route_significance)
+        # The child predicts a question's type with a router fitted on the scored train questions.
+        router = fit_router(parent, partner)
+        routed = routable(routes(parent, partner, self.config.route_significance), router, (parent, partner))
         source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
                                   name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)),
-                                  routes=routed)
+                                  routes=routed, router=router)
         summary = f"crossover with #{partner.node_id}, which leads on {', '.join(weak[:3])}"
         to_partner = [c for c, w in routed.items() if w == 0.0]
         to_parent = [c for c, w in routed.items() if w == 1.0]

@@ -73,6 +73,7 @@ class StepJournal:
         self.scratch.mkdir(parents=True)
         self._staged_nodes: dict[int, Path] = {}
         self._moves: list[tuple[Path, Path]] = []
+        self._evaluation_dirs: dict[tuple[int, int], Path] = {}
         self._nodes: list[dict[str, Any]] = []
         self._evaluations: list[dict[str, Any]] = []
         self._events: list[dict[str, Any]] = []
@@ -96,6 +97,7 @@ class StepJournal:
             path = self.scratch / "evaluations" / f"{node_id}-{k}"
             self._moves.append((path, self.run.evaluation_dir(node_id, k)))
         path.mkdir(parents=True, exist_ok=True)
+        self._evaluation_dirs[(node_id, k)] = path
         return path
 
     # rows --------------------------------------------------------------------------------------
@@ -115,8 +117,16 @@ class StepJournal:
     # commit ------------------------------------------------------------------------------------
 
     def commit(self, action: ActionRecord) -> None:
-        """Move the files into place, then write every row and the `actions` row at once."""
+        """Move the files into place, then write every row and the `actions` row at once.
+        The evidence of an evaluation that failed (no row) is dropped, never moved: a folder
+        without its row would stand in the way of the evaluation that later gets its index."""
+        rowed = {(row["node_id"], row["k"]) for row in self._evaluations}
+        for key, path in self._evaluation_dirs.items():
+            if key not in rowed:
+                shutil.rmtree(path, ignore_errors=True)
         for src, dst in self._moves:
+            if not src.exists():
+                continue
             dst.parent.mkdir(parents=True, exist_ok=True)
             if dst.exists():  # left by an interrupted earlier attempt at this very step
                 shutil.rmtree(dst)

@@ -15,19 +15,35 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from automemo.failures import InfrastructureFailure
+
 
 @dataclass(frozen=True)
 class Limits:
     """Resource limits of one sandbox session. Defaults suit a memo program on a 2-core machine
-    running up to 8 evaluations side by side."""
+    running up to 8 evaluations side by side. The time limits are the only ones per call kind:
+    the quick exam, the evaluation, a deployment and the contract prompt all read them here."""
 
     memory_mb: int = 1024          # address space / cgroup memory of the whole guest
     cpus: float = 1.0              # CPU quota (Docker); bubblewrap relies on prlimit + timeouts
     pids: int = 64                 # process/thread cap: a fork bomb hits this, not the host
-    call_timeout_s: float = 60.0   # default wall-clock limit of one call; the tree is killed past it
+    call_timeout_s: float = 60.0   # wall-clock limit of any other call (describe); the tree is killed past it
+    update_timeout_s: float = 60.0     # wall-clock limit of one `update` call
+    retrieve_timeout_s: float = 30.0   # wall-clock limit of one `retrieve` call
     open_timeout_s: float = 30.0   # how long the guest may take to import the program
     max_result_bytes: int = 4_000_000  # a reply larger than this is a failure, not a host OOM
     state_mb: int = 512            # size of the writable state dir (tmpfs in Docker)
+
+    def __post_init__(self) -> None:
+        times = (self.call_timeout_s, self.update_timeout_s, self.retrieve_timeout_s, self.open_timeout_s)
+        if min(times) <= 0:
+            raise ValueError("call_timeout_s, update_timeout_s, retrieve_timeout_s and open_timeout_s "
+                             "must be positive seconds")
+
+    def timeout(self, method: str) -> float:
+        """The wall-clock limit of one call of `method` ("update", "retrieve", anything else)."""
+        return {"update": self.update_timeout_s, "retrieve": self.retrieve_timeout_s}.get(
+            method, self.call_timeout_s)
 
 
 class SandboxError(RuntimeError):
@@ -76,9 +92,10 @@ class ProgramLoadError(SandboxError):
     kind = "import"
 
 
-class SandboxUnavailable(SandboxError):
+class SandboxUnavailable(SandboxError, InfrastructureFailure):
     """The backend cannot run here (no engine, no image, no bubblewrap). The message says how
-    to fix it (e.g. `automemo sandbox build`)."""
+    to fix it (e.g. `automemo sandbox build`). An infrastructure failure: no program is to
+    blame, so it is never an exam's "imports" failure nor a task's 0."""
 
     kind = "unavailable"
 

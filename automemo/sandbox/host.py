@@ -251,7 +251,7 @@ class ChannelSession(Session):
     # --- public -------------------------------------------------------------------------
 
     def call(self, method: str, payload: dict[str, Any], timeout: float | None = None) -> Any:
-        timeout = self.limits.call_timeout_s if timeout is None else timeout
+        timeout = self.limits.timeout(method) if timeout is None else timeout
         with self._lock:
             if self._dead is not None:
                 raise SessionDead(f"the session is no longer usable: {self._dead}")

@@ -126,10 +126,31 @@ def _apt_entries(text: str) -> Iterator[tuple[str, set[str]]]:
 Step = Callable[[str], None]  # reports the name of the step that starts
 
 
+def missing_build_needs() -> list[str]:
+    """What this machine lacks to build the rootfs offline, each with how to get it; empty when
+    nothing is missing. Asked before anything is written, so a build that cannot run says all of
+    it at once instead of failing at its first step."""
+    missing = []
+    if os.geteuid() != 0:
+        missing.append("root (debootstrap and chroot need it): run `sudo automemo sandbox build`")
+    for tool, package in (("debootstrap", "debootstrap"), ("chroot", "coreutils")):
+        if not shutil.which(tool):
+            missing.append(f"{tool} (Debian/Ubuntu: apt-get install {package})")
+    return missing
+
+
 def build(*, force: bool = False, docker_import: bool = True, on_step: Step = lambda s: None,
           defn: ImageDefinition | None = None) -> ImageDefinition:
     """Build the rootfs (and the Docker image if an engine answers) unless already built."""
     defn = defn or load_definition()
+    if force or rootfs_path(defn) is None:
+        missing = missing_build_needs()
+        if missing:
+            raise ImageBuildError(
+                "automemo sandbox build cannot run here; it needs " + "; ".join(missing) + ". Without "
+                "them, a machine that can pull a base image builds the same guest with Docker: "
+                "docker build -t automemo-sandbox:latest sandbox/ (see sandbox/README.md)"
+            )
     out = build_dir(defn)
     out.mkdir(parents=True, exist_ok=True)
     with _build_lock(out / "build.lock"):
@@ -153,13 +174,6 @@ def _build_lock(path: Path) -> Iterator[None]:
 
 
 def _build_rootfs(defn: ImageDefinition, out: Path, on_step: Step) -> None:
-    if os.geteuid() != 0:
-        raise ImageBuildError(
-            "debootstrap needs root: run `sudo automemo sandbox build`, or build sandbox/Dockerfile "
-            "if you have a registry"
-        )
-    if not shutil.which("debootstrap"):
-        raise ImageBuildError("debootstrap is not installed: apt-get install debootstrap")
     (out / "rootfs.complete").unlink(missing_ok=True)
     partial = out / "rootfs.partial"
     shutil.rmtree(partial, ignore_errors=True)

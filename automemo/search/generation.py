@@ -12,6 +12,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from automemo.failures import InfrastructureFailure
 from automemo.llm import BudgetExceeded
 from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Proposal
 from automemo.runs.records import Outcome
@@ -66,8 +67,8 @@ def _failed_report(kind: str, error: BaseException) -> dict[str, Any]:
 def _examine(exam: Exam, source: str) -> tuple[bool, dict[str, Any]]:
     try:
         report = exam(source)
-    except BudgetExceeded:
-        raise
+    except (BudgetExceeded, InfrastructureFailure):
+        raise  # the run stops (or the host failed): not the program's failed attempt
     except Exception as exc:  # the exam machinery itself broke on this program: a failed attempt
         return False, _failed_report("exam-error", exc)
     return bool(report.passed), report.to_dict()

@@ -1,4 +1,4 @@
-"""Actions in flight as virtual visits (parallel search, `search.parallel` > 1).
+"""Actions in flight: their record, the ids they reserve, and their virtual visits.
 
 The policy stays pure: it never learns that anything is running. Instead the statistics it reads
 are shifted as if every pending evaluation had already been counted: a pending evaluation of v
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Iterable, Literal
 
 from automemo.search.policy import TreeStats
+from automemo.search.tree import Tree
 
 
 @dataclass(frozen=True)
@@ -60,3 +61,20 @@ def with_pending(stats: TreeStats, pending: Iterable[PendingAction]) -> TreeStat
     nodes = tuple(dataclasses.replace(v, n=v.n + evaluations.get(v.id, 0)) for v in stats.nodes)
     return TreeStats(nodes=nodes,
                      total_evaluations=stats.total_evaluations + sum(evaluations.values()))
+
+
+def reserve(tree: Tree, pending: Iterable[PendingAction], kind: str,
+            node_id: int) -> tuple[int | None, int | None]:
+    """(child id, evaluation index) for a new action on the committed `tree` while `pending`
+    run: one past the highest id or index committed or reserved, never a count. A count goes
+    wrong as soon as commits come out of order or a reserved evaluation fails (its index stays
+    unused, so n + pending lands on an index another action already committed)."""
+    pending = list(pending)
+    if kind == "generate":
+        reserved = [p.child_id for p in pending if p.child_id is not None]
+        return max([tree.next_id(), *(c + 1 for c in reserved)]), None
+    node = tree.node(node_id)
+    committed = node.ks or tuple(range(node.n))  # a tree built without indices
+    taken = [*committed, *(p.k for p in pending
+                         if p.kind == "evaluate" and p.node_id == node_id and p.k is not None)]
+    return None, max(taken, default=-1) + 1

@@ -24,6 +24,9 @@ class Node:
     status: NodeStatus = "evaluated"
     created_step: int = 0
     action: str = "generate"              # "root" | "generate"
+    # The index k of each score's evaluation, in order. Not always 0..n-1: under a parallel
+    # search an evaluation that failed leaves its reserved index unused.
+    ks: tuple[int, ...] = ()
     task_scores: Mapping[str, float] = field(default_factory=dict)  # the latest evaluation's
     exact: bool = False                   # every evaluation was exact (deterministic, all tasks)
 
@@ -38,6 +41,11 @@ class Node:
     @property
     def n(self) -> int:
         return len(self.scores)
+
+    @property
+    def latest_k(self) -> int | None:
+        """The index of the latest committed evaluation (None before the first)."""
+        return max(self.ks) if self.ks else None
 
     @property
     def failed(self) -> bool:
@@ -59,18 +67,18 @@ class Tree:
         nodes = []
         for row in run.nodes():
             mine = sorted(evaluations.get(row["id"], []), key=lambda e: e["k"])
-            own = tuple(e["mean"] for e in mine)
             nodes.append(
                 Node(
                     id=row["id"],
                     parent=row["parent"],
                     source_path=row["program_path"],
                     summary=row["summary"],
-                    scores=own,
+                    scores=tuple(e["mean"] for e in mine),
                     parent_snapshot=row["parent_snapshot"],
                     status=row["status"],
                     created_step=row["step"],
                     action=row["action"],
+                    ks=tuple(e["k"] for e in mine),
                     task_scores=(mine[-1].get("task_scores") or {}) if mine else {},
                     exact=bool(mine) and all(e.get("exact") for e in mine),
                 )
@@ -116,7 +124,9 @@ class Tree:
         self._nodes[node.id] = node
 
     def add_score(self, node_id: int, score: float) -> Node:
-        node = dataclasses.replace(self.node(node_id), scores=self.node(node_id).scores + (score,))
+        old = self.node(node_id)
+        k = old.latest_k + 1 if old.ks else len(old.scores)
+        node = dataclasses.replace(old, scores=old.scores + (score,), ks=old.ks + (k,))
         self._nodes[node_id] = node
         return node
 

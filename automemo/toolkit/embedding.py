@@ -47,6 +47,23 @@ class EmbeddingConfig:
     batch_size: int = 64                              # texts per forward pass of the local model
 
 
+def image_encoder_kind(config: EmbeddingConfig) -> Literal["perceptual", "open_clip"]:
+    """The image encoder `config` selects ("auto" resolved): CLIP iff weights are named. Known
+    without loading anything, so a run's config, its export and the meta agent can say it."""
+    if config.image == "open_clip" or (config.image == "auto" and bool(config.clip_pretrained)):
+        return "open_clip"
+    return "perceptual"
+
+
+def image_encoder_label(config: EmbeddingConfig) -> str:
+    """One sentence naming the active image encoder, printed once and told to the meta agent."""
+    if image_encoder_kind(config) == "open_clip":
+        return (f"CLIP (open_clip {config.clip_model}, weights {config.clip_pretrained}): image "
+                "vectors from CLIP's image tower, comparable with each other, not with text vectors")
+    return ("the perceptual fallback (no CLIP weights configured): a colour histogram and a grey "
+            "16x16 thumbnail per image, comparable with each other, not with text vectors")
+
+
 class _CachedEncoder:
     """An encoder behind the run's content-hash cache: same name and dimension as the encoder."""
 
@@ -141,7 +158,7 @@ def default_encoders(config: EmbeddingConfig = EmbeddingConfig(), llm: LLMClient
         text: Any = OpenAIEmbeddingEncoder(llm, config.openai_model)
     else:
         text = MiniLMEncoder(batch_size=config.batch_size)
-    use_clip = config.image == "open_clip" or (config.image == "auto" and bool(config.clip_pretrained))
+    use_clip = image_encoder_kind(config) == "open_clip"
     if use_clip and not config.clip_pretrained:
         raise ConfigError(
             "embedding.image = \"open_clip\" needs embedding.clip_pretrained (a checkpoint path or a "

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from automemo.contract import ContractError, ImageRef
+from automemo.failures import HostServiceFailed
+from automemo.llm.budget import BudgetExceeded
 from automemo.llm.messages import user_message
 from automemo.toolkit.api import ToolkitUnavailable
 from automemo.toolkit.embedding import Encoders
@@ -57,6 +59,7 @@ class MemoServices:
         self.llm_calls = 0
         self.embed_items = 0
         self._lock = threading.Lock()
+        self._host_failures: list[BaseException] = []
         self._methods: dict[str, Callable[[dict], Any]] = {
             "llm": self._llm,
             "embed_text": self._embed_text,
@@ -70,7 +73,26 @@ class MemoServices:
             raise ServiceError(f"unknown toolkit host method {method!r}; known: {', '.join(self._methods)}")
         if not isinstance(params, dict):
             raise ServiceError(f"toolkit.{method}: parameters must be an object, got {type(params).__name__}")
-        return self._methods[method](params)
+        try:
+            return self._methods[method](params)
+        except (ServiceError, ToolkitUnavailable):
+            raise  # the program's own doing (bad parameters, spent quota, no memo LLM configured)
+        except Exception as exc:
+            # The host failed (memo LLM, embedding model, encoder, spent run cap): the guest gets a
+            # clean error, and the call is marked so that whatever the program makes of it (a
+            # crash, or a quiet fallback) is not scored as the program's.
+            with self._lock:
+                self._host_failures.append(exc)
+            what = "the run's spending cap is reached" if isinstance(exc, BudgetExceeded) else \
+                f"{type(exc).__name__}: {exc}"
+            raise ToolkitUnavailable(f"toolkit.{method}: the host's service failed ({what}); "
+                                     "this call is not charged to the program") from None
+
+    def take_host_failures(self) -> list[BaseException]:
+        """The host-side failures met since the last call of this method (in order), cleared."""
+        with self._lock:
+            failures, self._host_failures = self._host_failures, []
+        return failures
 
     def usage(self) -> dict[str, int]:
         with self._lock:
@@ -164,6 +186,23 @@ class MemoServices:
         if not path.is_file():
             raise ServiceError(f"{where}: no image at {ref.path!r} in the episode store")
         return path
+
+
+def raise_host_failure(services: Any, during: str) -> None:
+    """After a sandbox call: raise what the host's services met while serving it, if anything.
+    A spent run cap stops the work (`BudgetExceeded`); any other host failure is
+    `HostServiceFailed`, the caller's to retry or exclude. Services without the record (a
+    test's stub) never raise here."""
+    take = getattr(services, "take_host_failures", None)
+    failures = take() if take is not None else []
+    if not failures:
+        return
+    spent = next((f for f in failures if isinstance(f, BudgetExceeded)), None)
+    if spent is not None:
+        raise BudgetExceeded(f"{during} stopped: {spent}")
+    first = failures[0]
+    raise HostServiceFailed(f"{during}: a host toolkit service failed ({type(first).__name__}: {first}); "
+                            "the call is not charged to the program")
 
 
 def _known(params: dict, method: str, allowed: set[str]) -> None:

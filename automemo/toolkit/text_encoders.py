@@ -5,7 +5,6 @@ Every encoder returns float32 rows, L2-normalised, so that a dot product is a co
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import traceback
@@ -82,10 +81,11 @@ def _load_minilm() -> Any:
     global _MODEL
     with _MODEL_LOCK:
         if _MODEL is None:
-            # The weights are local; without this the hub client still tries to reach the network.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            # The weights are local: `local_files_only` keeps the hub client off the network for
+            # this model only (setting HF_HUB_OFFLINE would also decide, for the whole process,
+            # whether a CLIP tag loaded later may be fetched).
             SentenceTransformer = _import_sentence_transformer()
-            _MODEL = SentenceTransformer(minilm_model_dir(), device="cpu")
+            _MODEL = SentenceTransformer(minilm_model_dir(), device="cpu", local_files_only=True)
         return _MODEL
 
 

@@ -32,7 +32,9 @@ class ConversationOptions:
     mode: Literal["retrieval", "qa"] = "retrieval"  # retrieval: no agent, score cited refs
     judge: Literal["f1", "llm"] = "f1"  # qa mode: token F1 of the answer, or a binary LLM judge
     k: int = 10                       # cited refs that count (Recall@k, nDCG@k, Hit@k)
-    unknown_clues: Literal["error", "drop"] = "error"  # a clue naming no turn: stop, or drop it
+    # A gold clue naming no turn of its conversation (published releases hold a few): "drop"
+    # leaves it out of its question and says so once; "error" refuses the file.
+    unknown_clues: Literal["drop", "error"] = "drop"
 
 
 # Phrases that mean "the conversation never said": a refusal answers a refusal question.
@@ -72,6 +74,14 @@ class ConversationBenchmark(Benchmark):
             print(
                 f"{self.name}: {self.data.images_missing} of {self.data.images_total} images {self.missing_images_are} "
                 f"({self.data.source}); those turns keep their captions only",
+                file=sys.stderr,
+            )
+        if self.data.dropped_clues:
+            dropped = self.data.dropped_clues
+            shown = "; ".join(f"{d.where}: {d.clue!r}" for d in dropped[:5]) + ("; ..." if len(dropped) > 5 else "")
+            print(
+                f"{self.name}: dropped {len(dropped)} gold clue(s) naming no turn of their conversation "
+                f"({self.data.source}): {shown}; set unknown_clues = \"error\" to refuse such a file",
                 file=sys.stderr,
             )
         self._sessions = {s.session_id: s for s in self.data.sessions}
@@ -153,7 +163,7 @@ class ConversationBenchmark(Benchmark):
         return PartialRecorder(
             task_id=q.question_id, benchmark=self.name, instruction=q.question,
             task_images=tuple(self._put(q.images, store)),
-            metadata={"user": q.scope, "qtype": q.qtype},
+            metadata={"user": q.scope},  # the question type stays on the Task: retrieve never sees a label
         )
 
     def run_episode(self, task: Task, agent: Any, payload: MemoryPayload | None, store: EpisodeStore) -> EpisodeRecorder:
@@ -215,6 +225,8 @@ class ConversationBenchmark(Benchmark):
             "conversations": {name: sorted(scopes) for name, scopes in self._scopes.items()},
             "sessions": len(self.data.sessions), "questions": per_type,
             "images": {"total": self.data.images_total, "missing": self.data.images_missing},
+            "dropped_clues": {"source": self.data.source, "count": len(self.data.dropped_clues),
+                              "items": [f"{d.where}: {d.clue}" for d in self.data.dropped_clues]},
             "metrics": f"recall@{o.k} (value), ndcg@{o.k}, hit@{o.k}" if o.mode == "retrieval" else
                        ("judge (value), f1, em" if o.judge == "llm" else "f1 (value), em"),
         }

@@ -19,7 +19,8 @@ from urllib.parse import urlparse
 from automemo.benchmarks.conversation.benchmark import ConversationBenchmark
 from automemo.benchmarks.conversation.files import as_list, read_json, readable_image
 from automemo.benchmarks.conversation.model import (
-    REFUSAL, Conversations, DatasetError, Question, Session, Turn, TurnImage, qualified,
+    REFUSAL, ClueResolver, Conversations, DatasetError, Question, Session, Turn, TurnImage, UnknownClues,
+    qualified,
 )
 
 FORMAT = "the LoCoMo release locomo10.json: a list of {sample_id, conversation, qa}"
@@ -52,13 +53,13 @@ class _Photos:
         return tuple(out)
 
 
-def read_release(path: Path, image_dir: Path | None, unknown_clues: str) -> Conversations:
+def read_release(path: Path, image_dir: Path | None, unknown_clues: UnknownClues = "drop") -> Conversations:
     if not path.is_file():
         raise DatasetError(f"locomo: {path} does not exist; set the option `path` to the downloaded locomo10.json")
     data = read_json(path, FORMAT)
     if not isinstance(data, list) or not all(isinstance(s, Mapping) for s in data):
         raise DatasetError(f"{path}: not {FORMAT}")
-    photos = _Photos(image_dir)
+    photos, resolve = _Photos(image_dir), ClueResolver(unknown_clues)
     scopes, sessions, questions, aliases = [], [], [], {}
     for si, sample in enumerate(data):
         where = f"{path}: sample {si}"
@@ -95,22 +96,16 @@ def read_release(path: Path, image_dir: Path | None, unknown_clues: str) -> Conv
             except (TypeError, ValueError):
                 raise DatasetError(f"{q_where}: category must be 1..5, got {qa['category']!r}") from None
             refusal = category == ADVERSARIAL
-            clues = []
-            for clue in _evidence_ids(qa.get("evidence")):
-                if clue in turns_by_id:
-                    clues.append(turns_by_id[clue])
-                elif unknown_clues == "error" and not refusal:
-                    raise DatasetError(
-                        f"{q_where}: evidence {clue!r} names no turn of {scope}; fix the file, or pass "
-                        f"--option unknown_clues=drop to drop such clues"
-                    )
+            # A refusal question's clues are never scored, so only the others are checked.
+            clues = () if refusal else resolve(_evidence_ids(qa.get("evidence")), turns_by_id, q_where,
+                                               f"turn of {scope}")
             answer = REFUSAL if refusal else str(qa.get("answer", ""))
             questions.append(Question(
                 qualified(scope, f"Q{qi + 1:03d}"), scope, f"cat{category}", str(qa["question"]), answer,
-                () if refusal else tuple(dict.fromkeys(clues)), refusal,
+                tuple(clues), refusal,
             ))
     return Conversations(str(path), tuple(scopes), {}, tuple(sessions), tuple(questions),
-                         photos.total, photos.missing, aliases)
+                         photos.total, photos.missing, aliases, tuple(resolve.dropped))
 
 
 class LoCoMo(ConversationBenchmark):

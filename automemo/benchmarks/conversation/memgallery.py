@@ -17,7 +17,8 @@ from typing import Any, Mapping
 from automemo.benchmarks.conversation.benchmark import ConversationBenchmark
 from automemo.benchmarks.conversation.files import as_list, read_json, readable_image, resolve_image
 from automemo.benchmarks.conversation.model import (
-    REFUSAL, Conversations, DatasetError, Question, Session, Turn, TurnImage, qualified,
+    REFUSAL, ClueResolver, Conversations, DatasetError, Question, Session, Turn, TurnImage, UnknownClues,
+    qualified,
 )
 
 FORMAT = "a Mem-Gallery scenario file: {character_profile, multi_session_dialogues, \"human-annotated QAs\"}"
@@ -58,8 +59,8 @@ def scenario_files(root: Path) -> list[Path]:
     return files
 
 
-def read_release(root: Path, image_dir: Path | None, unknown_clues: str) -> Conversations:
-    images = _ImageReader(image_dir)
+def read_release(root: Path, image_dir: Path | None, unknown_clues: UnknownClues = "drop") -> Conversations:
+    images, resolve = _ImageReader(image_dir), ClueResolver(unknown_clues)
     scopes, strata, sessions, questions, aliases = [], {}, [], [], {}
     for file in scenario_files(root):
         data = read_json(file, FORMAT)
@@ -96,25 +97,18 @@ def read_release(root: Path, image_dir: Path | None, unknown_clues: str) -> Conv
                 raise DatasetError(f"{where}: expected {{point, question, answer, clue, ...}}")
             qtype = str(qa["point"]).strip()
             refusal = qtype == "AR"
-            clues = []
-            for clue in as_list(qa.get("clue")):
-                if str(clue) in rounds:
-                    clues.append(rounds[str(clue)])
-                elif unknown_clues == "error" and not refusal:
-                    raise DatasetError(
-                        f"{where}: clue {clue!r} names no round of scenario {scope!r}; fix the file, or pass "
-                        f"--option unknown_clues=drop to drop such clues"
-                    )
+            # A refusal question's clues are never scored, so only the others are checked.
+            clues = () if refusal else resolve(as_list(qa.get("clue")), rounds, where,
+                                               f"round of scenario {scope!r}")
             answer = ", ".join(str(a) for a in as_list(qa.get("answer")))
             q_images = images(scope, [f"Q{qi + 1}:IMG{i + 1}" for i in range(len(as_list(qa.get("question_image"))))],
                               as_list(qa.get("question_image")), as_list(qa.get("image_caption")), file.parent)
             questions.append(Question(
                 qualified(scope, f"Q{qi + 1:03d}"), scope, qtype, str(qa["question"]),
-                REFUSAL if refusal else answer, () if refusal else tuple(dict.fromkeys(clues)),
-                refusal, q_images,
+                REFUSAL if refusal else answer, tuple(clues), refusal, q_images,
             ))
     return Conversations(str(root), tuple(scopes), strata, tuple(sessions), tuple(questions),
-                         images.total, images.missing, aliases)
+                         images.total, images.missing, aliases, tuple(resolve.dropped))
 
 
 class MemGallery(ConversationBenchmark):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Literal, Mapping
 
 REFUSAL = "Not mentioned."
 """The gold answer of a question whose answer was never given (Mem-Gallery's AR, LoCoMo's
@@ -22,6 +23,46 @@ class DatasetError(ValueError):
 
 def qualified(scope: str, local_id: str) -> str:
     return f"{scope}/{local_id}"
+
+
+UnknownClues = Literal["drop", "error"]
+
+
+@dataclass(frozen=True)
+class DroppedClue:
+    """A gold clue naming no turn of its conversation (published releases hold a few, e.g.
+    LoCoMo's conv-42 qa[58] cites `D10:19`), left out of its question's clues."""
+
+    where: str               # the file and item, e.g. "locomo10.json: sample 3 (conv-42): qa[58]"
+    clue: str
+
+
+class ClueResolver:
+    """One policy for clues that name no turn, shared by every release reader: `drop` (the
+    default: real releases are dirty, and one bad clue must not refuse a whole file) keeps a
+    record of each dropped clue; `error` stops at the first."""
+
+    def __init__(self, policy: UnknownClues) -> None:
+        if policy not in ("drop", "error"):
+            raise DatasetError(f'unknown_clues must be "drop" or "error", got {policy!r}')
+        self.policy, self.dropped = policy, []
+
+    def __call__(self, clues: Iterable, known: Mapping[str, str], where: str, names_no: str) -> list[str]:
+        """The qualified refs of `clues` found in `known`; `names_no` completes "clue X names no
+        ..." in the error sentence."""
+        out = []
+        for clue in clues:
+            ref = known.get(str(clue))
+            if ref is not None:
+                out.append(ref)
+                continue
+            if self.policy == "error":
+                raise DatasetError(
+                    f"{where}: clue {str(clue)!r} names no {names_no}; fix the file, or set the option "
+                    f"unknown_clues = \"drop\" (the default) to drop such clues"
+                )
+            self.dropped.append(DroppedClue(where, str(clue)))
+        return list(dict.fromkeys(out))
 
 
 @dataclass(frozen=True)
@@ -72,3 +113,4 @@ class Conversations:
     images_total: int
     images_missing: int
     aliases: dict[str, tuple[str, ...]]  # cited id -> refs it stands for (an image id -> its round)
+    dropped_clues: tuple[DroppedClue, ...] = ()  # clues naming no turn, left out (unknown_clues = "drop")

@@ -142,7 +142,8 @@ class MiniGallery(Benchmark):
             benchmark=self.name,
             instruction=q.question,
             task_images=images,
-            metadata={"user": q.user_id, "qtype": q.qtype, "time": q.time},
+            # What an application has at question time: no type, answer or clue (those stay on the Task).
+            metadata={"user": q.user_id, "time": q.time},
         )
 
     def _session_episode(self, task: Task, store: EpisodeStore) -> EpisodeRecorder:

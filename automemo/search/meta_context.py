@@ -1,0 +1,102 @@
+"""What the meta agent is told about the tree before a generate action: the parent with its
+latest evaluation's evidence, the committed parent→child gains, and every evaluated program's
+scores. Everything is read for one committed `Tree` snapshot (the one the action was chosen on),
+so that what an action sees does not depend on what other actions commit while it runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+
+from automemo.evaluation.evidence import read_evidence
+from automemo.evaluation.result import EvaluationResult
+from automemo.meta.base import (Improvement, ParentView, ScoredProgram, ScoredTask, evidence_questions,
+                                scored_tasks)
+from automemo.runs.records import EvaluationRecord
+from automemo.runs.rundir import RunDir
+from automemo.search.tree import Tree
+
+
+def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name
+        )
+    )
+
+
+class MetaContext:
+    """Reads a run directory for the meta agent. Safe to share between the scheduler's workers:
+    the only state is a cache of evidence that never changes once committed."""
+
+    def __init__(self, run: RunDir) -> None:
+        self.run = run
+        self._task_scores: dict[tuple[int, int], dict[str, ScoredTask]] = {}  # (node, k) -> tasks
+        self._lock = threading.Lock()
+
+    def parent_view(self, node_id: int, tree: Tree) -> ParentView:
+        """The parent with its LATEST committed evaluation, found by its index (not by n − 1:
+        under a parallel search the indices of a node's evaluations can have gaps)."""
+        node = tree.node(node_id)
+        k = node.latest_k if node.latest_k is not None else max(node.n - 1, 0)
+        evidence = self.run.evaluation_dir(node_id, k)
+        evaluation: EvaluationResult | None
+        try:
+            evaluation = read_evidence(evidence).result
+        except FileNotFoundError:
+            evaluation = None
+        return ParentView(node_id=node_id, source=self.run.program_source(node_id),
+                          score=node.mean, n_evals=node.n, evaluation=evaluation,
+                          evidence_dir=str(evidence))
+
+    def sources(self, tree: Tree) -> list[str]:
+        """Every program the tree holds, failed generations included."""
+        return [self.run.program_source(n.id) for n in tree.nodes() if n.source_path]
+
+    def improvements(self, tree: Tree) -> list[Improvement]:
+        """Every committed parent→child gain, largest first (the meta agent keeps the top few)."""
+        out = []
+        for child in tree.nodes():
+            if child.failed or child.parent is None or child.first_score is None:
+                continue
+            if child.parent_snapshot is None or child.first_score <= child.parent_snapshot:
+                continue
+            old = self.run.program_source(child.parent)
+            new = self.run.program_source(child.id)
+            out.append(Improvement(
+                parent_id=child.parent, child_id=child.id, parent_score=child.parent_snapshot,
+                child_score=child.first_score, summary=child.summary,
+                diff=unified_diff(old, new, f"node {child.parent}", f"node {child.id}"),
+            ))
+        out.sort(key=lambda i: (-(i.child_score - i.parent_score), i.child_id))
+        return out
+
+    def scored_programs(self, tree: Tree) -> list[ScoredProgram]:
+        """The tree's evaluated programs, each with its latest evaluation in `tree`."""
+        latest = {n.id: n.latest_k for n in tree.nodes() if not n.failed and n.n > 0}
+        records = {}
+        for e in (EvaluationRecord.from_row(row) for row in self.run.evaluations()):
+            if latest.get(e.node_id) == e.k:
+                records[e.node_id] = e
+        return [
+            ScoredProgram(node_id=n.id, source=self.run.program_source(n.id), mean=n.mean, n=n.n,
+                          per_category=dict(records[n.id].per_category),
+                          tasks=self.scored_tasks(n.id, records[n.id].k))
+            for n in tree.nodes() if n.id in records
+        ]
+
+    def scored_tasks(self, node_id: int, k: int) -> dict[str, ScoredTask]:
+        """The scored tasks of a node's k-th evaluation, read from its evidence once (evidence
+        never changes); empty when the evidence is gone."""
+        key = (node_id, k)
+        with self._lock:
+            if key in self._task_scores:
+                return self._task_scores[key]
+        try:
+            evidence = read_evidence(self.run.evaluation_dir(node_id, k))
+            tasks = scored_tasks(evidence.result, evidence_questions(evidence))
+        except FileNotFoundError:
+            tasks = {}
+        with self._lock:
+            return self._task_scores.setdefault(key, tasks)

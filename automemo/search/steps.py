@@ -1,0 +1,222 @@
+"""One action of the search, done: the root's evaluation, a re-evaluation, or a generation
+(propose, quick exam, repairs, first evaluation). Each is staged in its step's journal and handed
+back uncommitted with its action record; the scheduler commits. Runs on the scheduler's worker
+threads: it reads the run directory and the tree snapshot it is given, and changes neither.
+
+Determinism: every random choice is derived from (run seed, step, purpose), never from global
+state, so an action restarted after a crash draws what it drew the first time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from automemo.episode_store import atomic_write
+from automemo.evaluation.result import EvaluationResult
+from automemo.runs.journal import StepJournal
+from automemo.runs.records import ActionRecord, DiagnosisRecord, EvaluationRecord, NodeRecord, Outcome
+from automemo.runs.rundir import RunDir
+from automemo.search.collaborators import Collaborators
+from automemo.search.config import SearchConfig
+from automemo.search.display import SearchDisplay
+from automemo.search.generation import Generation, generate_child
+from automemo.search.meta_context import MetaContext
+from automemo.search.observed_meta import ObservedMeta
+from automemo.search.pending import PendingAction
+from automemo.search.stops import CLEAN_STOPS
+from automemo.search.tree import Tree
+
+
+def derive_seed(run_seed: int, step: int, purpose: str) -> int:
+    """A 31-bit seed for one purpose of one step: the same on every replay of that step."""
+    digest = hashlib.sha256(f"{run_seed}:{step}:{purpose}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+class StepRunner:
+    def __init__(self, run: RunDir, config: SearchConfig, parts: Collaborators,
+                 display: SearchDisplay) -> None:
+        self.run = run
+        self.config = config
+        self.parts = parts
+        self.display = display
+        self.context = MetaContext(run)
+        self._meta_lock = threading.Lock()  # one observe-then-call at a time (observed_meta.py)
+
+    def evaluate_root(self) -> tuple[StepJournal, ActionRecord]:
+        journal = StepJournal(self.run, 0)
+        started = time.perf_counter()
+        self.display.step_started(0, self.config.steps, f"evaluate the root ({self.config.root})")
+        try:
+            source = _seed_source(self.parts.seeds_dir, self.config.root)
+            _write_text(journal.node_dir(0) / "program.py", source)
+            result = self._evaluate(journal, source, 0, 0)
+        except BaseException:
+            journal.abandon()
+            raise
+        journal.add_node(_node_record(0, None, "root", "evaluated", f"seed {self.config.root}",
+                                      source, None))
+        journal.add_evaluation(_evaluation_record(0, 0, result))
+        return journal, ActionRecord(
+            step=0, kind="evaluate_root", node_id=0, outcome=Outcome.EVALUATED,
+            detail=f"root μ={result.mean:.3f}", wall_s=time.perf_counter() - started,
+        )
+
+    def execute(self, action: PendingAction, tree: Tree,
+                candidates: list[dict[str, Any]]) -> tuple[StepJournal, ActionRecord]:
+        """Do `action`, chosen on the committed `tree`, with the ids it reserved."""
+        journal = StepJournal(self.run, action.step)
+        started = time.perf_counter()
+        widening = f" (widening for #{action.via})" if action.via is not None else ""
+        child_id = None
+        try:
+            if action.kind == "evaluate":
+                self.display.step_started(action.step, self.config.steps,
+                                          f"evaluate #{action.node_id}")
+                outcome, detail = self._evaluate_existing(journal, action.node_id, action.k)
+            else:
+                self.display.step_started(action.step, self.config.steps,
+                                          f"generate from #{action.node_id}{widening}")
+                child_id = action.child_id if action.child_id is not None else tree.next_id()
+                outcome, detail = self._generate(journal, action.step, action.node_id, tree,
+                                                 child_id)
+        except BaseException:
+            journal.abandon()
+            raise
+        return journal, ActionRecord(
+            step=action.step, kind=action.kind, node_id=action.node_id, outcome=outcome,
+            detail=f"{detail}{widening}", child_id=child_id, policy_score=action.score,
+            candidates=tuple(candidates), wall_s=time.perf_counter() - started,
+        )
+
+    # evaluate ----------------------------------------------------------------------------------
+
+    def _sample_seed(self, node_id: int, k: int) -> int:
+        """Seed of node `node_id`'s k-th evaluation sample (used when the evaluation scores a
+        sample of the retrieve tasks): fixed per evaluation, so a resumed run redraws it."""
+        return derive_seed(self.config.seed, 0, f"evaluation sample of #{node_id}, k={k}")
+
+    def _evaluate(self, journal: StepJournal, source: str, node_id: int, k: int) -> EvaluationResult:
+        return self.parts.evaluator.evaluate(
+            source, evidence_dir=journal.evaluation_dir(node_id, k), node_id=node_id,
+            sample_seed=self._sample_seed(node_id, k),
+        )
+
+    def _evaluate_existing(self, journal: StepJournal, node_id: int, k: int) -> tuple[Outcome, str]:
+        try:
+            result = self._evaluate(journal, self.run.program_source(node_id), node_id, k)
+        except CLEAN_STOPS:
+            raise
+        except Exception as exc:  # infrastructure broke beyond the evaluator's own retries
+            return Outcome.EVAL_ERROR, f"evaluation of #{node_id} failed: {exc}"
+        journal.add_evaluation(_evaluation_record(node_id, k, result))
+        return Outcome.EVALUATED, f"evaluated #{node_id} (k={k}): {result.mean:.3f}"
+
+    # generate ----------------------------------------------------------------------------------
+
+    def _generate(self, journal: StepJournal, step: int, parent_id: int, tree: Tree,
+                  child_id: int) -> tuple[Outcome, str]:
+        parent = tree.node(parent_id)
+        episodes, partials = self.parts.evaluator.sample_for_exam(
+            self.config.exam_tasks, seed=derive_seed(self.config.seed, step, "exam")
+        )
+        services = self.parts.services_factory(child_id) if self.parts.services_factory else None
+
+        def exam(source: str):
+            return self.parts.exam(
+                source, self.parts.sandbox, episodes, partials, budget=self.parts.budget,
+                limits=self.parts.limits, services=services,
+                store_root=self.parts.evaluator.store.root,
+            )
+
+        # The offline mutator avoids re-proposing a known program and picks crossover partners
+        # from what it is told: this action's tree, not whatever another action told it last.
+        meta = ObservedMeta(self.parts.meta, self._meta_lock,
+                            lambda: self.context.sources(tree),
+                            lambda: self.context.scored_programs(tree))
+        gen = generate_child(
+            meta, self.context.parent_view(parent_id, tree), self.context.improvements(tree),
+            node_id=child_id, seed=derive_seed(self.config.seed, step, "propose"), exam=exam,
+            repair_attempts=self.config.repair_attempts,
+            repair_seed=lambda a: derive_seed(self.config.seed, step, f"repair-{a}"),
+        )
+        _write_generation_files(journal.node_dir(child_id), gen)
+        failure, failed_as = gen.failure, gen.failed_as
+        result = None
+        if gen.passed:
+            try:
+                result = self._evaluate(journal, gen.source, child_id, 0)
+            except CLEAN_STOPS:
+                raise
+            except Exception as exc:
+                failure, failed_as = f"evaluation: {exc}", Outcome.EVAL_ERROR
+        status = "evaluated" if result is not None else "failed"
+        journal.add_node(dataclasses.replace(
+            _node_record(child_id, parent_id, "generate", status, gen.summary, gen.source, parent.mean),
+            repair_attempts=max(0, len(gen.attempts) - 1), failure=failure,
+        ))
+        if result is None:
+            return failed_as, f"#{child_id} from #{parent_id} failed: {failure[:200]}"
+        journal.add_evaluation(_evaluation_record(child_id, 0, result))
+        repairs = len(gen.attempts) - 1
+        return (Outcome.EVALUATED, f"#{child_id} from #{parent_id}: {result.mean:.3f}"
+                f" ({repairs} repair{'s' if repairs != 1 else ''}) {gen.summary}")
+
+
+# rows and files --------------------------------------------------------------------------------
+
+
+def _seed_source(seeds_dir: Path, name: str) -> str:
+    path = seeds_dir / (name if name.endswith(".py") else f"{name}.py")
+    if not path.exists():
+        known = sorted(p.stem for p in seeds_dir.glob("*.py") if not p.name.startswith("_"))
+        raise FileNotFoundError(f"search.root: no seed {name!r} in {seeds_dir}; seeds: {', '.join(known)}")
+    return path.read_text()
+
+
+def _write_text(path, text: str) -> None:
+    atomic_write(path, text.encode())
+
+
+def _write_json(path, value: Any) -> None:
+    atomic_write(path, json.dumps(value, indent=2, sort_keys=True, default=str).encode())
+
+
+def _write_generation_files(folder, gen: Generation) -> None:
+    if gen.source is not None:
+        _write_text(folder / "program.py", gen.source)
+    for attempt in gen.attempts:
+        if attempt.source is not None:
+            _write_text(folder / "attempts" / f"{attempt.attempt}.py", attempt.source)
+    _write_json(folder / "exam.json", [a.to_dict() for a in gen.attempts])
+    _write_json(folder / "diagnosis.json", DiagnosisRecord(
+        summary=gen.summary, diagnosis=gen.diagnosis, usage=gen.usage, failure=gen.failure,
+    ).to_dict())
+
+
+def _node_record(node_id: int, parent: int | None, action: str, status: str, summary: str,
+                 source: str | None, parent_snapshot: float | None) -> NodeRecord:
+    return NodeRecord(
+        id=node_id, parent=parent, action=action, status=status,
+        summary=summary.strip().splitlines()[0] if summary.strip() else "",
+        program_path=f"nodes/{node_id}/program.py" if source is not None else "",
+        program_sha256=hashlib.sha256(source.encode()).hexdigest() if source else "",
+        parent_snapshot=parent_snapshot,
+    )
+
+
+def _evaluation_record(node_id: int, k: int, result: EvaluationResult) -> EvaluationRecord:
+    return EvaluationRecord(
+        node_id=node_id, k=k, mean=result.mean, n_scored=result.n_scored,
+        metrics=dict(result.metrics), per_category=dict(result.per_category),
+        excluded=tuple(result.excluded), errors=dict(result.errors),
+        tokens=result.tokens, wall_s=result.wall_s, update_s=result.update_s,
+        evidence_dir=f"nodes/{node_id}/evaluations/{k}",
+        exact=result.exact, task_scores=result.task_scores(),
+    )

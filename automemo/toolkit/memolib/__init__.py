@@ -1,0 +1,49 @@
+"""memolib: the component library memo programs are built from (seeds, the offline generator and
+LLM-written programs alike), one small module per concept. Import it as
+`from automemo.toolkit import memolib` and call `memolib.<name>`; `docs/memolib.md` lists the API.
+
+Guest-safe: stdlib + numpy + `automemo.contract` only, because programs import it inside the
+sandbox. A fix here lands in every program that uses it.
+
+| module | holds |
+|---|---|
+| `units` | units at three granularities: turn (`units`), round with neighbours (`windows`), `session` |
+| `text` | tokens, clipping, hosts, action verbs, a task's query text |
+| `bm25` | `BM25Index`: Okapi BM25 lexical search |
+| `dense` | `DenseIndex`: embedded texts, cosine search |
+| `vectors` | normalised matrices, top-k, cosine and faiss search, `ScopedIndex` |
+| `fusion` | `rrf` (reciprocal rank) and `weighted` (min-max normalised) fusion |
+| `expand` | `expand` hits with their neighbours, `mmr` diversity |
+| `filters` | `in_scope`, `in_time`, `recency`, `recency_rerank`, `parse_time` |
+| `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope |
+| `router` | `QuestionRouter`: a question's type learned from its text |
+| `payload` | the budget, `fit_sections`, `chronological` memory lines, `make_payload` with ranked citations |
+"""
+
+from automemo.toolkit.memolib.bm25 import BM25Index
+from automemo.toolkit.memolib.dense import DenseIndex
+from automemo.toolkit.memolib.expand import expand, mmr, neighbours
+from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
+from automemo.toolkit.memolib.fusion import rrf, weighted
+from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, chronological, fit_sections, make_payload
+from automemo.toolkit.memolib.store import UnitStore
+from automemo.toolkit.memolib.router import QuestionRouter, held_out_recall, router_features
+from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe, generalise, host_of, overlap,
+                                           query_text, task_images, tokens)
+from automemo.toolkit.memolib.units import (Unit, episode_evidence, episode_units, indexed_text, is_conversation,
+                                            scope_of, session, units, windows)
+from automemo.toolkit.memolib.vectors import ScopedIndex, as_matrix, cosine_top_k, faiss_search, top_indices
+
+__all__ = [
+    "BM25Index", "DenseIndex",
+    "expand", "mmr", "neighbours",
+    "in_scope", "in_time", "parse_time", "recency", "recency_rerank",
+    "rrf", "weighted",
+    "MAX_EVIDENCE", "budget_of", "chronological", "fit_sections", "make_payload",
+    "QuestionRouter", "held_out_recall", "router_features",
+    "UnitStore",
+    "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",
+    "tokens",
+    "Unit", "episode_evidence", "episode_units", "indexed_text", "is_conversation", "scope_of", "session", "units", "windows",
+    "ScopedIndex", "as_matrix", "cosine_top_k", "faiss_search", "top_indices",
+]

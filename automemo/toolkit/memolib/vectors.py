@@ -1,0 +1,74 @@
+"""Vectors: normalised matrices, top-k by score, cosine search, and a faiss index split by scope."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+
+def as_matrix(vectors: Sequence[Sequence[float]], dim: int) -> np.ndarray:
+    """Float32 rows, L2-normalised (zero rows stay zero), shape (n, dim) even when n == 0."""
+    if len(vectors) == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    m = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    return m / np.where(norms > 0, norms, 1.0)
+
+
+def top_indices(scores: np.ndarray, k: int) -> list[int]:
+    """Indices of the `k` largest scores, best first; ties keep index order (deterministic)."""
+    scores = np.asarray(scores).reshape(-1)
+    k = min(k, scores.shape[0])
+    if k <= 0:
+        return []
+    top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
+    return sorted(top.tolist(), key=lambda i: (-float(scores[i]), i))
+
+
+def cosine_top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Indices and cosines of the `k` rows of `matrix` most similar to `query`, best first.
+    Both are expected L2-normalised."""
+    if matrix.shape[0] == 0:
+        return []
+    scores = matrix @ np.asarray(query, dtype=np.float32).reshape(-1)
+    return [(i, float(scores[i])) for i in top_indices(scores, k)]
+
+
+class ScopedIndex:
+    """Vectors tagged with an owner scope (see `scope_of`): a search with a known scope looks only
+    at that scope's rows, any other search at all rows. Row ids are global, in insertion order.
+    `new_index(dim)` makes an empty inner-product index (the toolkit's `vector_index`)."""
+
+    def __init__(self, new_index, dim: int) -> None:
+        self._new_index, self.dim = new_index, dim
+        self.all = new_index(dim)
+        self._scoped: dict[str, tuple[Any, list[int]]] = {}
+
+    @property
+    def size(self) -> int:
+        return self.all.ntotal
+
+    def add(self, matrix: np.ndarray, scope: str = "") -> list[int]:
+        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        rows = list(range(self.all.ntotal, self.all.ntotal + matrix.shape[0]))
+        self.all.add(matrix)
+        if scope:
+            index, ids = self._scoped.setdefault(scope, (self._new_index(self.dim), []))
+            index.add(matrix)
+            ids += rows
+        return rows
+
+    def search(self, query: np.ndarray, k: int, scope: str = "") -> list[tuple[int, float]]:
+        if scope in self._scoped:
+            index, ids = self._scoped[scope]
+            return [(ids[i], s) for i, s in faiss_search(index, query, k)]
+        return faiss_search(self.all, query, k)
+
+
+def faiss_search(index: Any, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Search a faiss index with one query vector; drops faiss's -1 padding."""
+    if index.ntotal == 0 or k <= 0:
+        return []
+    scores, ids = index.search(np.asarray(query, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
+    return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]

@@ -1,0 +1,113 @@
+"""What `retrieve` may see: on every registered benchmark a probe program records the metadata
+keys of each retrieve task it is asked, and no label (category, question type, answer, clue,
+gold id, difficulty) ever reaches it. The conversation benchmarks run the whole evaluation in
+retrieval mode; the agent benchmarks hand the harness's retrieve tasks to the probe in a sandbox
+(their episodes need an agent, which the keys do not depend on)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from automemo.benchmarks import REGISTRY, Task, load
+from automemo.benchmarks.miniwob_page import PageState
+from automemo.contract import BUDGET_KEY, LABEL_KEYS, MemoryPayload, PartialRecorder
+from automemo.episode_store import EpisodeStore
+from automemo.evaluation import EvaluationConfig, Evaluator
+from automemo.sandbox import get_sandbox
+from conversation_data import write_locomo, write_memgallery
+
+FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
+
+PROBE = '''
+from automemo.contract import MemoProgram, MemoryPayload
+
+
+class Memo(MemoProgram):
+    def update(self, episode):
+        pass
+
+    def retrieve(self, task):
+        return MemoryPayload(metadata={"seen": sorted(task.metadata), "evidence": []})
+'''
+
+SMALL = {
+    "minigallery": {"users_per_split": 1, "sessions_per_user": 3, "rounds_per_session": 16},
+    "webvoyager": {"path": str(FIXTURES / "webvoyager_sample.jsonl")},
+    "mind2web": {"path": str(FIXTURES / "mind2web_sample.json")},
+    "mind2web_offline": {"path": str(FIXTURES / "mind2web_offline_sample.json")},
+    "agentvista": {"path": str(FIXTURES / "agentvista_sample.json")},
+    "mmsearch_plus": {"path": str(FIXTURES / "mmsearch_plus_sample.jsonl")},
+    "miniwob": {"tasks": ["click-button", "enter-text"], "train_episodes_per_task": 2, "test_episodes_per_task": 1},
+}
+EVALUATED = ("minigallery", "memgallery", "locomo")  # retrieval mode: no agent needed
+
+
+class _Page:
+    """MiniWoB's first page without a browser: the retrieve task is built from it as from a real one."""
+
+    def observe(self) -> PageState:
+        return PageState("Click the OK button.", "[1] button OK", b"\x89PNG\r\n\x1a\n", frozenset({1}))
+
+
+@pytest.fixture(scope="module")
+def options(tmp_path_factory) -> dict[str, dict]:
+    root = tmp_path_factory.mktemp("releases")
+    return {**SMALL, "memgallery": {"path": str(write_memgallery(root / "mem-gallery"))},
+            "locomo": {"path": str(write_locomo(root / "locomo10.json"))}}
+
+
+def _probe_partials(evaluator: Evaluator, partials: list[PartialRecorder], store: EpisodeStore) -> list[list[str]]:
+    session = get_sandbox("unsafe").open(PROBE, store_root=store.root)
+    try:
+        return [MemoryPayload.from_dict(session.call("retrieve", {"task": p.to_dict()}, 10.0)).metadata["seen"]
+                for p in partials]
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_no_label_reaches_retrieve(name, options, tmp_path):
+    bench = load(name, options[name])
+    if name == "miniwob":
+        bench._page = lambda task: _Page()  # noqa: SLF001 - the page is the one browser-bound part
+    store = EpisodeStore(tmp_path / "store")
+    evaluator = Evaluator(bench, get_sandbox("unsafe"), store, config=EvaluationConfig(quiet=True))
+    try:
+        seen: list[list[str]] = []
+        for split in ("train", "test"):
+            if name in EVALUATED:
+                result = evaluator.evaluate(PROBE, split=split)
+                seen += [t.payload.metadata["seen"] for t in result.tasks]
+            else:
+                seen += _probe_partials(evaluator, list(evaluator.partials(split).values()), store)
+            # The benchmark's own retrieve tasks are clean too, not only what the harness passes on.
+            tasks: tuple[Task, ...] = evaluator.split(split).retrieve
+            assert all(not LABEL_KEYS & set(bench.partial(t, store).metadata) for t in tasks)
+    finally:
+        evaluator.close()
+        close = getattr(bench, "close", None)
+        if close:
+            close()
+    assert seen, f"{name}: the probe was asked nothing"
+    leaked = {k for keys in seen for k in keys} & LABEL_KEYS
+    assert not leaked, f"{name}: retrieve saw the label keys {sorted(leaked)}"
+    assert all(BUDGET_KEY in keys for keys in seen)
+    if name in ("minigallery", "memgallery", "locomo"):
+        assert all("user" in keys for keys in seen)  # the scope stays: it is known at question time
+
+
+def test_the_harness_drops_the_labels_a_users_own_benchmark_puts_in_its_retrieve_tasks(options, tmp_path):
+    """A plug-in benchmark that leaks its labels into `partial` still cannot hand them to `retrieve`."""
+    bench = load("memgallery", options["memgallery"])
+    leaky = bench.partial
+    bench.partial = lambda task, store: PartialRecorder(**{  # type: ignore[method-assign]
+        **leaky(task, store).to_dict(), "metadata": {"user": "u", "category": task.category, "answer": "x"}})
+    evaluator = Evaluator(bench, get_sandbox("unsafe"), EpisodeStore(tmp_path / "s"), config=EvaluationConfig(quiet=True))
+    try:
+        result = evaluator.evaluate(PROBE, split="test")
+    finally:
+        evaluator.close()
+    assert {json.dumps(t.payload.metadata["seen"]) for t in result.tasks} == {json.dumps([BUDGET_KEY, "user"])}
