@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from automemo import configtools
-from automemo.config import RunConfig
+from automemo.config import BenchmarkSection, RunConfig
 from automemo.configtools import ConfigError
 from automemo.contract import Budget
 from automemo.episode_store import EpisodeStore
@@ -232,6 +232,31 @@ def build_evaluation(
 # --- a search -----------------------------------------------------------------------------------
 
 
+def with_benchmark_defaults(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A layered run-config mapping (preset < file < flags) over the search defaults its
+    benchmark declares (`Benchmark.search_defaults`): the one place they are read, so that
+    `automemo search --benchmark memgallery --option path=DIR` needs nothing else, while any key
+    the user set still wins."""
+    from automemo import benchmarks
+    from automemo.configtools import merge
+
+    section = data.get("benchmark") or {}
+    name = section.get("name", BenchmarkSection.name)
+    try:
+        cls, options = benchmarks.checked_options(name, section.get("options") or {})
+    except ValueError as exc:  # an unknown benchmark or option: said once, as a config error
+        raise ConfigError(str(exc)) from None
+    declared = getattr(cls, "search_defaults", None)
+    return merge(dict(declared(options)) if declared is not None else {}, data)
+
+
+def load_search_config(preset: str | None, config_file: Any, overrides: Mapping[str, Any]) -> RunConfig:
+    """The run config of a new search: preset < file < flags, over the benchmark's defaults."""
+    from automemo.config import build_run_config, layered_config
+
+    return build_run_config(with_benchmark_defaults(layered_config(preset, config_file, overrides)))
+
+
 @dataclass
 class AssembledSearch:
     loop: Any
@@ -256,6 +281,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
     setup = build_evaluation(config, store_root=run.store_root, ledger=Ledger(run.db_path),
                              sandbox=sandbox, unsafe_confirmed=unsafe_confirmed, quiet=quiet)
     try:
+        require_questions(setup, "train")
         seeds = snapshot_seeds(run)
         meta = build_meta_agent(
             setup.llm, config.meta, seeds_dir=seeds,
@@ -273,6 +299,22 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
         budget=config.budget, limits=config.sandbox.limits, seeds_dir=seeds,
     )
     return AssembledSearch(SearchLoop(run, config.search, parts, quiet=quiet), setup)
+
+
+def require_questions(setup: EvaluationSetup, split: str) -> None:
+    """A split without retrieve tasks would score every program 0 and select nothing real:
+    refuse it before any step, saying what to change."""
+    try:
+        tasks = setup.evaluator.split(split).retrieve
+    except ValueError as exc:
+        raise AssemblyError(f"{setup.benchmark.name}: {exc}") from None
+    if not tasks:
+        raise AssemblyError(
+            f"{setup.benchmark.name}: the {split} split holds no question to score programs on "
+            f"({json.dumps(setup.config.benchmark.options, default=str)}); give data with more "
+            f"conversations or scenarios (a release folder rather than one file), or change the "
+            f"benchmark's split options (e.g. train_fraction)"
+        )
 
 
 def snapshot_seeds(run: Any) -> Path:

@@ -128,13 +128,21 @@ def load_run_config(
     overrides: Mapping[str, Any] | None = None,
 ) -> RunConfig:
     """Preset, then the user's TOML file, then flag overrides (nested mapping), key by key."""
+    return build_run_config(layered_config(preset, config_file, overrides))
+
+
+def layered_config(
+    preset: str | None = None,
+    config_file: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The plain mapping `load_run_config` builds from: preset < file < overrides."""
     data: dict[str, Any] = {}
     if preset:
         data = configtools.merge(data, read_toml(preset_path(preset)))
     if config_file:
         data = configtools.merge(data, read_toml(config_file))
-    data = configtools.merge(data, overrides or {})
-    return build_run_config(data)
+    return configtools.merge(data, overrides or {})
 
 
 def run_config_to_dict(config: RunConfig) -> dict[str, Any]:

@@ -53,6 +53,19 @@ class TaskScore:
     feedback: str = ""
 
 
+RETRIEVAL_SEARCH_DEFAULTS: Mapping[str, Any] = {
+    # Deterministic scoring: one evaluation over every validation question is exact, so it
+    # scores all of them (a sample would make it noisy again) and the search reads uncertainty
+    # from the per-task scores (search.evaluation_noise = "auto" sees the exact evaluations).
+    "evaluation": {"retrieve_fraction": 1.0},
+    # The no-memory root cites nothing and scores exactly 0, so the root-relative prior
+    # κ·max(0, μ(v) − μ(r)) would credit every node with its whole score: every fresh node would
+    # outbid its own children's evidence. Potential comes from observed child gains alone.
+    "search": {"kappa": 0.0},
+}
+"""Search defaults of a benchmark scored in retrieval mode (cited evidence against clues)."""
+
+
 class InfrastructureError(RuntimeError):
     """The episode failed for a reason that is not the memo program's or the agent's fault
     (browser crash, page-load failure, API error). The harness retries, then excludes it."""
@@ -91,6 +104,21 @@ class Benchmark(abc.ABC):
         scores without one (e.g. retrieval quality of cited evidence). A benchmark of one's own
         overrides it to declare its agent."""
         return "web" if self.family == "web" else "visual"
+
+    def scoring_is_deterministic(self) -> bool:
+        """True when a retrieve task's score is a pure function of the payload (no agent, no
+        judge, no live site). An evaluation over every task is then exact: a repeat returns the
+        same number, and the search takes its uncertainty from the per-task scores instead
+        (docs/search.md). Default False: the paper's repeat-based formulas."""
+        return False
+
+    @classmethod
+    def search_defaults(cls, options: Any) -> Mapping[str, Any]:
+        """Run-config keys (nested, as in presets/default.toml) that a search on this benchmark
+        with `options` gets by default, e.g. every validation question scored. A class method:
+        the config is resolved before the benchmark reads its data. Presets, config files and
+        flags override them key by key (`automemo.assembly.with_benchmark_defaults`)."""
+        return {}
 
     def describe(self) -> dict[str, Any]:
         """Config-like facts for the run record (sizes, seed, scoring mode)."""

@@ -11,7 +11,8 @@ from automemo.cli import UserError
 
 def add_option_flag(p) -> None:
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="benchmark option (VALUE parsed as JSON when it can be), repeatable")
+                   help="benchmark option, e.g. path=DIR for memgallery / locomo (VALUE parsed as JSON "
+                        "when it can be), repeatable")
 
 
 def add_ray_address_flag(p) -> None:

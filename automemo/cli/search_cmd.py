@@ -96,7 +96,7 @@ def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None 
               if only is None or flag in only}
     if only is None:
         values["sandbox.backend"] = "unsafe" if args.unsafe_no_sandbox else args.sandbox
-        values["benchmark.options"] = parse_options(args.option) or None
+        values["benchmark.options"] = benchmark_options(getattr(args, "option", None) or [])
     out: dict[str, Any] = {}
     for path, value in values.items():
         if value is None:
@@ -109,8 +109,18 @@ def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None 
     return with_judge_defaults(out) if only is None else out
 
 
+def benchmark_options(items: list[str]) -> dict[str, Any] | None:
+    """--option KEY=VALUE pairs; a relative `path` is made absolute, so that the run's config
+    names the same data when it is resumed from another directory."""
+    options = parse_options(items)
+    if isinstance(options.get("path"), str) and options["path"]:
+        options["path"] = str(Path(options["path"]).expanduser().resolve())
+    return options or None
+
+
 def resolve_config(args: argparse.Namespace):
-    from automemo.config import build_run_config, load_run_config
+    from automemo.assembly import load_search_config
+    from automemo.config import build_run_config
     from automemo.configtools import ConfigError
 
     if args.unsafe_no_sandbox and args.sandbox:
@@ -147,7 +157,7 @@ def resolve_config(args: argparse.Namespace):
             run = None
             _check_output_places(args)
             config = _with_absolute_benchmark_path(
-                load_run_config(args.preset, args.config, overrides_from_flags(args)))
+                load_search_config(args.preset, args.config, overrides_from_flags(args)))
             _check_benchmark(config)
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None

@@ -1,5 +1,6 @@
 """`automemo tree RUN`: the generation tree of a run in the terminal — per node the action that
-made it, μ with its number of evaluations n, LCB, and the one-line change summary; failed
+made it, μ with its number of evaluations n, the uncertainty ± the policy used, LCB, and the
+one-line change summary; failed
 generations are shown (marked ✗) and the selected node is marked ★."""
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ def label(node, *, cut: bool = True) -> str:
         return (f"[red]✗ #{node.id}[/red] [dim]{node.action} (step {node.step}) failed: "
                 f"{escape(failure)}[/dim]")
     star = "[bold yellow]★ [/bold yellow]" if node.selected else ""
-    score = (f"μ={node.mean:.3f} n={node.n} LCB={node.lcb:.3f}" if node.evaluated
-             else "not evaluated")
+    score = (f"μ={node.mean:.3f} n={node.n} ±{node.uncertainty:.3f} LCB={node.lcb:.3f}"
+             if node.evaluated else "not evaluated")
     return f"{star}[bold]#{node.id}[/bold] {node.action} (step {node.step}) {score}  {summary}"
 
 
@@ -77,4 +78,9 @@ def run(args) -> int:
     else:
         state = f"search stopped before finishing; continue with: automemo search --resume {view.run.path}"
     console.print(f"{steps} steps committed, {len(view.nodes)} nodes ({failed} failed), {state}")
+    console.print(f"uncertainty: {view.uncertainty_rule}")
+    if view.lead is not None:
+        lead = view.lead
+        console.print(f"selection vs #{lead['over']} on {lead['tasks']} shared tasks: "
+                      f"{lead['difference']:+.3f} ± {lead['se']:.3f} (paired SE)")
     return 0

@@ -115,6 +115,7 @@ def result_to_dict(result: EvaluationResult) -> dict[str, Any]:
         tokens=result.tokens,
         errors=dict(result.errors),
         info=dict(result.info),
+        exact=result.exact,
     )
 
 

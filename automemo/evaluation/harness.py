@@ -121,6 +121,14 @@ class Evaluator:
         kept = {k: v for k, v in partial.metadata.items() if k not in LABEL_KEYS}
         return dataclasses.replace(partial, metadata={**kept, BUDGET_KEY: self.config.budget.to_dict()})
 
+    @property
+    def exact(self) -> bool:
+        """Whether an evaluation is exact: the benchmark scores deterministically and every
+        retrieve task of the split is scored (no sample). A benchmark of one's own that does not
+        say is taken as stochastic."""
+        deterministic = getattr(self.benchmark, "scoring_is_deterministic", lambda: False)()
+        return bool(deterministic) and self.config.retrieve_fraction >= 1.0
+
     def retrieve_tasks(self, split: str = "train", sample_seed: int = 0) -> tuple[Task, ...]:
         tasks = self.split(split).retrieve
         if self.config.retrieve_fraction >= 1.0:
@@ -201,6 +209,8 @@ class Evaluator:
             update_error_kinds=[f.kind for f in memo.update_failures],
             info={**self._info(split, node_id, source, collection, memo, records, fatal), **phases},
         )
+        result = dataclasses.replace(result, exact=self.exact and len(tasks) == len(self.split(split).retrieve)
+                                     and not result.excluded)
         if evidence_dir is not None:
             evidence_io.write_summary(
                 evidence_dir,

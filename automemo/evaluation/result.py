@@ -50,3 +50,10 @@ class EvaluationResult:
     tokens: int = 0
     errors: Mapping[str, int] = field(default_factory=dict)  # program failures by kind
     info: Mapping[str, Any] = field(default_factory=dict)
+    # Deterministic scoring of every task of the split, none excluded: a repeat would return the
+    # same number (`Evaluator.exact`); the search then takes uncertainty from the task scores.
+    exact: bool = False
+
+    def task_scores(self) -> dict[str, float]:
+        """The score of every task that counts toward the mean, by task id."""
+        return {t.task_id: t.score for t in self.tasks if t.counted and not t.excluded}

@@ -34,6 +34,8 @@ class RunOverview:
     selected_id: int | None          # final.json's node, or the current LCB leader
     total_evaluations: int
     c_e: float
+    uncertainty_rule: str            # how each node's ± was computed (RunView.uncertainty_rule)
+    lead: Mapping[str, Any] | None   # exact evaluation: the selection's paired lead (RunView.lead)
     config_json: str
     generated_at: str
     live: LiveStatus | None = None   # set while a search is running: the page follows it
@@ -90,6 +92,8 @@ def gather_run(run: RunDir, *, live: bool = False) -> RunData:
         selected_id=view.selected_id,
         total_evaluations=view.total_evaluations,
         c_e=view.search.c_e,
+        uncertainty_rule=view.uncertainty_rule,
+        lead=view.lead,
         config_json=json.dumps(config, indent=2, sort_keys=True),
         generated_at=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         live=live_status(view, points) if running else None,

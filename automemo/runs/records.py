@@ -84,6 +84,8 @@ class EvaluationRecord:
     wall_s: float = 0.0
     update_s: float = 0.0
     evidence_dir: str = ""              # relative to the run directory
+    exact: bool = False                 # deterministic scoring of every task (EvaluationResult.exact)
+    task_scores: Mapping[str, float] = field(default_factory=dict)  # counted tasks' scores by id
     step: int = 0
     created_at: str = ""
 
@@ -92,7 +94,8 @@ class EvaluationRecord:
         record = _from_row(cls, row)
         return dataclasses.replace(record, excluded=tuple(record.excluded or ()),
                                    metrics=record.metrics or {}, per_category=record.per_category or {},
-                                   errors=record.errors or {})
+                                   errors=record.errors or {}, exact=bool(record.exact),
+                                   task_scores=record.task_scores or {})
 
     def to_row(self) -> dict[str, Any]:
         row = dataclasses.asdict(self)

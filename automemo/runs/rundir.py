@@ -27,7 +27,7 @@ RUNNING_FILE = "running.json"  # {pid, host} of the search working on the run; g
 
 # Columns holding JSON text, decoded by the read API.
 JSON_COLUMNS = {
-    "evaluations": ("metrics", "per_category", "excluded", "errors"),
+    "evaluations": ("metrics", "per_category", "excluded", "errors", "task_scores"),
     "actions": ("candidates",),
     "events": ("data",),
 }
@@ -46,6 +46,7 @@ SCHEMA = {
             "id": int, "node_id": int, "k": int, "step": int, "mean": float, "n_scored": int,
             "metrics": str, "per_category": str, "excluded": str, "errors": str, "tokens": int,
             "wall_s": float, "update_s": float, "evidence_dir": str, "created_at": str,
+            "exact": int, "task_scores": str,
         },
         pk="id",
     ),
@@ -148,6 +149,22 @@ class RunDir:
             raise DamagedRun(self._damage_message(what))
         if check != ["ok"]:
             raise DamagedRun(self._damage_message("; ".join(check[:3])))
+        self._add_new_columns()
+
+    def _add_new_columns(self) -> None:
+        """A run made before a column was added (e.g. evaluations.task_scores) gets it, empty,
+        so that it resumes and reads like a new one."""
+        sql_types = {int: "INTEGER", float: "FLOAT", str: "TEXT"}
+        conn = sqlite3.connect(self.db_path, timeout=30.0)
+        try:
+            for name, spec in SCHEMA.items():
+                have = {r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')}
+                for column, kind in spec["columns"].items():
+                    if column not in have:
+                        conn.execute(f'ALTER TABLE "{name}" ADD COLUMN "{column}" {sql_types[kind]}')
+            conn.commit()
+        finally:
+            conn.close()
 
     def _damage_message(self, detail: str) -> str:
         readable = f"the node folders {self.path / 'nodes'}/<id>/ hold each program (program.py) and its evaluations"

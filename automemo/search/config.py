@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from automemo.configtools import ConfigError
 
 STRATEGIES = ("tree", "alma", "greedy", "random")
+UNCERTAINTIES = ("auto", "tasks", "repeats")
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,16 @@ class SearchConfig:
     # root: U_eval of that child then beats every allowed generate action forever, so the search
     # only re-evaluates it. Widening first is what the minimum width is for.
     widen_blocked: bool = True
+    # Where the tree policy's uncertainty comes from (docs/search.md). "repeats": the paper's
+    # c_e · sqrt(ln N / n), for stochastic evaluations (an LLM agent, a live site) that a repeat
+    # makes more precise. "tasks": z · SE of the per-task scores and no re-evaluation, for
+    # exact ones (a repeat returns the same number). "auto": "tasks" when every evaluation of
+    # the run was exact (the benchmark scores deterministically and every validation task was
+    # scored: retrieval mode of the conversation benchmarks), otherwise "repeats".
+    uncertainty: str = "auto"
+    # z: standard errors in the exact bounds μ ± z · SE (1.0: about a 68% interval; the bound
+    # orders near-ties, it does not test significance).
+    z: float = 1.0
     # Training tasks the quick exam samples per candidate.
     exam_tasks: int = 5
     # Repair attempts after a failed exam; the child is a failed generation after the last one.
@@ -55,9 +66,11 @@ class SearchConfig:
         problems = []
         if self.strategy not in STRATEGIES:
             problems.append(f"search.strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
+        if self.uncertainty not in UNCERTAINTIES:
+            problems.append(f"search.uncertainty must be one of {', '.join(UNCERTAINTIES)}, got {self.uncertainty!r}")
         if self.steps < 0:
             problems.append(f"search.steps must be >= 0, got {self.steps}")
-        for name in ("c_e", "c_g", "kappa"):
+        for name in ("c_e", "c_g", "kappa", "z"):
             if getattr(self, name) < 0:
                 problems.append(f"search.{name} must be >= 0, got {getattr(self, name)}")
         if self.alpha <= 0:

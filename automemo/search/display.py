@@ -36,6 +36,7 @@ class SearchDisplay:
         rule = "LCB" if not best or best.get("selection", "lcb") == "lcb" else "mean"
         best_text = (
             f"best {rule} #{best['node_id']} μ={best['mean']:.3f} n={best['n']} LCB={best['lcb']:.3f}"
+            + (f" (±{best['uncertainty']:.3f})" if best.get("uncertainty") is not None else "")
             if best else "no evaluated node"
         )
         self._print(

@@ -11,6 +11,18 @@ not survive in its text); they live here and nowhere else, under the names docs/
     U_gen(v)  = μ(v) + ĝ(v) + c_g · sqrt(ln N / (m(v) + 1))
     LCB(v)    = μ(v) − c_e · sqrt(ln N / n(v))
 
+When evaluation is exact (every evaluated node's evaluations score every validation task with a
+deterministic scorer, or `search.uncertainty = "tasks"`), a repeat would return the same number,
+so the uncertainty comes from the per-task scores instead of from repeats (`uses_task_uncertainty`):
+
+    SE(v)     = sd of v's per-task scores / sqrt(T)        (T tasks that count)
+    U_gen(v)  = μ(v) + z · SE(v) + ĝ(v) + c_g · sqrt(ln N / (m(v) + 1))
+    LCB(v)    = μ(v) − z · SE(v)
+    no evaluate action: n(v) stays 1
+
+and `paired(v, w)` (the mean paired difference of two nodes on their shared tasks and its
+standard error) says whether the selection's lead over another node is real.
+
 One addition (`SearchConfig.widen_blocked`, on by default): a node that may not be expanded yet
 because its parent is narrower than W still gets its U_gen, as a generate action on that parent
 (`Action.via` names it). Without it, a first child far better than the root wins every step by
@@ -21,8 +33,8 @@ child becomes expandable.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Literal, Mapping
 
 from automemo.search.config import SearchConfig
 
@@ -45,6 +57,10 @@ class NodeStats:
     first_score: float | None = None
     parent_snapshot: float | None = None
     failed: bool = False
+    # Per-task scores of the node's latest evaluation, by task id (empty when not recorded), and
+    # whether all its evaluations were exact (deterministic scoring of every task).
+    task_scores: Mapping[str, float] = field(default_factory=dict)
+    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,11 +119,58 @@ def _explore(total: int, count: float) -> float:
     return math.sqrt(math.log(total) / count)
 
 
+def uses_task_uncertainty(stats: TreeStats, config: SearchConfig) -> bool:
+    """Whether the exact rules apply: forced by `uncertainty = "tasks"`, or ("auto") every
+    evaluated node's evaluations were exact and recorded their task scores."""
+    if config.uncertainty != "auto":
+        return config.uncertainty == "tasks"
+    evaluated = [v for v in stats.nodes if not v.failed and v.n > 0]
+    return bool(evaluated) and all(v.exact and v.task_scores for v in evaluated)
+
+
+def standard_error(scores: Mapping[str, float]) -> float:
+    """SE of the mean of per-task scores: sd / sqrt(T); 0 with fewer than two tasks."""
+    values = list(scores.values())
+    if len(values) < 2:
+        return 0.0
+    mean = sum(values) / len(values)
+    var = sum((x - mean) ** 2 for x in values) / (len(values) - 1)
+    return math.sqrt(var / len(values))
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """μ_v − μ_w on the tasks both were scored on, with the standard error of that difference
+    (the sd of the per-task differences / sqrt(T)): task difficulty, shared by both, cancels."""
+
+    difference: float
+    se: float
+    tasks: int
+
+
+def paired(v: NodeStats, w: NodeStats) -> PairedDifference:
+    shared = sorted(set(v.task_scores) & set(w.task_scores))
+    if not shared:
+        raise ValueError(f"nodes {v.id} and {w.id} share no scored task")
+    diffs = {t: v.task_scores[t] - w.task_scores[t] for t in shared}
+    return PairedDifference(sum(diffs.values()) / len(diffs), standard_error(diffs), len(diffs))
+
+
+def uncertainty(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
+    """The ± term actually used for v: z · SE(v) when evaluation is exact, else the paper's
+    c_e · sqrt(ln N / n(v))."""
+    if v.n < 1:
+        raise ValueError(f"node {v.id} has no evaluation; its uncertainty needs n(v) >= 1")
+    if uses_task_uncertainty(stats, config):
+        return config.z * standard_error(v.task_scores)
+    return config.c_e * _explore(stats.total_evaluations, v.n)
+
+
 def eval_score(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
     """U_eval(v). Only defined for n(v) ≥ 1: an unevaluated node is never re-evaluated."""
     if v.n < 1:
         raise ValueError(f"node {v.id} has no evaluation; U_eval needs n(v) >= 1")
-    return v.mean + config.c_e * _explore(stats.total_evaluations, v.n)
+    return v.mean + uncertainty(v, stats, config)
 
 
 def prior(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
@@ -129,11 +192,13 @@ def potential(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
 
 
 def gen_score(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
-    """U_gen(v)."""
+    """U_gen(v); with exact evaluation μ(v) is replaced by its upper bound μ(v) + z · SE(v)."""
     if v.n < 1:
         raise ValueError(f"node {v.id} has no evaluation; U_gen needs μ(v)")
+    optimism = uncertainty(v, stats, config) if uses_task_uncertainty(stats, config) else 0.0
     return (
         v.mean
+        + optimism
         + potential(v, stats, config)
         + config.c_g * _explore(stats.total_evaluations, v.m + 1)
     )
@@ -151,10 +216,12 @@ def is_expandable(v: NodeStats, stats: TreeStats, config: SearchConfig) -> bool:
 def candidates(stats: TreeStats, config: SearchConfig) -> list[Action]:
     """Every action the policy weighs this step, with its score (recorded for the run's log)."""
     out: list[Action] = []
+    exact = uses_task_uncertainty(stats, config)
     for v in stats.nodes:
         if v.failed or v.n < 1:
             continue
-        out.append(Action("evaluate", v.id, eval_score(v, stats, config)))
+        if not exact:  # an exact repeat returns the same number: it is never worth a step
+            out.append(Action("evaluate", v.id, eval_score(v, stats, config)))
         if is_expandable(v, stats, config):
             out.append(Action("generate", v.id, gen_score(v, stats, config)))
         elif config.widen_blocked and v.parent is not None:
@@ -174,10 +241,11 @@ def choose_action(stats: TreeStats, config: SearchConfig) -> Action:
 
 
 def lcb(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
-    """LCB(v) = μ(v) − c_e · sqrt(ln N / n(v)): a score that one lucky evaluation cannot buy."""
+    """LCB(v) = μ(v) − c_e · sqrt(ln N / n(v)): a score that one lucky evaluation cannot buy;
+    with exact evaluation μ(v) − z · SE(v): a score a few lucky tasks cannot buy."""
     if v.n < 1:
         raise ValueError(f"node {v.id} has no evaluation; LCB needs n(v) >= 1")
-    return v.mean - config.c_e * _explore(stats.total_evaluations, v.n)
+    return v.mean - uncertainty(v, stats, config)
 
 
 def select_final(stats: TreeStats, config: SearchConfig) -> NodeStats:

@@ -219,4 +219,5 @@ def _evaluation_record(node_id: int, k: int, result: EvaluationResult) -> Evalua
         excluded=tuple(result.excluded), errors=dict(result.errors),
         tokens=result.tokens, wall_s=result.wall_s, update_s=result.update_s,
         evidence_dir=f"nodes/{node_id}/evaluations/{k}",
+        exact=result.exact, task_scores=result.task_scores(),
     )

@@ -5,8 +5,8 @@ tree only after a step has been committed there, so memory and disk never disagr
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Iterable, Literal
+from dataclasses import dataclass, field
+from typing import Iterable, Literal, Mapping
 
 from automemo.search.policy import NodeStats, TreeStats
 
@@ -27,6 +27,8 @@ class Node:
     # The index k of each score's evaluation, in order. Not always 0..n-1: under a parallel
     # search an evaluation that failed leaves its reserved index unused.
     ks: tuple[int, ...] = ()
+    task_scores: Mapping[str, float] = field(default_factory=dict)  # the latest evaluation's
+    exact: bool = False                   # every evaluation was exact (deterministic, all tasks)
 
     @property
     def first_score(self) -> float | None:
@@ -59,24 +61,26 @@ class Tree:
     @classmethod
     def from_rundir(cls, run) -> Tree:
         """Rebuild the tree from a run directory's committed rows (`automemo.runs.RunDir`)."""
-        scores: dict[int, list[tuple[int, float]]] = {}
+        evaluations: dict[int, list[dict]] = {}
         for ev in run.evaluations():
-            scores.setdefault(ev["node_id"], []).append((ev["k"], ev["mean"]))
+            evaluations.setdefault(ev["node_id"], []).append(ev)
         nodes = []
         for row in run.nodes():
-            own = sorted(scores.get(row["id"], []))
+            mine = sorted(evaluations.get(row["id"], []), key=lambda e: e["k"])
             nodes.append(
                 Node(
                     id=row["id"],
                     parent=row["parent"],
                     source_path=row["program_path"],
                     summary=row["summary"],
-                    scores=tuple(s for _, s in own),
+                    scores=tuple(e["mean"] for e in mine),
                     parent_snapshot=row["parent_snapshot"],
                     status=row["status"],
                     created_step=row["step"],
                     action=row["action"],
-                    ks=tuple(k for k, _ in own),
+                    ks=tuple(e["k"] for e in mine),
+                    task_scores=(mine[-1].get("task_scores") or {}) if mine else {},
+                    exact=bool(mine) and all(e.get("exact") for e in mine),
                 )
             )
         return cls(nodes)
@@ -145,6 +149,8 @@ class Tree:
                     m=m[n.id],
                     first_score=n.first_score,
                     parent_snapshot=n.parent_snapshot,
+                    task_scores=n.task_scores,
+                    exact=n.exact,
                 )
                 for n in live
             ),

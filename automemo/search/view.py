@@ -32,6 +32,9 @@ class NodeView:
     scores: tuple[float, ...]     # one mean score per full evaluation, in order
     lcb: float | None             # None while the node has no evaluation (or it failed)
     selected: bool = False
+    # The ± term the policy used for this node (z·SE of its task scores when evaluation is
+    # exact, c_e·sqrt(ln N / n) otherwise): LCB = μ − uncertainty.
+    uncertainty: float | None = None
 
     def __getattr__(self, name: str) -> Any:
         # The record's fields read as the node's own (node.id, node.summary, node.failure ...).
@@ -83,6 +86,10 @@ class RunView:
     selected_id: int | None                 # final.json's choice, or the current leader
     total_evaluations: int                  # N
     spend: tuple[RoleSpend, ...] = ()
+    # "tasks" (exact evaluation: ± z·SE of per-task scores) or "repeats" (± c_e·sqrt(ln N / n)).
+    uncertainty_source: str = "repeats"
+    # The selection's paired lead over the runner-up on their shared tasks (exact evaluation).
+    lead: Mapping[str, Any] | None = None
     _by_id: Mapping[int, NodeView] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -92,16 +99,24 @@ class RunView:
         search = search or configtools.build(SearchConfig, config.get("search") or {})
         tree = Tree.from_rundir(run)
         lcbs: dict[int, float] = {}
+        spreads: dict[int, float] = {}
         leader: int | None = None
+        source, lead = "repeats", None
+        final = run.final()
         if tree.total_evaluations:
             stats = tree.stats()
             lcbs = {v.id: policy.lcb(v, stats, search) for v in stats.nodes if v.n > 0}
+            spreads = {v.id: policy.uncertainty(v, stats, search) for v in stats.nodes if v.n > 0}
             leader = strategy_for(search).select_final(stats).id
-        final = run.final()
+            if policy.uses_task_uncertainty(stats, search):
+                source = "tasks"
+                chosen = final.get("node_id") if final is not None else leader
+                lead = _paired_lead(stats, chosen)
         selected = final.get("node_id") if final is not None else leader
         records = [NodeRecord.from_row(row) for row in run.nodes()]
         nodes = tuple(
-            NodeView(r, tree.node(r.id).scores, lcbs.get(r.id), selected=r.id == selected)
+            NodeView(r, tree.node(r.id).scores, lcbs.get(r.id), selected=r.id == selected,
+                     uncertainty=spreads.get(r.id))
             for r in records
         )
         return cls(
@@ -109,8 +124,17 @@ class RunView:
             evaluations=tuple(EvaluationRecord.from_row(e) for e in run.evaluations()),
             actions=tuple(ActionRecord.from_row(a) for a in run.actions()),
             final=final, selected_id=selected, total_evaluations=tree.total_evaluations,
-            spend=_spend(run, config), _by_id={n.id: n for n in nodes},
+            spend=_spend(run, config), uncertainty_source=source, lead=lead,
+            _by_id={n.id: n for n in nodes},
         )
+
+    @property
+    def uncertainty_rule(self) -> str:
+        """How the ± of every node was computed, as the tree view and report print it."""
+        if self.uncertainty_source == "tasks":
+            return (f"exact evaluation: ± = {self.search.z:g}·SE of the per-task scores, "
+                    f"LCB = μ − {self.search.z:g}·SE; no re-evaluation")
+        return f"± = {self.search.c_e:g}·√(ln N / n), LCB = μ − {self.search.c_e:g}·√(ln N / n)"
 
     # nodes -------------------------------------------------------------------------------------
 
@@ -160,7 +184,7 @@ class RunView:
         if node is None or node.mean is None:
             return None
         return {"node_id": node.id, "mean": node.mean, "n": node.n, "lcb": node.lcb,
-                "selection": strategy_for(self.search).selection}
+                "uncertainty": node.uncertainty, "selection": strategy_for(self.search).selection}
 
     def final_document(self, stop_reason: str) -> dict[str, Any]:
         """final.json: the strategy's selection (LCB for `tree`, best mean otherwise), with every
@@ -173,12 +197,30 @@ class RunView:
             return {**base, "node_id": None, "candidates": []}
         stats = Tree.from_rundir(self.run).stats()
         chosen = self.node(strategy.select_final(stats).id)
+        source = "tasks" if policy.uses_task_uncertainty(stats, self.search) else "repeats"
         return {
             **base, "node_id": chosen.id, "mean": chosen.mean, "n": chosen.n, "lcb": chosen.lcb,
+            "uncertainty_source": source, "uncertainty": chosen.uncertainty,
+            "lead": _paired_lead(stats, chosen.id) if source == "tasks" else None,
             "total_evaluations": self.total_evaluations, "program_path": chosen.program_path,
             "summary": chosen.summary,
-            "candidates": [{"node_id": n.id, "mean": n.mean, "n": n.n, "lcb": n.lcb} for n in evaluated],
+            "candidates": [{"node_id": n.id, "mean": n.mean, "n": n.n, "lcb": n.lcb,
+                            "uncertainty": n.uncertainty} for n in evaluated],
         }
+
+
+def _paired_lead(stats: policy.TreeStats, chosen: int | None) -> dict[str, Any] | None:
+    """The chosen node against the best other node (by μ), paired on their shared tasks: is the
+    lead bigger than its standard error? None with a single evaluated node."""
+    nodes = {v.id: v for v in stats.nodes if not v.failed and v.n > 0}
+    if chosen not in nodes or len(nodes) < 2:
+        return None
+    rival = max((v for v in nodes.values() if v.id != chosen), key=lambda v: (v.mean, -v.id))
+    try:
+        diff = policy.paired(nodes[chosen], rival)
+    except ValueError:  # no shared task (task scores not recorded)
+        return None
+    return {"over": rival.id, "difference": diff.difference, "se": diff.se, "tasks": diff.tasks}
 
 
 def _spend(run: RunDir, config: Mapping[str, Any]) -> tuple[RoleSpend, ...]:

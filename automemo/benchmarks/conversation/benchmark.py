@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
-from automemo.benchmarks.base import Benchmark, Split, Task, TaskScore
+from automemo.benchmarks.base import RETRIEVAL_SEARCH_DEFAULTS, Benchmark, Split, Task, TaskScore
 from automemo.benchmarks.conversation.model import Conversations, Question, Session, TurnImage
 from automemo.benchmarks.evidence_score import evidence_score
 from automemo.benchmarks.splits import stratified_split
@@ -98,6 +98,14 @@ class ConversationBenchmark(Benchmark):
     def agent_kind(self) -> str | None:
         """The agent `automemo.agents.build_agent` must build: none in retrieval mode."""
         return None if self.options.mode == "retrieval" else "visual"
+
+    def scoring_is_deterministic(self) -> bool:
+        """Retrieval mode scores cited refs against clues: the same payload, the same score."""
+        return self.options.mode == "retrieval"
+
+    @classmethod
+    def search_defaults(cls, options: Any) -> Mapping[str, Any]:
+        return RETRIEVAL_SEARCH_DEFAULTS if options.mode == "retrieval" else {}
 
     # splits ----------------------------------------------------------------------------------
 

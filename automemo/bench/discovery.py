@@ -1,0 +1,310 @@
+"""`automemo bench discovery`: does the search find memory better than every hand-designed seed?
+
+On one benchmark (its search defaults applied, as `automemo search` applies them):
+- every program in seeds/ scored once on the validation questions (the train split's retrieve
+  tasks, what a search scores with) and once on the test split: the best seed is the best test
+  score, best-of-seeds the seed with the best validation score (a "search" that only evaluates
+  the seeds), scored on test;
+- per search seed, searches of `--steps` steps with the same generator under each strategy
+  (`tree`, `random`, `greedy`), each selection scored on test, with its wall-clock;
+- `--parallel K` against 1 at equal wall-clock: a tree search with K actions in flight that
+  stops starting new actions once the sequential tree search's wall-clock has passed.
+
+Scores are cached by program text in the work folder (`--workdir`, scores.json), so a seed
+selected unchanged is not scored again, and a second run over the same folder scores no seed. All
+runs share one embedding cache: every update episode is embedded once. The retrieve time per
+question of each test evaluation is read from the evaluation itself (`info.retrieve_s_mean`).
+Prints tables, writes a JSON file (`--out`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from automemo.bench.seeds import TARGET_MS
+from automemo.bench.strategies import _mean_se
+from automemo.paths import SEEDS_DIR
+
+SEARCH_TARGET_S = 300.0  # a 20-step search on the dev data, sandbox included
+STRATEGIES = ("tree", "random", "greedy")
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--benchmark", default="minigallery", metavar="NAME",
+                        help="benchmark (default minigallery); its search defaults apply")
+    parser.add_argument("--option", action="append", metavar="KEY=VALUE",
+                        help="benchmark option, e.g. path=DIR (repeatable)")
+    parser.add_argument("--search-seeds", type=int, default=3, help="search seeds per strategy (default 3)")
+    parser.add_argument("--steps", type=int, default=20, help="search steps (default 20)")
+    parser.add_argument("--strategies", default=",".join(STRATEGIES),
+                        help=f"comma-separated, tree first (default {','.join(STRATEGIES)})")
+    parser.add_argument("--parallel", type=int, default=4,
+                        help="K of the parallel tree search at the sequential one's wall-clock (default 4; 1 skips)")
+    parser.add_argument("--sandbox", default="auto", choices=("auto", "docker", "bwrap"))
+    parser.add_argument("--out", type=Path, default=Path("discovery.json"),
+                        help="JSON results (default discovery.json)")
+    parser.add_argument("--workdir", type=Path,
+                        help="keep the run directories and stores here (default: a temporary folder)")
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One program scored on the validation questions and/or the test split."""
+
+    name: str
+    validation: float | None
+    test: float
+    retrieve_ms: float          # mean retrieve time per test question
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    search_seed: int
+    strategy: str
+    parallel: int
+    steps_done: int
+    stop_reason: str
+    wall_s: float
+    node_id: int
+    summary: str
+    validation: float
+    test: float
+    retrieve_ms: float
+
+
+class WallClockCap:
+    """The run's LLM client with one more cap: past `deadline` (time.monotonic), no new action
+    starts. The loop asks `exhausted()` before each action; everything else is the client's."""
+
+    def __init__(self, llm: Any, deadline: float) -> None:
+        self._llm, self._deadline = llm, deadline
+
+    def exhausted(self) -> str | None:
+        if time.monotonic() >= self._deadline:
+            return "the sequential search's wall-clock has passed"
+        return self._llm.exhausted() if self._llm is not None else None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+
+def _overrides(args, **search: Any) -> dict[str, Any]:
+    from automemo.cli.search_cmd import benchmark_options
+
+    return {"benchmark": {"name": args.benchmark, "options": benchmark_options(args.option or []) or {}},
+            "sandbox": {"backend": args.sandbox},
+            "embeddings": {"cache_path": str(args.workdir / "embeddings.sqlite")},
+            "search": {"steps": args.steps, **search}}
+
+
+class TestScores:
+    """Test (and validation) scores from one evaluator, cached by program text and benchmark
+    configuration in `cache_file` (the work folder's scores.json), so that a second run over the
+    same work folder (more search seeds, another strategy) scores no seed again."""
+
+    def __init__(self, evaluator: Any, cache_file: Path, benchmark: Any) -> None:
+        self.evaluator, self.cache_file = evaluator, cache_file
+        self._scope = hashlib.sha256(json.dumps(benchmark, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        self._cache: dict[str, list[float]] = (
+            json.loads(cache_file.read_text()) if cache_file.exists() else {})
+
+    def score(self, source: str, split: str) -> tuple[float, float]:
+        """(mean, retrieve ms per question) of `source` on `split`."""
+        key = f"{self._scope}:{hashlib.sha256(source.encode()).hexdigest()}:{split}"
+        if key not in self._cache:
+            result = self.evaluator.evaluate(source, split=split)
+            self._cache[key] = [result.mean, 1000.0 * float(result.info.get("retrieve_s_mean", 0.0))]
+            self.cache_file.write_text(json.dumps(self._cache, indent=1))
+        mean, ms = self._cache[key]
+        return mean, ms
+
+
+def score_seeds(scores: TestScores, advance: Callable[[], None]) -> list[Scored]:
+    out = []
+    for path in sorted(p for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_")):
+        source = path.read_text()
+        validation, _ = scores.score(source, "train")
+        advance()
+        test, ms = scores.score(source, "test")
+        advance()
+        out.append(Scored(path.stem, validation, test, ms))
+    return out
+
+
+def run_search(args, scores: TestScores, search_seed: int, strategy: str, parallel: int = 1,
+               steps: int | None = None, deadline_s: float | None = None) -> SearchResult:
+    """One search in its own run directory, its selection scored on test."""
+    from automemo.assembly import build_search, load_search_config
+    from automemo.config import run_config_to_dict
+    from automemo.runs import RunDir
+
+    config = load_search_config(None, None, _overrides(
+        args, seed=search_seed, strategy=strategy, parallel=parallel,
+        **({"steps": steps} if steps is not None else {})))
+    run_id = f"{strategy}-k{parallel}-steps{config.search.steps}-seed{search_seed}"
+    shutil.rmtree(args.workdir / "runs" / run_id, ignore_errors=True)  # a search is timed whole
+    run = RunDir.create(args.workdir / "runs", run_config_to_dict(config), run_id)
+    started = time.monotonic()
+    search = build_search(run, config, quiet=True)
+    try:
+        if deadline_s is not None:
+            search.loop.parts.llm = WallClockCap(search.loop.parts.llm, started + deadline_s)
+        final = search.loop.run_search()
+    finally:
+        search.close()
+    wall = time.monotonic() - started
+    source = run.program_source(final["node_id"])
+    test, ms = scores.score(source, "test")
+    return SearchResult(search_seed, strategy, parallel, int(final.get("steps_done") or 0),
+                        final["stop_reason"], wall, final["node_id"], final.get("summary", ""),
+                        final["mean"], test, ms)
+
+
+def summarize(seeds: list[Scored], searches: list[SearchResult]) -> dict[str, Any]:
+    best_seed = max(seeds, key=lambda s: s.test)
+    best_of_seeds = max(seeds, key=lambda s: (s.validation, -seeds.index(s)))
+    out: dict[str, Any] = {
+        "best_seed": asdict(best_seed), "best_of_seeds": asdict(best_of_seeds),
+        "slowest_seed_retrieve_ms": max(s.retrieve_ms for s in seeds),
+        "slowest_program_retrieve_ms": max([s.retrieve_ms for s in seeds] + [r.retrieve_ms for r in searches]),
+        "strategies": {},
+    }
+    for key in dict.fromkeys((r.strategy, r.parallel) for r in searches):
+        own = [r for r in searches if (r.strategy, r.parallel) == key]
+        gaps = [r.test - best_seed.test for r in own]
+        out["strategies"][f"{key[0]}/k{key[1]}"] = {
+            "searches": len(own), "test": _mean_se([r.test for r in own]),
+            "minus_best_seed": _mean_se(gaps), "min_minus_best_seed": min(gaps),
+            "wall_s": statistics.fmean(r.wall_s for r in own),
+            "steps_done": statistics.fmean(r.steps_done for r in own),
+        }
+    return out
+
+
+def render(console, seeds: list[Scored], searches: list[SearchResult], summary: dict[str, Any],
+           title: str) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{title}: seed programs (validation = the search's questions)")
+    for col in ("seed", "validation", "test", "retrieve ms/question"):
+        table.add_column(col, justify="left" if col == "seed" else "right")
+    for s in seeds:
+        table.add_row(s.name, f"{s.validation:.3f}", f"{s.test:.3f}", f"{s.retrieve_ms:.1f}")
+    console.print(table)
+    table = Table(title=f"{title}: searches, selection scored on test")
+    for col in ("search seed", "strategy", "K", "steps", "wall-clock", "node", "validation", "test",
+                "− best seed"):
+        table.add_column(col, justify="right")
+    best = summary["best_seed"]["test"]
+    for r in searches:
+        table.add_row(str(r.search_seed), r.strategy, str(r.parallel), str(r.steps_done), f"{r.wall_s:.0f} s",
+                      f"#{r.node_id}", f"{r.validation:.3f}", f"{r.test:.3f}", f"{r.test - best:+.3f}")
+    console.print(table)
+    table = Table(title=f"{title}: summary (mean ± s.e. over search seeds)")
+    for col in ("", "test", "− best seed", "worst seed's gap", "wall-clock", "steps"):
+        table.add_column(col, justify="right")
+    bos = summary["best_of_seeds"]
+    table.add_row(f"best seed ({summary['best_seed']['name']})", f"{best:.3f}", "+0.000", "", "", "")
+    table.add_row(f"best-of-seeds ({bos['name']}, by validation)", f"{bos['test']:.3f}",
+                  f"{bos['test'] - best:+.3f}", "", "", "")
+    for name, row in summary["strategies"].items():
+        test, gap = row["test"], row["minus_best_seed"]
+        table.add_row(name, f"{test[0]:.3f} ± {test[1]:.3f}", f"{gap[0]:+.3f} ± {gap[1]:.3f}",
+                      f"{row['min_minus_best_seed']:+.3f}", f"{row['wall_s']:.0f} s", f"{row['steps_done']:.1f}")
+    console.print(table)
+    slowest = summary["slowest_program_retrieve_ms"]
+    console.print(f"slowest retrieve per question: {summary['slowest_seed_retrieve_ms']:.1f} ms among seeds, "
+                  f"{slowest:.1f} ms among all programs scored (target ≤ {TARGET_MS:.0f} ms)")
+
+
+def run(args) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from automemo.assembly import AssemblyError, build_evaluation, load_search_config, require_questions
+    from automemo.cli import UserError
+    from automemo.configtools import ConfigError
+
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    unknown = sorted(set(strategies) - set(STRATEGIES))
+    if unknown or not strategies:
+        raise UserError(f"--strategies: unknown {', '.join(unknown) or '(none given)'}; choose from "
+                        f"{', '.join(STRATEGIES)}")
+    if args.search_seeds < 1 or args.steps < 1 or args.parallel < 1:
+        raise UserError("--search-seeds, --steps and --parallel must each be at least 1")
+    if args.parallel > 1 and "tree" not in strategies:
+        raise UserError("--parallel compares against the sequential tree search: keep tree in --strategies")
+    console = Console()
+    if not console.is_terminal:  # a log or a pipe: wide enough that the tables do not wrap
+        console = Console(width=140)
+    with tempfile.TemporaryDirectory(prefix="automemo-discovery-") as tmp:
+        args.workdir = (args.workdir or Path(tmp)).resolve()
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            config = load_search_config(None, None, _overrides(args))
+            setup = build_evaluation(config, store_root=args.workdir / "seed-store", quiet=True)
+        except (ConfigError, AssemblyError) as exc:
+            raise UserError(f"cannot start the discovery bench: {exc}") from None
+        n_seeds = sum(1 for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_"))
+        runs = args.search_seeds * (len(strategies) + (1 if args.parallel > 1 else 0))
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        searches: list[SearchResult] = []
+        with setup, Progress(*columns, console=console, transient=True) as progress:
+            try:
+                require_questions(setup, "train")
+                require_questions(setup, "test")
+            except AssemblyError as exc:
+                raise UserError(str(exc)) from None
+            scores = TestScores(setup.evaluator, args.workdir / "scores.json",
+                                {"benchmark": config.benchmark, "budget": config.budget})
+            job = progress.add_task("seed programs on validation and test", total=2 * n_seeds + runs)
+            seeds = score_seeds(scores, lambda: progress.advance(job))
+            _write(args, seeds, searches)
+
+            def search(seed: int, strategy: str, **how: Any) -> SearchResult:
+                result = run_search(args, scores, seed, strategy, **how)
+                searches.append(result)
+                _write(args, seeds, searches)  # what is done survives an interruption
+                progress.console.print(
+                    f"search seed {seed} {strategy} K={result.parallel}: {result.steps_done} steps in "
+                    f"{result.wall_s:.0f} s, selected #{result.node_id} validation {result.validation:.3f} "
+                    f"test {result.test:.3f}")
+                progress.advance(job)
+                return result
+
+            for seed in range(args.search_seeds):
+                sequential = None
+                for strategy in strategies:
+                    progress.update(job, description=f"search seed {seed}: {strategy}, {args.steps} steps")
+                    result = search(seed, strategy)
+                    sequential = result if strategy == "tree" else sequential
+                if args.parallel > 1:
+                    progress.update(job, description=f"search seed {seed}: tree, K={args.parallel}, "
+                                                     f"{sequential.wall_s:.0f} s")
+                    search(seed, "tree", parallel=args.parallel, steps=args.parallel * args.steps,
+                           deadline_s=sequential.wall_s)
+        render(console, seeds, searches, summarize(seeds, searches), f"{args.benchmark}, {args.steps} steps")
+        console.print(f"written: {args.out}")
+    return 0
+
+
+def _write(args, seeds: list[Scored], searches: list[SearchResult]) -> None:
+    command = ("automemo bench discovery " + " ".join(shlex.quote(a) for a in sys.argv[3:])
+               if sys.argv[1:3] == ["bench", "discovery"] else " ".join(map(shlex.quote, sys.argv)))
+    document = {"command": command, "benchmark": args.benchmark,
+                "options": _overrides(args)["benchmark"]["options"], "steps": args.steps,
+                "search_seeds": args.search_seeds, "parallel": args.parallel,
+                "seeds": [asdict(s) for s in seeds], "searches": [asdict(r) for r in searches],
+                "summary": summarize(seeds, searches)}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(document, indent=2))
