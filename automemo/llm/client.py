@@ -249,8 +249,10 @@ class LLMClient:
             return prompt, completion
 
         def attempt_streamed(sdk: openai.OpenAI, body: dict[str, Any]) -> tuple:
+            # The SDK client has resolved the endpoint (the role's base_url, else OPENAI_BASE_URL,
+            # else OpenAI's own), so streamed calls go where the SDK's would.
             answer = transport.stream_chat(
-                cfg.base_url, sdk.api_key, {**body, "stream_options": {"include_usage": True}},
+                str(sdk.base_url), sdk.api_key, {**body, "stream_options": {"include_usage": True}},
                 connect_s=min(30.0, cfg.timeout_s), first_token_s=cfg.first_token_timeout_s,
                 stall_s=cfg.stall_timeout_s)
             text = quirk_rules.strip_think(answer.text)

@@ -157,9 +157,17 @@ def _runtime_signature(obj: Any) -> str:
     return _QUOTED_ANNOTATION.sub(r"\1\2", _ADDRESS.sub(r"\1", text))
 
 
+def _first_sentence(doc: str | None, limit: int = 140) -> str:
+    """What a name is for, in one sentence: the listing of a whole library must still leave room
+    in an 8k-token context for the parent, its evidence and the answer."""
+    text = _first_paragraph(doc)
+    end = text.find(". ")
+    return (text if end < 0 else text[:end + 1])[:limit]
+
+
 def _described(name: str, obj: Any) -> list[str]:
     signature = _runtime_signature(obj)
-    doc = _first_paragraph(obj.__doc__)
+    doc = _first_sentence(obj.__doc__)
     kind = "class" if inspect.isclass(obj) else "def"
     out = [f"{kind} memolib.{name}{signature}" + (f"  # {doc}" if doc else "")]
     if inspect.isclass(obj):
@@ -167,7 +175,7 @@ def _described(name: str, obj: Any) -> list[str]:
             if member.startswith("_") or not callable(value):
                 continue
             sig = _runtime_signature(value)
-            note = _first_paragraph(getattr(value, "__doc__", ""))
+            note = _first_sentence(getattr(value, "__doc__", ""), limit=80)
             out.append(f"    def {member}{sig}" + (f"  # {note}" if note else ""))
     return out
 
