@@ -29,13 +29,9 @@ LABEL_KEYS = frozenset({
     "category", "qtype", "question_type", "type", "point", "answer", "answers", "gold", "solution",
     "clue", "clues", "evidence", "evidence_ids", "level",
 })
-"""Annotation keys a retrieve task never carries in its metadata: a question's category or type,
-its answer, clues, gold evidence ids, its difficulty. A deployed memory is asked a question and
-nothing else, so `retrieve(task)` gets what an application has at question time (the
-instruction, its images, the scope such as `user`, the time, the budget) and a benchmark's labels
-stay on the host for scoring and per-type tables. Type-aware behaviour is learned from the
-question text (e.g. `memolib.QuestionRouter`, fitted on the train split and baked into the
-program's source), never read."""
+"""Annotation keys a retrieve task never carries: `retrieve` gets only what an application has at
+question time (instruction, images, scope, time, budget); labels stay on the host for scoring.
+Type-aware behaviour is learned from the question text (`memolib.QuestionRouter`), never read."""
 
 BUDGET_KEY = "budget"
 """`task.metadata[BUDGET_KEY]`: the run's retrieval budget as `Budget.to_dict()`
