@@ -18,12 +18,13 @@ SMALL_GALLERY = {"mode": "retrieval", "users_per_split": 2, "sessions_per_user":
 
 
 def write_config(path: Path, *, steps: int, backend: str, seed: int = 0, root: str = "no_memory",
-                 extra: str = "") -> Path:
+                 extra: str = "", sweep: bool = False) -> Path:
     options = ", ".join(f"{k} = {json.dumps(v)}" for k, v in SMALL_GALLERY.items())
     path.write_text(
         f'[benchmark]\nname = "minigallery"\noptions = {{ {options} }}\n\n'
         f'[sandbox]\nbackend = "{backend}"\n\n'
-        f'[search]\nsteps = {steps}\nseed = {seed}\nroot = "{root}"\n\n'
+        f'[search]\nsteps = {steps}\nseed = {seed}\nroot = "{root}"\n'
+        f'seed_sweep = {str(sweep).lower()}\n\n'
         f"[evaluation]\nconcurrency = 2\n\n{extra}"
     )
     return path

@@ -18,7 +18,9 @@ from automemo.search.policy import (
     gen_score,
     lcb,
     paired,
+    reference,
     select_final,
+    selection_bound,
     standard_error,
     uses_task_uncertainty,
 )
@@ -67,14 +69,45 @@ def test_exact_evaluation_never_re_evaluates_and_bounds_come_from_tasks():
     assert choose_action(t, CFG).kind == "generate"
 
 
-def test_task_spread_decides_a_near_tie_in_the_final_selection():
+def _bar_tree(*children, bar_scores=(0.5, 0.5, 0.5, 0.5)):
+    """Root (0) with a swept seed (1, the bar) and `children` (task scores) under the root."""
+    nodes = [NodeStats(id=0, parent=None, mean=0.0, n=1, m=1 + len(children),
+                       task_scores=scores(0, 0, 0, 0), exact=True),
+             NodeStats(id=1, parent=0, mean=sum(bar_scores) / 4, n=1, m=0,
+                       first_score=sum(bar_scores) / 4, parent_snapshot=0.0,
+                       task_scores=scores(*bar_scores), exact=True, reference=True)]
+    for i, values in enumerate(children, start=2):
+        mu = sum(values) / 4
+        nodes.append(NodeStats(id=i, parent=0, mean=mu, n=1, m=0, first_score=mu, parent_snapshot=0.0,
+                               task_scores=scores(*values), exact=True))
+    return TreeStats(nodes=tuple(nodes), total_evaluations=len(nodes))
+
+
+def test_the_final_selection_must_beat_the_best_hand_design_on_the_same_tasks():
+    # A higher mean whose lead is one lucky task: d = (.5, 0, 0, 0), mean .125, SE .125: the
+    # bound .5 + .125 − .125 ties the bar, and a tie stays with the bar.
+    t = _bar_tree((1, 0.5, 0.5, 0.5))
+    assert reference(t).id == 1
+    assert selection_bound(t.node(2), t, CFG) == pytest.approx(0.5)
+    assert select_final(t, CFG).id == 1
+    # By its own μ − z·SE the lucky node would have won (.625 − .125 = .5 vs the bar's .5 − 0).
+    # A consistent lead on every task: d = (.25, .25, .25, .25), SE 0: chosen.
+    t = _bar_tree((1, 0.5, 0.5, 0.5), (0.75, 0.75, 0.75, 0.75))
+    assert selection_bound(t.node(3), t, CFG) == pytest.approx(0.75)
+    assert select_final(t, CFG).id == 3
+    # The bar is the best hand design by μ, the root being one: a tree without swept seeds
+    # holds its nodes to the root.
+    t = _bar_tree(bar_scores=(0, 0, 0, 0))
+    assert reference(t).id == 0
+
+
+def test_same_mean_no_lead_keeps_the_bar_and_stochastic_selection_is_the_papers():
     t = TreeStats(nodes=(
         NodeStats(id=0, parent=None, mean=0.5, n=1, m=1, task_scores=scores(1, 0, 1, 0), exact=True),
-        # the same mean, every task half right: no lucky tasks, so the lower bound is higher
         NodeStats(id=1, parent=0, mean=0.5, n=1, m=0, first_score=0.5, parent_snapshot=0.5,
                   task_scores=scores(0.5, 0.5, 0.5, 0.5), exact=True),
     ), total_evaluations=2)
-    assert select_final(t, CFG).id == 1
+    assert select_final(t, CFG).id == 0  # no paired lead over the root: the bar stays
     stochastic = SearchConfig(kappa=0.0, uncertainty="repeats")
     assert select_final(t, stochastic).id == 0  # by the paper's LCB it is a tie: the older node
 

@@ -61,7 +61,9 @@ RETRIEVAL_SEARCH_DEFAULTS: Mapping[str, Any] = {
     # The no-memory root cites nothing and scores exactly 0, so the root-relative prior
     # κ·max(0, μ(v) − μ(r)) would credit every node with its whole score: every fresh node would
     # outbid its own children's evidence. Potential comes from observed child gains alone.
-    "search": {"kappa": 0.0},
+    # The seeds are evaluated first (a step each): every hand design is a candidate and the
+    # bar the selection is held to, and the generator builds on the strongest.
+    "search": {"kappa": 0.0, "seed_sweep": True},
 }
 """Search defaults of a benchmark scored in retrieval mode (cited evidence against clues)."""
 

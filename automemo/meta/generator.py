@@ -25,7 +25,7 @@ from automemo.meta.base import ScoredProgram
 from automemo.meta.config import MetaConfig
 from automemo.meta.crossover import best_partner, routes as decided_routes, weak_categories
 from automemo.meta.moves import (Move, add_stage, pick_starter, pipeline_diff, recombine, remove_stage, route,
-                                 swap_stage, tune_stage, variant_for)
+                                 swap_stage, tune_stage, untried_starters, variant_for)
 from automemo.meta.recipe import Recipe, describe, parse_recipe
 
 # How often each move is drawn when its evidence allows it. Route and recombine act on what
@@ -72,6 +72,21 @@ class CompositionalGenerator:
                     self.train = None
                     return None
             return self._router
+
+    def can_compose(self, tried: Sequence[str]) -> bool:
+        """Whether a starter recipe is left that the tree (`tried`: its sources) lacks."""
+        return bool(untried_starters([r for r in (parse_recipe(s) for s in tried) if r is not None]))
+
+    def recombine_with(self, recipe: Recipe, partner: ScoredProgram, rng: random.Random,
+                       tried: Sequence[str] = ()) -> tuple[Recipe, Move] | None:
+        """Stage-level crossover of `recipe` with a recipe partner; None when the partner is no
+        recipe or no new child comes of it (the caller falls back to output fusion)."""
+        other = parse_recipe(partner.source)
+        if other is None or other == recipe:
+            return None
+        made = recombine(recipe, other, rng, name_b=f"#{partner.node_id}")
+        known = [r for r in (parse_recipe(s) for s in tried) if r is not None]
+        return made if made is not None and made[0] not in known else None
 
     def compose(self, rng: random.Random, tried: Sequence[str]) -> tuple[Recipe, Move]:
         """A first recipe for a parent that is not one (untried starters first)."""

@@ -180,6 +180,10 @@ STARTERS: tuple[Recipe, ...] = (
 retrieval the literature uses as a strong baseline, and three neighbours of it."""
 
 
+def untried_starters(tried: Sequence[Recipe]) -> list[Recipe]:
+    return [r for r in STARTERS if r not in tried]
+
+
 def pick_starter(rng: random.Random, tried: Sequence[Recipe]) -> Recipe:
-    untried = [r for r in STARTERS if r not in tried]
+    untried = untried_starters(tried)
     return untried[0] if untried else rng.choice(STARTERS)

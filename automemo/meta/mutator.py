@@ -8,7 +8,8 @@ one strongest on the question types the parent is weak on. Now and then (`crosso
 child is a crossover instead: the parent run side by side with the evaluated program that leads
 it most on its weak question types, their retrievals fused, except in the question types where
 the two programs' scores task by task say one of them is better (there that one answers
-alone). Every choice derives from (seed, node_id) so that a resumed search redoes a step
+alone); two recipes cross stage by stage instead (meta/generator.py). A non-recipe parent gets a
+recipe composed now and then (`compose_rate`) while starters the tree lacks remain. Every choice derives from (seed, node_id) so that a resumed search redoes a step
 exactly. The diagnosis is a rule-based summary of the evidence in the same JSON shape as the
 LLM analysis.
 """
@@ -117,12 +118,21 @@ class ParameterMutator(MetaAgent):
         structural = random.Random(f"structure:{seed}:{node_id}").random()
         partner = best_partner(scored, self._scored) if cross and scored is not None else None
         transplants = not tunables or (explore and bool(self._untried()))
-        if recipe is not None and structural < self.config.structure_rate:
+        evolves = recipe is not None and structural < self.config.structure_rate
+        recombined = (self.generator.recombine_with(recipe, partner, rng, self._sources)
+                      if not evolves and recipe is not None and partner is not None else None)
+        if evolves:
             source, mutation = self._evolve(recipe, scored, rng)
+        elif recombined is not None:
+            # Two recipes cross stage by stage: the child is a recipe again, which structural
+            # moves continue from, where an output fusion would only have a weight to turn.
+            source, mutation = render_recipe(recombined[0]), recombined[1].record()
         elif partner is not None:
             source, mutation = self._crossover(scored, partner, rng)
-        elif transplants and recipe is None and structural < self.config.compose_rate:
-            # Where a seed would be transplanted, a recipe is composed instead now and then.
+        elif (recipe is None and structural < self.config.compose_rate
+              and (transplants or self.generator.can_compose(self._sources))):
+            # A non-recipe parent (the root, a seed) gets a recipe composed now and then, while
+            # starters the tree lacks remain: where the hand designs end, the components begin.
             source, mutation = self._compose(rng)
         elif not transplants:
             source, mutation = self._perturb(parent.source, tunables, rng)

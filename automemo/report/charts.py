@@ -38,7 +38,7 @@ class BestSoFar:
 @dataclass(frozen=True)
 class StepAction:
     step: int
-    kind: str        # "evaluate_root" | "evaluate" | "generate"
+    kind: str        # "evaluate_root" | "evaluate" | "generate" | "transplant"
     outcome: Outcome
     node_id: int
     child_id: int | None = None
@@ -216,6 +216,7 @@ def _cell_style(a: StepAction) -> tuple[str, str]:
             f"step {a.step}: re-evaluate #{a.node_id}" + (f" ({a.outcome})" if bad else ""),
         )
     child = f" → #{a.child_id}" if a.child_id is not None else ""
+    verb = "transplant a seed under" if a.kind == "transplant" else "generate from"
     if a.outcome is Outcome.EVALUATED:
-        return "act-gen", f"step {a.step}: generate from #{a.node_id}{child}"
-    return "act-fail", f"step {a.step}: generate from #{a.node_id}{child} failed ({a.outcome})"
+        return "act-gen", f"step {a.step}: {verb} #{a.node_id}{child}"
+    return "act-fail", f"step {a.step}: {verb} #{a.node_id}{child} failed ({a.outcome})"

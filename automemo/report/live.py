@@ -70,7 +70,8 @@ def _describe(record: dict[str, Any]) -> str:
     """One in-flight record of the journal: {"step", "action": {"kind", "node_id", ...}, ...}."""
     action = record.get("action") if isinstance(record.get("action"), dict) else record
     kind, node = action.get("kind", ""), action.get("node_id")
-    what = {"generate": f"generate from #{node}", "evaluate": f"re-evaluate #{node}"}.get(kind, kind)
+    what = {"generate": f"generate from #{node}", "evaluate": f"re-evaluate #{node}",
+            "transplant": f"transplant seed {action.get('seed')}"}.get(kind, kind)
     return f"step {record.get('step')}: {what}" if what else f"step {record.get('step')}"
 
 

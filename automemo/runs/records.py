@@ -12,7 +12,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-NodeAction = Literal["root", "generate"]
+NodeAction = Literal["root", "generate", "transplant"]  # transplant: a swept seed
 NodeStatus = Literal["evaluated", "failed"]
 
 
@@ -110,7 +110,7 @@ class ActionRecord:
     """One committed step: what the policy chose and what came of it."""
 
     step: int
-    kind: str                           # "evaluate_root" | "evaluate" | "generate"
+    kind: str                           # "evaluate_root" | "evaluate" | "generate" | "transplant"
     node_id: int
     outcome: Outcome
     detail: str = ""                    # one line for the log and the display

@@ -61,6 +61,12 @@ class SearchConfig:
     # visits in the statistics the policy reads (generations do not; see search/pending.py);
     # each action keeps the step number it was chosen at and commits when it finishes.
     parallel: int = 1
+    # Seed sweep: the first steps transplant every seed program (seeds/, but the root and the
+    # no-memory seed) under the root, one per step, before the strategy chooses anything. The
+    # hand designs are then in the tree as the bar a selection must beat (with exact evaluation
+    # the final selection is the best hand design unless a node beats it on the same tasks) and
+    # as parents to build on. The sweep's steps count against `steps`.
+    seed_sweep: bool = False
 
     def __post_init__(self) -> None:
         problems = []

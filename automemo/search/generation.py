@@ -152,3 +152,18 @@ def generate_child(
         usage={"calls": usage},
         failed_as=None if passed else Outcome.FAILED_EXAM,
     )
+
+
+def transplant_child(seed_name: str, source: str, *, exam: Exam) -> Generation:
+    """A swept seed put under the root (`search.seed_sweep`): examined once like any child, so a
+    seed that cannot run on this benchmark is a failed node with its reason, never repaired
+    (a hand design is taken as it is)."""
+    summary = f"seed {seed_name} (sweep)"
+    passed, report = _examine(exam, source)
+    failure = "" if passed else (f"exam: {report.get('failed_check') or 'failed'}: "
+                                 f"{str(report.get('error', ''))[:300]}")
+    return Generation(passed=passed, source=source, summary=summary,
+                      diagnosis={"mutation": {"kind": "transplant", "seed": seed_name,
+                                              "why": "the seed sweep puts every hand design in the tree"}},
+                      attempts=(ExamAttempt(0, source, passed, report, summary),), failure=failure,
+                      failed_as=None if passed else Outcome.FAILED_EXAM)

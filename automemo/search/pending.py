@@ -31,15 +31,17 @@ from automemo.search.tree import Tree
 class PendingAction:
     """One action chosen at `step` and not committed yet. `child_id` is the id reserved for a
     generation's child, `k` the evaluation index reserved for an evaluation, so that actions in
-    flight together never write the same node or evaluation folder."""
+    flight together never write the same node or evaluation folder. A "transplant" (the seed
+sweep) puts the seed program `seed` under the root without asking the meta agent."""
 
     step: int
-    kind: Literal["evaluate", "generate"]
+    kind: Literal["evaluate", "generate", "transplant"]
     node_id: int
     score: float
     via: int | None = None
     child_id: int | None = None
     k: int | None = None
+    seed: str | None = None  # a transplant's seed program (search.seed_sweep)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -70,7 +72,7 @@ def reserve(tree: Tree, pending: Iterable[PendingAction], kind: str,
     wrong as soon as commits come out of order or a reserved evaluation fails (its index stays
     unused, so n + pending lands on an index another action already committed)."""
     pending = list(pending)
-    if kind == "generate":
+    if kind in ("generate", "transplant"):
         reserved = [p.child_id for p in pending if p.child_id is not None]
         return max([tree.next_id(), *(c + 1 for c in reserved)]), None
     node = tree.node(node_id)

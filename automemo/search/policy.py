@@ -21,7 +21,15 @@ so the uncertainty comes from the per-task scores instead of from repeats (`uses
     no evaluate action: n(v) stays 1
 
 and `paired(v, w)` (the mean paired difference of two nodes on their shared tasks and its
-standard error) says whether the selection's lead over another node is real.
+standard error) says whether a lead is real. The final selection with exact evaluation is held
+to the best hand design b (the root or a swept seed, by μ; `NodeStats.reference`):
+
+    LCB_b(v)  = μ(b) + d(v, b) − z · SE(d(v, b)),   d = paired difference on shared tasks
+    LCB_b(b)  = μ(b)
+
+so a node is chosen over b only if it beats b on the same tasks by more than z paired standard
+errors. Picking the best μ of many candidates rewards the luckiest; the paired bound against a
+fixed bar does not (per-node SEs are dominated by task difficulty, which pairing cancels).
 
 One addition (`SearchConfig.widen_blocked`, on by default): a node that may not be expanded yet
 because its parent is narrower than W still gets its U_gen, as a generate action on that parent
@@ -61,6 +69,9 @@ class NodeStats:
     # whether all its evaluations were exact (deterministic scoring of every task).
     task_scores: Mapping[str, float] = field(default_factory=dict)
     exact: bool = False
+    # A seed the sweep transplanted (the root is a hand design too, by being the root). With
+    # exact evaluation the best hand design is what the final selection must beat.
+    reference: bool = False
 
 
 @dataclass(frozen=True)
@@ -248,13 +259,39 @@ def lcb(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
     return v.mean - uncertainty(v, stats, config)
 
 
+def reference(stats: TreeStats) -> NodeStats:
+    """The best hand design (root or swept seed) by μ, the older on a tie: the bar."""
+    designs = [v for v in stats.nodes if not v.failed and v.n > 0 and (v.reference or v.parent is None)]
+    if not designs:
+        raise ValueError("no evaluated hand design (root or swept seed) in the tree")
+    return max(designs, key=lambda v: (v.mean, -v.id))
+
+
+def selection_bound(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
+    """What the final selection maximises: with exact evaluation LCB_b(v), the paired bound
+    against the best hand design b; otherwise LCB(v)."""
+    if not uses_task_uncertainty(stats, config):
+        return lcb(v, stats, config)
+    bar = reference(stats)
+    if v.id == bar.id:
+        return bar.mean
+    try:
+        d = paired(v, bar)
+    except ValueError:  # no shared task: nothing says v beats the bar
+        return lcb(v, stats, config)
+    return bar.mean + d.difference - config.z * d.se
+
+
 def select_final(stats: TreeStats, config: SearchConfig) -> NodeStats:
-    """argmax LCB over evaluated nodes; a tie goes to the older node."""
+    """argmax of `selection_bound` over evaluated nodes; a tie goes to the bar (exact
+    evaluation), then to the older node."""
     evaluated = [v for v in stats.nodes if not v.failed and v.n > 0]
     if not evaluated:
         raise ValueError("no evaluated node to select from")
-    best = max(lcb(v, stats, config) for v in evaluated)
+    bounds = {v.id: selection_bound(v, stats, config) for v in evaluated}
+    best = max(bounds.values())
+    bar = reference(stats).id if uses_task_uncertainty(stats, config) else None
     return min(
-        (v for v in evaluated if best - lcb(v, stats, config) <= TIE_TOLERANCE),
-        key=lambda v: v.id,
+        (v for v in evaluated if best - bounds[v.id] <= TIE_TOLERANCE),
+        key=lambda v: (v.id != bar, v.id),
     )

@@ -3,8 +3,8 @@
 
 Ask / tell, on the scheduler's thread only:
 
-1. ask: while fewer than K actions run and steps remain, the strategy (a pure function of tree
-   statistics) chooses on the committed tree, with the actions in flight as virtual visits
+1. ask: while fewer than K actions run and steps remain, the seed sweep's next transplant if
+   one is left (sweep.py), else the strategy (a pure function of tree statistics) chooses on the committed tree, with the actions in flight as virtual visits
    (pending.py); the action keeps its step number, reserves its child id or evaluation index,
    is recorded in flight in the run directory, and starts on the pool of K worker threads with
    the tree snapshot it was chosen on;
@@ -36,6 +36,7 @@ from automemo.runs.records import ActionRecord
 from automemo.search.pending import PendingAction, reserve, with_pending
 from automemo.search.steps import StepRunner, derive_seed
 from automemo.search.stops import CLEAN_STOPS
+from automemo.search.sweep import sweep_order, unswept
 from automemo.search.tree import Tree
 from automemo.search.view import RunView
 
@@ -61,6 +62,8 @@ class Scheduler:
         # the run, its config and display are the runner's: one of each per search
         self.run, self.config, self.display = runner.run, runner.config, runner.display
         self.tree = Tree.from_rundir(self.run)
+        self.sweep = (sweep_order(runner.parts.seeds_dir, self.config.root)
+                      if self.config.seed_sweep else ())
 
     # the root ----------------------------------------------------------------------------------
 
@@ -71,7 +74,13 @@ class Scheduler:
     # ask / tell --------------------------------------------------------------------------------
 
     def ask(self, step: int, running: list[PendingAction]) -> Launch:
-        """The action for `step` on the committed tree, with `running` as virtual visits."""
+        """The action for `step` on the committed tree, with `running` as virtual visits; while
+        the seed sweep lasts, the next seed's transplant."""
+        remaining = unswept(self.sweep, self.tree, running)
+        if remaining:
+            child_id, _ = reserve(self.tree, running, "transplant", self.tree.root.id)
+            return Launch(PendingAction(step, "transplant", self.tree.root.id, 0.0,
+                                        child_id=child_id, seed=remaining[0]), self.tree, [])
         stats = with_pending(self.tree.stats(), running)
         choice = self.strategy.choose(stats, seed=derive_seed(self.config.seed, step, "policy"))
         candidates = [{"kind": a.kind, "node_id": a.node_id, "score": a.score, "via": a.via}

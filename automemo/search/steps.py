@@ -25,7 +25,7 @@ from automemo.runs.rundir import RunDir
 from automemo.search.collaborators import Collaborators
 from automemo.search.config import SearchConfig
 from automemo.search.display import SearchDisplay
-from automemo.search.generation import Generation, generate_child
+from automemo.search.generation import Generation, generate_child, transplant_child
 from automemo.search.meta_context import MetaContext
 from automemo.search.observed_meta import ObservedMeta
 from automemo.search.pending import PendingAction
@@ -80,6 +80,15 @@ class StepRunner:
                 self.display.step_started(action.step, self.config.steps,
                                           f"evaluate #{action.node_id}")
                 outcome, detail = self._evaluate_existing(journal, action.node_id, action.k)
+            elif action.kind == "transplant":
+                self.display.step_started(action.step, self.config.steps,
+                                          f"transplant seed {action.seed} (sweep)")
+                child_id = action.child_id if action.child_id is not None else tree.next_id()
+                source = _seed_source(self.parts.seeds_dir, action.seed)
+                gen = transplant_child(action.seed, source,
+                                       exam=self._exam(action.step, child_id))
+                outcome, detail = self._commit_child(journal, gen, tree.node(action.node_id),
+                                                     child_id, "transplant")
             else:
                 self.display.step_started(action.step, self.config.steps,
                                           f"generate from #{action.node_id}{widening}")
@@ -120,9 +129,8 @@ class StepRunner:
 
     # generate ----------------------------------------------------------------------------------
 
-    def _generate(self, journal: StepJournal, step: int, parent_id: int, tree: Tree,
-                  child_id: int) -> tuple[Outcome, str]:
-        parent = tree.node(parent_id)
+    def _exam(self, step: int, child_id: int):
+        """The quick exam of `step`'s child: the same sampled training tasks on every replay."""
         episodes, partials = self.parts.evaluator.sample_for_exam(
             self.config.exam_tasks, seed=derive_seed(self.config.seed, step, "exam")
         )
@@ -134,7 +142,10 @@ class StepRunner:
                 limits=self.parts.limits, services=services,
                 store_root=self.parts.evaluator.store.root,
             )
+        return exam
 
+    def _generate(self, journal: StepJournal, step: int, parent_id: int, tree: Tree,
+                  child_id: int) -> tuple[Outcome, str]:
         # The offline mutator avoids re-proposing a known program and picks crossover partners
         # from what it is told: this action's tree, not whatever another action told it last.
         meta = ObservedMeta(self.parts.meta, self._meta_lock,
@@ -142,11 +153,16 @@ class StepRunner:
                             lambda: self.context.scored_programs(tree))
         gen = generate_child(
             meta, self.context.parent_view(parent_id, tree), self.context.improvements(tree),
-            node_id=child_id, seed=derive_seed(self.config.seed, step, "propose"), exam=exam,
-            repair_attempts=self.config.repair_attempts,
+            node_id=child_id, seed=derive_seed(self.config.seed, step, "propose"),
+            exam=self._exam(step, child_id), repair_attempts=self.config.repair_attempts,
             repair_seed=lambda a: derive_seed(self.config.seed, step, f"repair-{a}"),
             known_sources=self.context.sources(tree),
         )
+        return self._commit_child(journal, gen, tree.node(parent_id), child_id, "generate")
+
+    def _commit_child(self, journal: StepJournal, gen: Generation, parent: Any, child_id: int,
+                      action: str) -> tuple[Outcome, str]:
+        """Stage a child's files and node row; evaluate it first if it passed its exam."""
         _write_generation_files(journal.node_dir(child_id), gen)
         failure, failed_as = gen.failure, gen.failed_as
         result = None
@@ -159,14 +175,14 @@ class StepRunner:
                 failure, failed_as = f"evaluation: {exc}", Outcome.EVAL_ERROR
         status = "evaluated" if result is not None else "failed"
         journal.add_node(dataclasses.replace(
-            _node_record(child_id, parent_id, "generate", status, gen.summary, gen.source, parent.mean),
+            _node_record(child_id, parent.id, action, status, gen.summary, gen.source, parent.mean),
             repair_attempts=max(0, len(gen.attempts) - 1), failure=failure,
         ))
         if result is None:
-            return failed_as, f"#{child_id} from #{parent_id} failed: {failure[:200]}"
+            return failed_as, f"#{child_id} from #{parent.id} failed: {failure[:200]}"
         journal.add_evaluation(_evaluation_record(child_id, 0, result))
         repairs = len(gen.attempts) - 1
-        return (Outcome.EVALUATED, f"#{child_id} from #{parent_id}: {result.mean:.3f}"
+        return (Outcome.EVALUATED, f"#{child_id} from #{parent.id}: {result.mean:.3f}"
                 f" ({repairs} repair{'s' if repairs != 1 else ''}) {gen.summary}")
 
 

@@ -23,7 +23,7 @@ class Node:
     parent_snapshot: float | None = None  # s_par: the parent's μ when this child was generated
     status: NodeStatus = "evaluated"
     created_step: int = 0
-    action: str = "generate"              # "root" | "generate"
+    action: str = "generate"              # "root" | "generate" | "transplant" (a swept seed)
     # The index k of each score's evaluation, in order. Not always 0..n-1: under a parallel
     # search an evaluation that failed leaves its reserved index unused.
     ks: tuple[int, ...] = ()
@@ -151,6 +151,7 @@ class Tree:
                     parent_snapshot=n.parent_snapshot,
                     task_scores=n.task_scores,
                     exact=n.exact,
+                    reference=n.action == "transplant",
                 )
                 for n in live
             ),

@@ -133,7 +133,8 @@ class RunView:
         """How the ± of every node was computed, as the tree view and report print it."""
         if self.uncertainty_source == "tasks":
             return (f"exact evaluation: ± = {self.search.z:g}·SE of the per-task scores, "
-                    f"LCB = μ − {self.search.z:g}·SE; no re-evaluation")
+                    f"LCB = μ − {self.search.z:g}·SE; no re-evaluation; the selection must beat "
+                    f"the best hand design by {self.search.z:g} paired SE on the same tasks")
         return f"± = {self.search.c_e:g}·√(ln N / n), LCB = μ − {self.search.c_e:g}·√(ln N / n)"
 
     # nodes -------------------------------------------------------------------------------------
@@ -204,23 +205,30 @@ class RunView:
             "lead": _paired_lead(stats, chosen.id) if source == "tasks" else None,
             "total_evaluations": self.total_evaluations, "program_path": chosen.program_path,
             "summary": chosen.summary,
+            # the number each candidate was selected by (policy.selection_bound)
             "candidates": [{"node_id": n.id, "mean": n.mean, "n": n.n, "lcb": n.lcb,
-                            "uncertainty": n.uncertainty} for n in evaluated],
+                            "uncertainty": n.uncertainty,
+                            "bound": policy.selection_bound(stats.node(n.id), stats, self.search)}
+                           for n in evaluated],
         }
 
 
 def _paired_lead(stats: policy.TreeStats, chosen: int | None) -> dict[str, Any] | None:
-    """The chosen node against the best other node (by μ), paired on their shared tasks: is the
-    lead bigger than its standard error? None with a single evaluated node."""
+    """The chosen node paired with the bar it was held to (the best hand design,
+    `policy.reference`) on their shared tasks, or, when it is the bar, with the best other node
+    by μ: is the lead bigger than its standard error? None with a single evaluated node."""
     nodes = {v.id: v for v in stats.nodes if not v.failed and v.n > 0}
     if chosen not in nodes or len(nodes) < 2:
         return None
-    rival = max((v for v in nodes.values() if v.id != chosen), key=lambda v: (v.mean, -v.id))
+    bar = policy.reference(stats)
+    rival = bar if bar.id != chosen else max((v for v in nodes.values() if v.id != chosen),
+                                            key=lambda v: (v.mean, -v.id))
     try:
         diff = policy.paired(nodes[chosen], rival)
     except ValueError:  # no shared task (task scores not recorded)
         return None
-    return {"over": rival.id, "difference": diff.difference, "se": diff.se, "tasks": diff.tasks}
+    return {"over": rival.id, "difference": diff.difference, "se": diff.se, "tasks": diff.tasks,
+            "bar": bar.id}
 
 
 def _spend(run: RunDir, config: Mapping[str, Any]) -> tuple[RoleSpend, ...]:

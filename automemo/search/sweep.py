@@ -1,0 +1,34 @@
+"""The seed sweep (`search.seed_sweep`): before the strategy chooses anything, every seed
+program is transplanted under the root, one step each, in name order.
+
+Hand designs are the bar a search has to beat. Left to the strategy, a seed is only tried when
+some generation happens to transplant it, and the strongest one can be missed for a whole run;
+swept, each is a node of the tree: a candidate for the final selection (the bar of
+`policy.select_final` under exact evaluation) and a parent the generator can build on. The root
+(already evaluated) and `no_memory` (it remembers nothing) are not swept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from automemo.search.pending import PendingAction
+from automemo.search.tree import Tree
+
+NOT_SWEPT = ("no_memory",)
+
+
+def sweep_order(seeds_dir: Path, root: str) -> tuple[str, ...]:
+    """The seeds a sweep transplants, in the order it does."""
+    names = sorted(p.stem for p in Path(seeds_dir).glob("*.py") if not p.name.startswith("_"))
+    return tuple(n for n in names if n != root.removesuffix(".py") and n not in NOT_SWEPT)
+
+
+def unswept(order: tuple[str, ...], tree: Tree, running: Iterable[PendingAction]) -> tuple[str, ...]:
+    """The seeds of `order` not transplanted yet. Transplants are issued strictly in order and
+    each commits exactly one node (passed or failed), so a count of the committed and in-flight
+    ones says how far the sweep got, on a resumed run too."""
+    done = sum(1 for n in tree.nodes() if n.action == "transplant")
+    done += sum(1 for a in running if a.kind == "transplant")
+    return order[done:]
