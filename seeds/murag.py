@@ -49,7 +49,7 @@ class Memo(MemoProgram):
         self.episodes += 1
         units = memolib.episode_units(episode)
         if IMAGE_UNITS:
-            units += self._image_units(units)
+            units += memolib.image_units(units)
         texts = [memolib.indexed_text(episode, u) for u in units]
         text_vecs = memolib.as_matrix(self.toolkit.embed_text(texts), self.text_dim)
         image_vecs = np.zeros((len(units), self.image_dim), dtype=np.float32)
@@ -60,22 +60,6 @@ class Memo(MemoProgram):
         joint = np.hstack([TEXT_WEIGHT * text_vecs, IMAGE_WEIGHT * image_vecs])
         self.index.add(joint, memolib.scope_of(episode))
         self.units += [(u, order) for u in units]
-
-    @staticmethod
-    def _image_units(units):
-        # An image is a memory item of its own (raw asset kept), cited by its own id when the
-        # benchmark gives one; its text is its caption plus the round it was shown in.
-        out = []
-        for u in units:
-            if len(u.images) < 1:
-                continue
-            image_ids = list(u.evidence[1:])
-            for i, image in enumerate(u.images):
-                cite = (image_ids[i],) if i < len(image_ids) else u.evidence[:1]
-                text = f"[image] {image.caption or ''}\n{u.text}"
-                out.append(memolib.Unit(u.episode_id, u.position, text, images=(image,),
-                                        evidence=cite, time=u.time))
-        return out
 
     # --- retrieve ----------------------------------------------------------------------------
 

@@ -216,3 +216,28 @@ def test_the_router_fitted_for_children_predicts_held_out_questions():
     held_out = [(q.format(t), label) for label, q in asked.items() for t in things[4:]]
     assert all(router.predict(q) == label for q, label in held_out)
     assert parse_recipe(render_recipe(Recipe(router=params, routes={"TR": {"recency": 0.5}}))).router == params
+
+
+def test_a_recipe_with_image_units_cites_the_pictures_id_and_routes_can_leave_them_out(tmp_path):
+    from automemo.episode_store import EpisodeStore
+    from automemo.contract import ImageRef
+    from seedtools import conversation, question, toolkit
+
+    pic = ImageRef(path="images/ab/abc.png", sha256="abc", caption="a zorblat, a striped teapot creature")
+    rounds = [("s/D1:1", "Ann: look at this"), ("s/D1:2", "Ben: what is it?"), ("s/D1:3", "Ann: a zorblat")]
+
+    def memory(recipe):
+        namespace: dict = {}
+        exec(compile(render_recipe(recipe), "recipe.py", "exec"), namespace)
+        memo = namespace["Memo"](toolkit(tmp_path, EpisodeStore(tmp_path / "store").root))
+        memo.update(conversation("s", rounds, images={0: ("s/D1:IMG_1", pic)}, user="ann"))
+        return memo
+
+    ask = question("Which picture showed a striped teapot creature?", user="ann")
+    with_images = memory(Recipe(pipeline=Pipeline(indexes="bm25", images=True), payload_units=3))
+    assert with_images.retrieve(ask).metadata["evidence"][0] == "s/D1:IMG_1"
+    without = memory(Recipe(pipeline=Pipeline(indexes="bm25"), payload_units=3))
+    assert without.retrieve(ask).metadata["evidence"][:2] == ["s/D1:1", "s/D1:IMG_1"]
+    # Images on for one routed type only: the default settings leave the image units out.
+    routed = Recipe(pipeline=Pipeline(indexes="bm25"), payload_units=3, routes={"TTL": {"images": True}})
+    assert memory(routed).retrieve(ask).metadata["evidence"][:2] == ["s/D1:1", "s/D1:IMG_1"]

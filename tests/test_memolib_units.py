@@ -46,3 +46,15 @@ def test_an_episode_without_steps_is_one_unit_of_its_instruction_and_web_steps_i
     assert memolib.indexed_text(web, memolib.episode_units(web)[0]).startswith("Buy a lamp\n")
     talk = conversation("s", ROUNDS)
     assert memolib.indexed_text(talk, memolib.units(talk)[0]) == "Ann: I moved to Lyon"
+
+
+def test_image_units_cite_the_image_and_expansion_keeps_to_the_turns():
+    turns = memolib.units(conversation("s", ROUNDS, images={2: ("s/D1:IMG_1", PIC)}, user="ann"))
+    pictures = memolib.image_units(turns)
+    assert len(pictures) == 1
+    assert pictures[0].evidence == ("s/D1:IMG_1",) and pictures[0].images == (PIC,)
+    assert pictures[0].text.startswith("[image] a red car\n") and pictures[0].scope == "ann"
+    # Stored after the turns at the same position, an image unit is never a turn's neighbour.
+    rows = [*turns, *pictures]
+    assert memolib.expand([1], rows, 1) == [1, 0, 2]
+    assert memolib.neighbours(rows, 1)[3] == [2]

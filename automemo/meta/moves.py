@@ -32,9 +32,12 @@ _ON = {
     "expand": lambda p: p.window > 0,
     "diversify": lambda p: p.mmr,
     "recency": lambda p: p.recency > 0,
+    "images": lambda p: p.images,
 }
-_TURN_ON = {"expand": {"window": 1}, "diversify": {"mmr": True}, "recency": {"recency": 0.3}}
-_TURN_OFF = {"expand": {"window": 0}, "diversify": {"mmr": False}, "recency": {"recency": 0.0}}
+_TURN_ON = {"expand": {"window": 1}, "diversify": {"mmr": True}, "recency": {"recency": 0.3},
+            "images": {"images": True}}
+_TURN_OFF = {"expand": {"window": 0}, "diversify": {"mmr": False}, "recency": {"recency": 0.0},
+             "images": {"images": False}}
 
 
 def pipeline_additions(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:

@@ -5,7 +5,7 @@ Manage terms: how episodes are cut into units (a turn, i.e. a dialogue round or 
 with the text of its neighbours; a session), which
 indexes hold them (BM25, dense, both), how their rankings are fused (reciprocal rank or weighted),
 how hits are expanded (a window of neighbouring units) and diversified (MMR), whether recent
-memories are favoured, whose memory a question searches (its user's, or all), and how many units
+memories are favoured, whether each image is searched as a unit of its own, whose memory a question searches (its user's, or all), and how many units
 the payload carries. A learned question router may send each predicted question type to its
 own variant of the retrieve stages (`routes`).
 
@@ -71,6 +71,7 @@ class Pipeline:
     mmr: bool = False             # diversify the hits (maximal marginal relevance)
     mmr_lambda: float = 0.7       # relevance vs. novelty in MMR
     recency: float = 0.0          # weight of a boost for later sessions (0: off)
+    images: bool = False          # search the image units too (each image a unit, cited by its id)
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("mmr_lambda", "MMR_LAMBDA", "float 0.3..1.0", "diversify", "relevance vs. novelty in MMR"),
     Knob("recency", "RECENCY", "float 0.0..1.0", "recency", "boost for later sessions (0: off)"),
     Knob("payload_units", "PAYLOAD_UNITS", "int 3..30", "payload", "units in the payload"),
+    Knob("images", "IMAGES", "bool", "images", "search image units too: each image a unit, cited by its image id"),
 )
 KNOB_BY_FIELD = {k.field: k for k in KNOBS}
 PIPELINE_FIELDS = frozenset(f.name for f in dataclasses.fields(Pipeline))
@@ -217,6 +219,8 @@ def describe(recipe: Recipe) -> str:
         parts.append(f"MMR λ={p.mmr_lambda}")
     if p.recency:
         parts.append(f"recency {p.recency}")
+    if p.images:
+        parts.append("image units")
     parts.append(f"{recipe.payload_units} units")
     if recipe.router and recipe.routes:
         parts.append("routed: " + ", ".join(sorted(recipe.routes)))

@@ -7,7 +7,7 @@ sandbox. A fix here lands in every program that uses it.
 
 | module | holds |
 |---|---|
-| `units` | units at three granularities: turn (`units`), round with neighbours (`windows`), `session` |
+| `units` | units at three granularities: turn (`units`), round with neighbours (`windows`), `session`; `image_units` |
 | `text` | tokens, clipping, hosts, action verbs, a task's query text |
 | `bm25` | `BM25Index`: Okapi BM25 lexical search |
 | `dense` | `DenseIndex`: embedded texts, cosine search |
@@ -30,8 +30,8 @@ from automemo.toolkit.memolib.store import UnitStore
 from automemo.toolkit.memolib.router import QuestionRouter, held_out_recall, router_features
 from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe, generalise, host_of, overlap,
                                            query_text, task_images, tokens)
-from automemo.toolkit.memolib.units import (Unit, episode_evidence, episode_units, indexed_text, is_conversation,
-                                            scope_of, session, units, windows)
+from automemo.toolkit.memolib.units import (Unit, episode_evidence, episode_units, image_units, indexed_text,
+                                            is_conversation, scope_of, session, units, windows)
 from automemo.toolkit.memolib.vectors import ScopedIndex, as_matrix, cosine_top_k, faiss_search, top_indices
 
 __all__ = [
@@ -44,6 +44,6 @@ __all__ = [
     "UnitStore",
     "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",
     "tokens",
-    "Unit", "episode_evidence", "episode_units", "indexed_text", "is_conversation", "scope_of", "session", "units", "windows",
+    "Unit", "episode_evidence", "episode_units", "image_units", "indexed_text", "is_conversation", "scope_of", "session", "units", "windows",
     "ScopedIndex", "as_matrix", "cosine_top_k", "faiss_search", "top_indices",
 ]

@@ -11,10 +11,19 @@ import numpy as np
 from automemo.toolkit.memolib.units import Unit
 
 
+def _first_rows(turns: Sequence[Unit]) -> dict[tuple[str, int], int]:
+    """(episode, position) -> the first row there: the turn itself, not the image units
+    (`image_units`) stored after it at the same position."""
+    at: dict[tuple[str, int], int] = {}
+    for row, u in enumerate(turns):
+        at.setdefault((u.episode_id, u.position), row)
+    return at
+
+
 def neighbours(turns: Sequence[Unit], radius: int = 1) -> list[list[int]]:
     """For each row of `turns`, the rows of the same episode within `radius` positions, nearest
     first (the row itself excluded)."""
-    at = {(u.episode_id, u.position): row for row, u in enumerate(turns)}
+    at = _first_rows(turns)
     out = []
     for u in turns:
         near = []
@@ -30,7 +39,7 @@ def neighbours(turns: Sequence[Unit], radius: int = 1) -> list[list[int]]:
 def expand(hits: Sequence[int], turns: Sequence[Unit], radius: int = 1, limit: int | None = None) -> list[int]:
     """`hits` (rows of `turns`, best first) each followed by its neighbours within `radius`,
     without repeats, cut at `limit` rows. Computes only the hits' neighbours."""
-    at = {(u.episode_id, u.position): row for row, u in enumerate(turns)}
+    at = _first_rows(turns)
     out: list[int] = []
     seen: set[int] = set()
     for hit in hits:

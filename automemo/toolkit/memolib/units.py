@@ -12,6 +12,8 @@ way from both episode shapes.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -145,6 +147,21 @@ def windows(turns: Sequence[Unit], radius: int = 1) -> list[Unit]:
             evidence=tuple(dedupe(e for u in (unit, *near) for e in u.evidence)),
             error=unit.error, time=unit.time, scope=unit.scope,
         ))
+    return out
+
+
+def image_units(turns: Sequence[Unit]) -> list[Unit]:
+    """Each image of `turns` as a unit of its own (MuRAG's image items): its text the caption
+    and the round it was shown in, its image the picture, cited by the image's own id when the
+    turn names one (else by the turn). A question about a picture then ranks the picture, and
+    its citation is the image id a clue names, not the round first."""
+    out = []
+    for unit in turns:
+        image_ids = list(unit.evidence[1:])
+        for i, image in enumerate(unit.images):
+            cite = (image_ids[i],) if i < len(image_ids) else unit.evidence[:1]
+            out.append(dataclasses.replace(unit, text=f"[image] {image.caption or ''}\n{unit.text}",
+                                           images=(image,), evidence=cite, action="", error=None))
     return out
 
 
