@@ -28,8 +28,9 @@ from automemo.cli.flags import (add_agent_flags, add_judge_flags, add_option_fla
 SANDBOXES = ("auto", "docker", "bwrap")
 # Sections of a run's config that an evaluation uses; search and meta settings do not apply.
 EVALUATION_SECTIONS = ("benchmark", "llm", "sandbox", "budget", "evaluation", "embeddings")
-# Default --repeats. Without an execution agent a score is a fixed function of the program's
-# payload, so a second repeat only re-measures the same number; an LLM agent's runs vary.
+# Default --repeats. Where the benchmark scores deterministically (Benchmark.
+# scoring_is_deterministic: a fixed function of the payload, no agent, judge or live site) a
+# second repeat only re-measures the same number; an LLM agent's or a judge's runs vary.
 DETERMINISTIC_REPEATS = 1
 AGENT_REPEATS = 3
 EVALS_DIR = Path("evals")  # default home of eval work folders: not runs/, where searches live
@@ -55,8 +56,8 @@ def register(sub) -> None:
     p.add_argument(
         "--repeats",
         type=int,
-        help=f"evaluations to average (default {DETERMINISTIC_REPEATS} where scoring needs no "
-        f"execution agent, e.g. Mini-Gallery retrieval mode, so repeats agree; else {AGENT_REPEATS})",
+        help=f"evaluations to average (default {DETERMINISTIC_REPEATS} where the benchmark scores "
+        f"deterministically, e.g. retrieval mode, so repeats agree; else {AGENT_REPEATS})",
     )
     p.add_argument("--concurrency", type=int, help="retrieve tasks in flight (default 8)")
     p.add_argument("--executor", choices=("threads", "ray"),
@@ -112,7 +113,8 @@ def run(args) -> int:
     notice = setup.benchmark.describe().get("notice")
     if notice:  # e.g. a tool-using benchmark without a search provider: say so before it runs
         print(f"automemo: note: {notice}", file=sys.stderr)
-    repeats = args.repeats or (DETERMINISTIC_REPEATS if setup.agent is None else AGENT_REPEATS)
+    repeats = args.repeats or (DETERMINISTIC_REPEATS if setup.benchmark.scoring_is_deterministic()
+                               else AGENT_REPEATS)
     results, evidence_dirs = [], []
     with setup:
         for i in range(repeats):
