@@ -142,3 +142,24 @@ class _Passed:
 
     def to_dict(self):
         return {"passed": True}
+
+
+def test_a_child_a_sibling_in_flight_proposed_already_is_proposed_again():
+    # Two actions in flight see the same tree; the second proposes what the first just did.
+    claimed: set[str] = set()
+
+    def claim(shape):
+        if shape in claimed:
+            return False
+        claimed.add(shape)
+        return True
+
+    first_child = PARENT.replace("TOP_K = 5", "TOP_K = 6")
+    other = PARENT.replace("TOP_K = 5", "TOP_K = 7")
+    first = generate_child(_Repeating([first_child]), _parent(), [], node_id=3, seed=1, exam=lambda s: _Passed(),
+                           repair_attempts=0, repair_seed=lambda a: a, known_sources=[PARENT], claim=claim)
+    second = generate_child(_Repeating([first_child.replace("TOP_K", "TOP_K "), other]), _parent(), [],
+                            node_id=4, seed=1, exam=lambda s: _Passed(), repair_attempts=0,
+                            repair_seed=lambda a: a, known_sources=[PARENT], claim=claim)
+    assert first.source == first_child and second.source == other
+    assert second.diagnosis["duplicates_rejected"] == ["s"]

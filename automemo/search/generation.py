@@ -91,9 +91,12 @@ def generate_child(
     repair_seed: Callable[[int], int],
     known_sources: Sequence[str] = (),
     duplicate_retries: int | None = None,
+    claim: Callable[[str], bool] | None = None,
 ) -> Generation:
     """`known_sources`: the programs of the tree; a proposal equal to one is proposed again up
-    to `duplicate_retries` times (default: the meta agent's config, else 2)."""
+    to `duplicate_retries` times (default: the meta agent's config, else 2). `claim(normalised
+    source)`, when given, also rejects what a sibling action in flight proposed already: it
+    answers False for a program claimed before, else records it and answers True."""
     if duplicate_retries is None:
         duplicate_retries = getattr(getattr(meta, "config", None), "duplicate_retries", 2)
     known = {normalised(s) for s in known_sources}
@@ -110,7 +113,8 @@ def generate_child(
                               (), failure=f"meta: {exc}", usage={"calls": usage},
                               failed_as=Outcome.META_ERROR)
         usage.append(dict(proposal.usage))
-        if normalised(proposal.source) not in known:
+        shape = normalised(proposal.source)
+        if shape not in known and (claim is None or claim(shape)):
             break
         duplicates.append(proposal.summary)
     else:

@@ -48,6 +48,10 @@ class StepRunner:
         self.display = display
         self.context = MetaContext(run)
         self._meta_lock = threading.Lock()  # one observe-then-call at a time (observed_meta.py)
+        # Normalised sources proposed by this process's generations: actions in flight together
+        # each see the tree they were chosen on, which lacks their siblings' children.
+        self._proposed: set[str] = set()
+        self._proposed_lock = threading.Lock()
 
     def evaluate_root(self) -> tuple[StepJournal, ActionRecord]:
         journal = StepJournal(self.run, 0)
@@ -156,9 +160,16 @@ class StepRunner:
             node_id=child_id, seed=derive_seed(self.config.seed, step, "propose"),
             exam=self._exam(step, child_id), repair_attempts=self.config.repair_attempts,
             repair_seed=lambda a: derive_seed(self.config.seed, step, f"repair-{a}"),
-            known_sources=self.context.sources(tree),
+            known_sources=self.context.sources(tree), claim=self._claim,
         )
         return self._commit_child(journal, gen, tree.node(parent_id), child_id, "generate")
+
+    def _claim(self, shape: str) -> bool:
+        with self._proposed_lock:
+            if shape in self._proposed:
+                return False
+            self._proposed.add(shape)
+            return True
 
     def _commit_child(self, journal: StepJournal, gen: Generation, parent: Any, child_id: int,
                       action: str) -> tuple[Outcome, str]:
