@@ -83,7 +83,7 @@ class RecordingMeta(MetaAgent):
 
     def propose(self, parent, improvements, *, node_id, seed):
         self.parents.append(parent)
-        return Proposal(source="SCORE = 0.5\n", summary=f"child {node_id}")
+        return Proposal(source=f"SCORE = 0.5\nCHILD = {node_id}\n", summary=f"child {node_id}")
 
     def repair(self, source, exam_report, attempt, *, node_id, seed):
         raise MetaError("not used")

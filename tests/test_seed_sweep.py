@@ -61,7 +61,7 @@ class LuckyMeta(RecordingMeta):
 
     def propose(self, parent, improvements, *, node_id, seed):
         proposal = super().propose(parent, improvements, node_id=node_id, seed=seed)
-        return type(proposal)(source=f"SCORES = 1, 0.5, 0.5, 0.5  # {node_id}\n", summary=proposal.summary)
+        return type(proposal)(source=f"SCORES = 1, 0.5, 0.5, 0.5\nCHILD = {node_id}\n", summary=proposal.summary)
 
 
 def _loop(tmp_path, *, steps, parallel, evaluator=None, run=None):
