@@ -106,7 +106,7 @@ def test_a_route_sends_the_weak_type_to_the_recipe_that_beats_the_parent_on_it()
 
 def test_evolve_is_deterministic_under_a_seed_and_uses_the_evidence():
     parent = _scored(1, Recipe(), {"A": [0.0] * 8, "B": [1.0] * 8})
-    other = _scored(2, STARTERS[-1], {"A": [1.0] * 8, "B": [0.5] * 8})
+    other = _scored(2, Recipe(unit="window", pipeline=Pipeline(indexes="bm25", window=1)), {"A": [1.0] * 8, "B": [0.5] * 8})
     generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(("q1", "q2"), ("A", "B")),
                                        fit_router=_fit)
     runs = [[generator.evolve(Recipe(), parent, [parent, other], random.Random(f"{s}")) for s in range(12)]
