@@ -76,7 +76,8 @@ def real_run(tmp_path_factory) -> RunDir:
     runs = tmp_path_factory.mktemp("runs")
     # The root's first child must be a transplanted seed (the page checks below), not a recipe.
     config = runs / "no-recipes.toml"
-    config.write_text("[meta]\ncompose_rate = 0.0\n")
+    # The mutator's own transplant is what the node page checks below, not the seed sweep's.
+    config.write_text("[meta]\ncompose_rate = 0.0\n\n[search]\nseed_sweep = false\n")
     done = subprocess.run(
         [sys.executable, "-m", "automemo", "search", "--preset", "minigallery", "--config", str(config),
          "--steps", "2", "--runs-dir", str(runs), "--run-id", "real", "--quiet"],

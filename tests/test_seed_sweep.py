@@ -5,10 +5,12 @@ selection is held to the best swept seed."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from automemo.evaluation.evidence import write_summary
 from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.report.node_page import diagnosis_view
 from automemo.runs import RunDir
 from automemo.search.config import SearchConfig
 from automemo.search.loop import Collaborators, SearchLoop
@@ -87,6 +89,8 @@ def test_the_sweep_transplants_every_seed_first_then_the_strategy_chooses(tmp_pa
         ("transplant", "seed gamma (sweep)", "evaluated"),
     ]
     assert run.program_source(1) == (tmp_path / "seeds" / "alpha.py").read_text()
+    page = diagnosis_view(json.loads((run.path / "nodes" / "1" / "diagnosis.json").read_text()))
+    assert page.swept and page.calls == 0 and "alpha" in page.move  # the report says who made it
     assert len(meta.parents) == 2  # steps 4 and 5 only: the sweep never asks the meta agent
     assert {nodes[i]["action"] for i in (4, 5)} == {"generate"}
     # Children 4 and 5 have the highest μ (.75) but only one lucky task over gamma (.5625):

@@ -62,6 +62,7 @@ class DiagnosisView:
     move_why: str
     repair_of: str               # a repair's failed check, "" for a proposal
     calls: int                   # meta LLM calls it took (0: the offline mutator)
+    swept: bool                  # a seed the seed sweep transplanted: no meta agent was asked
     raw: str                     # the whole file as JSON, for the curious
 
 
@@ -183,6 +184,7 @@ def diagnosis_view(data: Mapping[str, Any]) -> DiagnosisView:
         move_why=str(mutation.get("why") or ""),
         repair_of=str(d.get("repair_of") or ""),
         calls=_meta_calls(record.usage),
+        swept=bool(mutation.get("sweep")),
         raw=json.dumps(dict(data), indent=2, ensure_ascii=False, sort_keys=True),
     )
 

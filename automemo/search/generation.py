@@ -167,7 +167,7 @@ def transplant_child(seed_name: str, source: str, *, exam: Exam) -> Generation:
     failure = "" if passed else (f"exam: {report.get('failed_check') or 'failed'}: "
                                  f"{str(report.get('error', ''))[:300]}")
     return Generation(passed=passed, source=source, summary=summary,
-                      diagnosis={"mutation": {"kind": "transplant", "seed": seed_name,
+                      diagnosis={"mutation": {"kind": "transplant", "seed": seed_name, "sweep": True,
                                               "why": "the seed sweep puts every hand design in the tree"}},
                       attempts=(ExamAttempt(0, source, passed, report, summary),), failure=failure,
                       failed_as=None if passed else Outcome.FAILED_EXAM)
