@@ -217,3 +217,14 @@ def test_bad_search_places_and_benchmarks_fail_before_anything_is_created(tmp_pa
     assert "run directory" not in captured.out
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no runs/, no ../escape
     assert not (tmp_path.parent / "escape").exists()
+
+
+def test_the_seed_sweep_comes_with_retrieval_benchmarks_and_a_flag_turns_it_off():
+    _, config = resolve_config(_args("--preset", "minigallery"))
+    assert config.search.seed_sweep  # Mini-Gallery's retrieval mode declares it
+    _, config = resolve_config(_args("--preset", "minigallery", "--no-seed-sweep"))
+    assert not config.search.seed_sweep
+    _, config = resolve_config(_args("--benchmark", "miniwob"))
+    assert not config.search.seed_sweep  # an agent benchmark: off unless asked
+    _, config = resolve_config(_args("--benchmark", "miniwob", "--seed-sweep"))
+    assert config.search.seed_sweep

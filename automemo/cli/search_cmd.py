@@ -49,6 +49,9 @@ def register(sub) -> None:
                    help="run memo programs as plain local processes, without isolation: only for trusted code")
     p.add_argument("--parallel", type=int, metavar="K",
                    help="search actions in flight at once (default 1: one step after another)")
+    p.add_argument("--seed-sweep", action=argparse.BooleanOptionalAction, default=None,
+                   help="transplant every seed under the root before the strategy chooses, one step each "
+                        "(default: on for retrieval-mode benchmarks, off otherwise; docs/search.md)")
     p.add_argument("--executor", choices=EXECUTORS,
                    help="where evaluation episodes run: threads (default) or a Ray cluster (ray.address)")
     add_ray_address_flag(p)
@@ -64,7 +67,8 @@ def register(sub) -> None:
 
 CONFIG_FLAGS = ("preset", "config", "benchmark", "steps", "seed", "strategy", "meta_model", "meta_base_url",
                 "agent_model", "agent_base_url", "judge_model", "judge_base_url", "option", "sandbox",
-                "parallel", "executor", "ray_address", "max_usd", "max_tokens", "run_id", "runs_dir")
+                "parallel", "seed_sweep", "executor", "ray_address", "max_usd", "max_tokens", "run_id",
+                "runs_dir")
 # What a resumed run may change: only its budget. Everything else would make the committed steps
 # and the ones to come answers to different questions.
 BUDGET_FLAGS = ("steps", "max_usd", "max_tokens")
@@ -84,6 +88,7 @@ FLAG_KEYS = {
     "judge_base_url": "llm.judge.base_url",
     "ray_address": "evaluation.ray.address",
     "parallel": "search.parallel",
+    "seed_sweep": "search.seed_sweep",
     "executor": "evaluation.executor",
     "max_usd": "llm.max_usd",
     "max_tokens": "llm.max_total_tokens",
