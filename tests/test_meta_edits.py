@@ -51,6 +51,35 @@ def test_edits_apply_exactly_then_with_whitespace_ignored():
         apply_edits(PARENT, parse_edits(_edit("TOP_K = 6\n", "TOP_K = 7\n")))
 
 
+def test_a_one_line_search_matches_part_of_a_line_and_keeps_its_tail():
+    # a small model quotes the assignment without its marker comment
+    child = apply_edits(PARENT, parse_edits(_edit("TOP_K = 5\n", "TOP_K = 9\n")))
+    assert "TOP_K = 9  # tunable: int 1..30\n" in child
+    # ... or repeats the comment in its REPLACE: not written twice
+    child = apply_edits(PARENT, parse_edits(_edit("TOP_K = 5\n", "TOP_K = 9  # tunable: int 1..30\n")))
+    assert "TOP_K = 9  # tunable: int 1..30\n" in child and child.count("tunable") == 1
+
+
+def test_a_search_that_skips_lines_applies_where_it_changes_and_keeps_the_skipped_lines():
+    search = "    def update(self, episode):\n    def retrieve(self, task):\n        return MemoryPayload(text=\"k=%d\" % TOP_K)\n"
+    replace = "    def update(self, episode):\n    def retrieve(self, task):\n        return MemoryPayload(text=\"top %d\" % TOP_K)\n"
+    child = apply_edits(PARENT, parse_edits(_edit(search, replace)))
+    assert 'text="top %d"' in child and 'self.seen = getattr(self, "seen", 0) + 1' in child
+    # a changed run of SEARCH lines that spans skipped lines is not guessed at
+    with pytest.raises(EditError):
+        apply_edits(PARENT, parse_edits(_edit("    def update(self, episode):\n    def retrieve(self, task):\n",
+                                              "    def update(self, episode, extra):\n    def retrieve(self, task, extra):\n")))
+
+
+def test_an_ambiguous_edit_is_never_applied():
+    twice = PARENT + "\n\ndef helper():\n    return MemoryPayload(text=\"k=%d\" % TOP_K)\n"
+    for search in ('return MemoryPayload(text="k=%d" % TOP_K)\n',           # exact, twice
+                   'return MemoryPayload(text="k=%d"  %  TOP_K)\n',       # loose, twice
+                   'MemoryPayload(text="k=%d"\n'):                         # part of two lines
+        with pytest.raises(EditError, match="unique"):
+            apply_edits(twice, parse_edits(_edit(search, "return None\n")))
+
+
 def test_normalised_identity_ignores_docstrings_comments_and_layout():
     same = PARENT.replace('"""A parent."""\n', "").replace("  # tunable: int 1..30", "")
     assert normalised(same) == normalised(PARENT)
