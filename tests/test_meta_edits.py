@@ -11,6 +11,7 @@ import pytest
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.meta import ParentView, build_meta_agent
 from automemo.meta.base import ChildAttempt, MetaError, Proposal
+from automemo.meta.config import MetaConfig
 from automemo.meta.conversation import TruncatedReply
 from automemo.meta.edits import EditError, apply_edits, parse_edits
 from automemo.meta.syntax import normalised
@@ -118,7 +119,7 @@ def test_a_diff_child_and_one_request_for_the_whole_program_when_it_does_not_app
     assert "is not in the parent program" in retry and "COMPLETE program" in retry
 
 
-def test_a_cut_answer_is_continued_and_a_hopeless_one_says_it_was_cut(fake_llm, tmp_path):
+def test_a_cut_answer_is_continued_then_asked_for_an_edit_and_a_hopeless_one_says_it_was_cut(fake_llm, tmp_path):
     agent = build_meta_agent(_client(fake_llm, tmp_path))
     child = PARENT.replace("TOP_K = 5", "TOP_K = 12")
     half = len(child) // 2
@@ -130,10 +131,39 @@ def test_a_cut_answer_is_continued_and_a_hopeless_one_says_it_was_cut(fake_llm, 
     proposal = agent.propose(_parent(), [], node_id=5, seed=0)
     assert proposal.source == child
     assert "Continue exactly where it stopped" in fake_llm.requests[2]["messages"][-1]["content"]
-    fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```"]
-                    + [{"content": "```python\nclass Memo:\n    x = '", "finish_reason": "length"}] * 2)
+    cut = {"content": "```python\nclass Memo:\n    x = '" + "y" * 2000, "finish_reason": "length"}
+    fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```"] + [cut] * 4)
     with pytest.raises(TruncatedReply, match="cut at the completion cap.*generate_max_tokens"):
         agent.propose(_parent(), [], node_id=6, seed=0)
+    asked = fake_llm.requests[-2]["messages"]
+    assert "Do not write the whole program" in asked[-1]["content"], "re-asked for an edit first"
+    assert len(asked[-2]["content"]) < 700, "the cut answer is not sent back whole"
+
+
+def test_a_rewrite_cut_at_the_cap_is_asked_for_an_edit_instead(fake_llm, tmp_path):
+    client = _client(fake_llm, tmp_path)
+    agent = build_meta_agent(client, MetaConfig(edit_mode="rewrite", prompt_profile="full"))
+    cut = {"content": "SUMMARY: all\n```python\n" + PARENT[:80], "finish_reason": "length"}
+    fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```", cut, cut,
+                     "SUMMARY: nine\n" + _edit("TOP_K = 5\n", "TOP_K = 9\n")])
+    proposal = agent.propose(_parent(), [], node_id=5, seed=0)
+    assert "TOP_K = 9  # tunable: int 1..30" in proposal.source
+    assert proposal.diagnosis["generate"]["answer"] == "1 edit(s)"
+    assert [r["purpose"] for r in Ledger(tmp_path / "tree.db").rows()] == [
+        "analysis", "generate", "generate-continue-1", "generate-retry"]
+
+
+def test_an_edit_that_does_not_apply_is_asked_for_again_as_an_edit_when_the_program_would_not_fit(fake_llm, tmp_path):
+    client = _client(fake_llm, tmp_path)
+    agent = build_meta_agent(client, MetaConfig(generate_max_tokens=64, prompt_profile="full"))
+    fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```",
+                     "SUMMARY: x\n" + _edit("TOP_K = 50\n", "TOP_K = 8\n"),
+                     "SUMMARY: eight\n" + _edit("TOP_K = 5\n", "TOP_K = 8\n")])
+    proposal = agent.propose(_parent(), [], node_id=5, seed=0)
+    assert "TOP_K = 8" in proposal.source
+    retry = fake_llm.requests[-1]["messages"][-1]["content"]
+    assert "is not in the parent program" in retry and "SEARCH/REPLACE edit" in retry
+    assert "COMPLETE program" not in retry
 
 
 class _Repeating:
