@@ -13,7 +13,7 @@ from automemo.meta import ParentView, build_meta_agent
 from automemo.meta.base import ChildAttempt, MetaError, Proposal
 from automemo.meta.config import MetaConfig
 from automemo.meta.conversation import TruncatedReply
-from automemo.meta.edits import EditError, apply_edits, parse_edits
+from automemo.meta.edits import EditError, apply_edits, edited, parse_edits
 from automemo.meta.syntax import normalised
 from automemo.search.generation import generate_child
 
@@ -81,6 +81,22 @@ def test_an_ambiguous_edit_is_never_applied():
             apply_edits(twice, parse_edits(_edit(search, "return None\n")))
 
 
+def test_a_reply_that_only_sets_a_constant_is_an_edit_of_its_line():
+    # what Qwen2.5-Coder-0.5B answers when shown an edit of a constant: the new line alone
+    for reply in ("TOP_K = 9  # tunable: int 1..30\nSUMMARY: more", "```\nTOP_K = 9\n```",
+                  "SUMMARY: TOP_K 5 -> 9, for recall", "**SEARCH**\nTOP_K = 9\n>>>>>>> REPLACE"):
+        child, n = edited(PARENT, reply)
+        assert n == 1 and "TOP_K = 9  # tunable: int 1..30\n" in child, reply
+    # the blocks did not apply, but their REPLACE only sets a constant: that setting
+    child, _ = edited(PARENT, _edit("TOP_K = 7  # tunable: int 1..30\n", "TOP_K = 9  # tunable: int 1..30\n"))
+    assert "TOP_K = 9  #" in child
+    # out of the declared range, of another kind, unknown, unchanged, or a whole program: no edit
+    for reply in ("TOP_K = 99", "TOP_K = 'many'", "DEPTH = 3", "TOP_K = 5", "```python\nTOP_K = 9\n```"):
+        assert edited(PARENT, reply) is None, reply
+    with pytest.raises(EditError):  # blocks that change more than a constant are not guessed at
+        edited(PARENT, _edit("TOP_K = 7\n", "TOP_K = 9\nDEPTH = 2\nprint(1)\n"))
+
+
 def test_normalised_identity_ignores_docstrings_comments_and_layout():
     same = PARENT.replace('"""A parent."""\n', "").replace("  # tunable: int 1..30", "")
     assert normalised(same) == normalised(PARENT)
@@ -104,7 +120,7 @@ def test_a_diff_child_and_one_request_for_the_whole_program_when_it_does_not_app
         "```json\n" + json.dumps(FEEDBACK) + "\n```",
         "SUMMARY: more\n" + _edit("TOP_K = 5  # tunable: int 1..30\n", "TOP_K = 8  # tunable: int 1..30\n"),
         "```json\n" + json.dumps(FEEDBACK) + "\n```",
-        "SUMMARY: more\n" + _edit("TOP_K = 50\n", "TOP_K = 8\n"),      # quotes what is not there
+        "SUMMARY: more\n" + _edit("    k = 50\n", "    k = 8\n"),      # quotes what is not there
         "SUMMARY: eleven\n```python\n" + whole + "```\n",
     ])
     first = agent.propose(_parent(), [], node_id=3, seed=0)
@@ -157,7 +173,7 @@ def test_an_edit_that_does_not_apply_is_asked_for_again_as_an_edit_when_the_prog
     client = _client(fake_llm, tmp_path)
     agent = build_meta_agent(client, MetaConfig(generate_max_tokens=64, prompt_profile="full"))
     fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```",
-                     "SUMMARY: x\n" + _edit("TOP_K = 50\n", "TOP_K = 8\n"),
+                     "SUMMARY: x\n" + _edit("    k = 50\n", "    k = 8\n"),
                      "SUMMARY: eight\n" + _edit("TOP_K = 5\n", "TOP_K = 8\n")])
     proposal = agent.propose(_parent(), [], node_id=5, seed=0)
     assert "TOP_K = 8" in proposal.source

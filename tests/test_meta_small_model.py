@@ -179,7 +179,7 @@ def test_the_compact_profile_asks_once_in_a_short_prompt_and_its_example_is_a_va
 
 
 def test_the_compact_profile_asks_again_for_an_edit_never_for_the_whole_program(fake_llm, tmp_path, parent):
-    fake_llm.script(["SUMMARY: x\n<<<<<<< SEARCH\nTOP_K = 99\n=======\nTOP_K = 3\n>>>>>>> REPLACE\n",
+    fake_llm.script(["SUMMARY: x\n<<<<<<< SEARCH\n    k = 99\n=======\n    k = 3\n>>>>>>> REPLACE\n",
                      "SUMMARY: three\n<<<<<<< SEARCH\nTOP_K = 10\n=======\nTOP_K = 3\n>>>>>>> REPLACE\n"])
     config = MetaConfig(prompt_profile="compact", generate_max_tokens=100_000)
     agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False), config)  # context unknown

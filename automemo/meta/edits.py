@@ -14,10 +14,14 @@ ask again.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
+from automemo.meta import syntax
 from automemo.meta.base import MetaError
+from automemo.meta.codeblock import python_blocks
+from automemo.meta.tunables import TunableError, parse_tunables
 
 _BLOCK = re.compile(
     r"^[ \t]*<{5,}[ \t]*SEARCH[ \t]*\n(?P<search>.*?)^[ \t]*={5,}[ \t]*\n(?P<replace>.*?)^[ \t]*>{5,}[ \t]*REPLACE[ \t]*$",
@@ -38,6 +42,80 @@ class Edit:
 def parse_edits(text: str) -> list[Edit]:
     """The SEARCH/REPLACE blocks of a reply, in order ([] when it holds none)."""
     return [Edit(m["search"], m["replace"]) for m in _BLOCK.finditer(text)]
+
+
+# `NAME = value` or `NAME old -> value` on a line of its own (a small model's way of saying that a
+# constant changes), in backticks or not, a trailing comment ignored.
+_SETTING = re.compile(
+    r"^[ \t>*`-]*(?:SUMMARY:[ \t]*)?(?P<name>[A-Z][A-Z0-9_]*)[ \t]*(?:=|[ \t]\S+[ \t]*->)[ \t]*"
+    r"(?P<value>[^#`\n,;]+?)[ \t`]*(?:[,;#].*)?$", re.MULTILINE)
+
+
+def setting_edits(text: str, source: str) -> list[Edit]:
+    """Edits for the lines of `text` that set a module-level constant of `source` to a new literal
+    (`TOP_K = 8`, or `TOP_K 10 -> 8`): each becomes an exact edit of the constant's line, its
+    comment kept. Only a name assigned once at module level, a value that is a literal of the
+    same kind, and, for a declared tunable, inside its declared range; the first setting of a
+    name counts. [] when there is none."""
+    try:
+        tree = syntax.parse(source)
+        declared = {t.name: t for t in parse_tunables(source)}
+    except (SyntaxError, TunableError):
+        return []
+    assigned: dict[str, list[ast.Assign]] = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.lineno == node.end_lineno):
+            assigned.setdefault(node.targets[0].id, []).append(node)
+    lines = source.splitlines(keepends=True)
+    edits: list[Edit] = []
+    seen: set[str] = set()
+    for match in _SETTING.finditer(text):
+        name, written = match["name"], match["value"].strip()
+        if name in seen or len(assigned.get(name, ())) != 1:
+            continue
+        node = assigned[name][0]
+        try:
+            old, new = ast.literal_eval(node.value), ast.literal_eval(written)
+        except (ValueError, SyntaxError):
+            continue
+        if type(new) is not type(old) and not (isinstance(old, float) and type(new) is int):
+            continue
+        if name in declared:
+            try:
+                declared[name].check(new)
+            except TunableError:
+                continue
+        seen.add(name)
+        if new == old:
+            continue
+        raw = lines[node.lineno - 1].encode()
+        line = (raw[:node.value.col_offset] + written.encode() + raw[node.value.end_col_offset:]).decode()
+        edits.append(Edit(lines[node.lineno - 1], line))
+    return edits
+
+
+def edited(source: str, text: str) -> tuple[str, int] | None:
+    """The child a reply's edits make of `source`, and how many edits: its SEARCH/REPLACE
+    blocks; blocks that match nowhere but whose REPLACE parts only set constants, those
+    settings; a reply with neither blocks nor a python code block, its settings of constants.
+    None when the reply holds no edit (a whole program, or nothing usable); EditError when its
+    blocks do not apply."""
+    blocks = parse_edits(text)
+    if blocks:
+        try:
+            return apply_edits(source, blocks), len(blocks)
+        except EditError:
+            replaced = [line for b in blocks for line in b.replace.splitlines() if line.strip()]
+            per_line = [setting_edits(line, source) for line in replaced]
+            if not all(per_line):
+                raise
+            settings = [edit for found in per_line for edit in found]
+            return apply_edits(source, settings), len(settings)
+    if python_blocks(text):
+        return None
+    settings = setting_edits(text, source)
+    return (apply_edits(source, settings), len(settings)) if settings else None
 
 
 def apply_edits(source: str, edits: list[Edit]) -> str:

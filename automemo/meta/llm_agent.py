@@ -28,7 +28,7 @@ from automemo.meta.evidence import clip, select_evidence
 from automemo.meta.compact import example_edit, profile_for, shown_source, tunable_lines, weak_spots
 from automemo.meta.fitting import (CHARS_PER_TOKEN, TRIMS, PromptRoom, Trim, estimate_tokens, fit,
                                    prompt_room)
-from automemo.meta.edits import EditError, apply_edits, parse_edits
+from automemo.meta.edits import EditError, edited
 from automemo.meta.prompts import (contract_context, helpers_context, improvements_context,
                                    inspirations_context, render_meta, siblings_context)
 from automemo.meta.samples import data_samples
@@ -242,15 +242,15 @@ class LLMMetaAgent(MetaAgent):
 
     def _child_parser(self, parent_source: str, feedback: Mapping[str, Any],
                       how: dict[str, str]) -> Callable[[str], tuple[str, str]]:
-        """Reads a generate answer: SEARCH/REPLACE edits of the parent when it holds any (in
-        either mode: a cut rewrite is re-asked for edits), else the whole program."""
+        """Reads a generate answer: edits of the parent when it holds any (in either mode: a cut
+        rewrite is re-asked for edits; see `edited`), else the whole program."""
         def parse_child(text: str) -> tuple[str, str]:
             summary = extract_summary(text, _top_suggestion(feedback))
-            edits = parse_edits(text)
-            if edits:
-                source = apply_edits(parent_source, edits)
+            child = edited(parent_source, text)
+            if child is not None:
+                source, n_edits = child
                 check_program(source)
-                how["answer"] = f"{len(edits)} edit(s)"
+                how["answer"] = f"{n_edits} edit(s)"
                 return (source if source.endswith("\n") else source + "\n"), summary
             if self.config.edit_mode == "diff" and not python_blocks(text):
                 raise EditError("the reply holds no SEARCH/REPLACE edit")
