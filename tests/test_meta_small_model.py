@@ -172,7 +172,7 @@ def test_the_compact_profile_asks_once_in_a_short_prompt_and_its_example_is_a_va
     sources = {normalised(PARENT)}
     for child in children:
         assert child.diagnosis["generate"] == {**child.diagnosis["generate"], "profile": "compact",
-                                               "answer": "1 edit(s)"}
+                                               "answer": "1 edit(s)", "copied_example": True}
         assert child.diagnosis["analysis"]["source"] == "rule-based"
         sources.add(normalised(child.source))
     assert len(sources) == 3, "the copied example is a real change, and differs between seeds"

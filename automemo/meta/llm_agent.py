@@ -284,14 +284,14 @@ class LLMMetaAgent(MetaAgent):
         is the rule-based one."""
         conversation = MetaConversation(self.client, self.config, node_id=node_id)
         feedback = _rule_based(parent, seed=seed, config=self.config)
+        example = example_edit(parent.source, seed, self.config.step_fraction)
         prompt = render_meta(
             "meta_generate_compact", self.context, task_description=self.task_description,
             parent={**_parent_vars(parent, self.config),
                     "source": shown_source(parent.source, self.config.source_chars)},
             tunables=tunable_lines(parent.source), weak=weak_spots(parent),
             siblings=siblings_context(parent.children, self.config),
-            example=example_edit(parent.source, seed, self.config.step_fraction),
-            edit_mode=self.config.edit_mode,
+            example=example, edit_mode=self.config.edit_mode,
         )
         messages = [system_message(self.system), user_message(prompt)]
         how: dict[str, str] = {}
@@ -299,7 +299,12 @@ class LLMMetaAgent(MetaAgent):
                                          self._child_parser(parent.source, feedback, how), parent.source)
         diagnosis = {**feedback, "analysis": {"source": "rule-based", "why": "compact prompt profile"},
                      "generate": {"edit_mode": self.config.edit_mode, "answer": how.get("answer", ""),
-                                  "profile": "compact", "prompt_tokens_estimate": estimate_tokens(messages)}}
+                                  "profile": "compact", "prompt_tokens_estimate": estimate_tokens(messages),
+                                  # a small model often answers with the worked example itself:
+                                  # record it, so that a measurement can tell its own edits apart
+                                  "example": example.says if example else None,
+                                  "copied_example": example is not None and source == parent.source.replace(
+                                      example.search, example.replace, 1)}}
         return Proposal(source, summary, diagnosis=diagnosis, usage=conversation.usage.to_dict())
 
     # --- repair -------------------------------------------------------------------------------
