@@ -188,6 +188,9 @@ def test_the_compact_profile_asks_again_for_an_edit_never_for_the_whole_program(
     retry = message_text(fake_llm.requests[1]["messages"][-1])
     assert "is not in the parent program" in retry and "ONE\nshort SEARCH/REPLACE edit" in retry
     assert "COMPLETE program" not in retry
+    fake_llm.script(["I would rank the rounds by recency."] * 2)
+    with pytest.raises(MetaError, match="no SEARCH/REPLACE edit; it began 'I would rank the rounds by recency.'"):
+        agent.propose(parent, [], node_id=8, seed=0)
 
 
 def test_the_prompt_profile_is_chosen_by_config_or_from_the_declared_context():

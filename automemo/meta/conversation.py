@@ -20,6 +20,8 @@ T = TypeVar("T")
 
 # Characters of a cut answer kept in the conversation when it is re-asked for a shorter one.
 _CUT_SHOWN = 600
+# Characters of an unusable answer quoted in the error (the node's failure says what came back).
+_HEAD_SHOWN = 160
 
 
 class UnusableReply(MetaError):
@@ -137,9 +139,10 @@ class MetaConversation:
                         f"program must fit it; SEARCH/REPLACE edits, meta.edit_mode = \"diff\", stay "
                         f"short)") from exc
                 if last:
+                    head = " ".join(text.split())[:_HEAD_SHOWN]
                     raise UnusableReply(
                         f"{purpose}: the meta model's answer was unusable after "
-                        f"{attempt + 1} attempt(s): {exc}"
+                        f"{attempt + 1} attempt(s): {exc}; it began {head!r}"
                     ) from exc
                 if cut:
                     # The cut answer's head is enough for the model to know what it was doing;
