@@ -136,7 +136,7 @@ def test_prompts_show_the_helpers_the_parent_imports(fake_llm, tmp_path, parent)
     assert "def memolib.make_payload(sections: Sequence[str], *, budget: Budget" in generate_text
     assert "def memolib.units(episode: EpisodeRecorder) -> list[Unit]  # The episode's steps" in generate_text
     assert "self-contained" not in generate_text
-    repair_agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
+    repair_agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT), FULL)
     repair_agent.repair(PARENT, {"failed_check": "retrieve", "error": "KeyError"}, 1, node_id=8, seed=0)
     assert "def memolib.make_payload(" in _sent(fake_llm)[-1]
 
@@ -202,3 +202,19 @@ def test_the_prompt_profile_is_chosen_by_config_or_from_the_declared_context():
     assert profile_for("compact", 0) == "compact"
     with pytest.raises(ConfigError, match="meta.prompt_profile must be one of auto, full, compact"):
         MetaConfig(prompt_profile="tiny")
+
+
+def test_the_compact_profile_repairs_with_one_short_call_asking_for_an_edit(fake_llm, tmp_path):
+    broken = PARENT.replace("import numpy as np\n", "import numpy as np\nimport no_such_module\n")
+    fake_llm.script(["<<<<<<< SEARCH\nimport no_such_module\n=======\nimport json\n>>>>>>> REPLACE\nSUMMARY: drop it"])
+    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
+    report = {"failed_check": "import", "error": "ModuleNotFoundError: No module named 'no_such_module'",
+              "traceback_tail": "Traceback ...\n" + "  frame\n" * 2000}
+    fixed = agent.repair(broken, report, 1, node_id=8, seed=0)
+    assert fixed.source == PARENT.replace("import numpy as np\n", "import numpy as np\nimport json\n")
+    assert fixed.summary == "drop it" and fixed.diagnosis["profile"] == "compact"
+    (request,) = fake_llm.requests
+    prompt = message_text(request["messages"][-1])
+    assert sum(estimate_tokens(message_text(m)) for m in request["messages"]) <= 3000
+    assert "No module named 'no_such_module'" in prompt and "ONE SEARCH/REPLACE edit" in prompt
+    assert "def memolib." not in prompt, "no library listing in the compact profile"

@@ -312,6 +312,8 @@ class LLMMetaAgent(MetaAgent):
     def repair(
         self, source: str, exam_report: Mapping[str, Any], attempt: int, *, node_id: int, seed: int
     ) -> Proposal:
+        if self.profile == "compact":
+            return self._repair_compact(source, exam_report, attempt, node_id=node_id)
         conversation = MetaConversation(self.client, self.config, node_id=node_id)
         failing = exam_report.get("failing_input")
         helpers = helpers_context(source)
@@ -340,6 +342,25 @@ class LLMMetaAgent(MetaAgent):
             diagnosis={"repair_of": exam_report.get("failed_check"), "attempt": attempt},
             usage=conversation.usage.to_dict(),
         )
+
+    def _repair_compact(self, source: str, exam_report: Mapping[str, Any], attempt: int, *,
+                        node_id: int) -> Proposal:
+        """The compact profile's repair: the program, the failed check and the traceback's end, in
+        one short call asking for one edit of the failing program (a whole program is taken too)."""
+        conversation = MetaConversation(self.client, self.config, node_id=node_id)
+        prompt = render_meta("meta_repair_compact", self.context, attempt=attempt,
+                             source=shown_source(source, self.config.source_chars),
+                             report=_report_view(exam_report))
+        failed = exam_report.get("failed_check") or "the failed exam check"
+        how: dict[str, str] = {}
+        fixed, summary = conversation.ask(
+            [system_message(self.system), user_message(prompt)],
+            self._child_parser(source, {"suggestions": [{"change": f"repair: fix {failed}"}]}, how),
+            expected="diff", purpose=f"repair-{attempt}", max_tokens=self.config.generate_max_tokens,
+            after_cut="diff")
+        return Proposal(fixed, summary, usage=conversation.usage.to_dict(),
+                        diagnosis={"repair_of": exam_report.get("failed_check"), "attempt": attempt,
+                                   "profile": "compact", "answer": how.get("answer", "")})
 
     # --- initialize ---------------------------------------------------------------------------
 
