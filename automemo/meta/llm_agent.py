@@ -5,7 +5,8 @@ which writes the run's ledger; each proposal also carries its own usage tally.
 Built to survive small local models: prompts are fitted to the role's `context_tokens`, images
 are left out for a role with `vision = false`, and an analysis the model cannot get into shape
 falls back to the rule-based diagnosis (recorded under the diagnosis' "analysis" key) instead of
-costing the step its child.
+costing the step its child. The compact prompt profile (automemo.meta.compact) replaces analysis
+→ generate, and the repair prompt, by one short call each asking for one small edit.
 """
 
 from __future__ import annotations
