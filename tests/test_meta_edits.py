@@ -178,7 +178,7 @@ def test_an_edit_that_does_not_apply_is_asked_for_again_as_an_edit_when_the_prog
     proposal = agent.propose(_parent(), [], node_id=5, seed=0)
     assert "TOP_K = 8" in proposal.source
     retry = fake_llm.requests[-1]["messages"][-1]["content"]
-    assert "is not in the parent program" in retry and "SEARCH/REPLACE edit" in retry
+    assert "is not in the parent program" in retry and "Do not write the whole program" in retry
     assert "COMPLETE program" not in retry
 
 

@@ -186,7 +186,7 @@ def test_the_compact_profile_asks_again_for_an_edit_never_for_the_whole_program(
     proposal = agent.propose(parent, [], node_id=7, seed=0)
     assert "TOP_K = 3  # tunable: int 1..30" in proposal.source
     retry = message_text(fake_llm.requests[1]["messages"][-1])
-    assert "is not in the parent program" in retry and "ONE\nshort SEARCH/REPLACE edit" in retry
+    assert "is not in the parent program" in retry and "Do not write the whole program" in retry
     assert "COMPLETE program" not in retry
     fake_llm.script(["I would rank the rounds by recency."] * 2)
     with pytest.raises(MetaError, match="no SEARCH/REPLACE edit; it began 'I would rank the rounds by recency.'"):
