@@ -285,7 +285,9 @@ class LLMMetaAgent(MetaAgent):
         is the rule-based one."""
         conversation = MetaConversation(self.client, self.config, node_id=node_id)
         feedback = _rule_based(parent, seed=seed, config=self.config)
-        example = example_edit(parent.source, seed, self.config.step_fraction)
+        # shown (and recorded) only where an edit is asked for
+        example = (example_edit(parent.source, seed, self.config.step_fraction)
+                   if self.config.edit_mode == "diff" else None)
         prompt = render_meta(
             "meta_generate_compact", self.context, task_description=self.task_description,
             parent={**_parent_vars(parent, self.config),
