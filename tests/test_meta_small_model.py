@@ -214,6 +214,7 @@ def test_the_compact_profile_repairs_with_one_short_call_asking_for_an_edit(fake
     assert fixed.source == PARENT.replace("import numpy as np\n", "import numpy as np\nimport json\n")
     assert fixed.summary == "drop it" and fixed.diagnosis["profile"] == "compact"
     (request,) = fake_llm.requests
+    assert request["temperature"] == MetaConfig().generate_temperature, "attempts of one exam differ"
     prompt = message_text(request["messages"][-1])
     assert sum(estimate_tokens(message_text(m)) for m in request["messages"]) <= 3000
     assert "No module named 'no_such_module'" in prompt and "ONE SEARCH/REPLACE edit" in prompt

@@ -360,7 +360,9 @@ class LLMMetaAgent(MetaAgent):
             [system_message(self.system), user_message(prompt)],
             self._child_parser(source, {"suggestions": [{"change": f"repair: fix {failed}"}]}, how),
             expected="diff", purpose=f"repair-{attempt}", max_tokens=self.config.generate_max_tokens,
-            after_cut="diff")
+            # sampled: at the role's temperature 0 a small model gave the same unusable answer to
+            # all three attempts of one failed exam
+            temperature=self.config.generate_temperature, after_cut="diff")
         return Proposal(fixed, summary, usage=conversation.usage.to_dict(),
                         diagnosis={"repair_of": exam_report.get("failed_check"), "attempt": attempt,
                                    "profile": "compact", "answer": how.get("answer", "")})
