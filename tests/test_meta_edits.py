@@ -84,6 +84,7 @@ def test_an_ambiguous_edit_is_never_applied():
 def test_a_reply_that_only_sets_a_constant_is_an_edit_of_its_line():
     # what Qwen2.5-Coder-0.5B answers when shown an edit of a constant: the new line alone
     for reply in ("TOP_K = 9  # tunable: int 1..30\nSUMMARY: more", "```\nTOP_K = 9\n```",
+                  "```python\nTOP_K = 9\n```",
                   "SUMMARY: TOP_K 5 -> 9, for recall", "**SEARCH**\nTOP_K = 9\n>>>>>>> REPLACE"):
         child, n = edited(PARENT, reply)
         assert n == 1 and "TOP_K = 9  # tunable: int 1..30\n" in child, reply
@@ -91,7 +92,8 @@ def test_a_reply_that_only_sets_a_constant_is_an_edit_of_its_line():
     child, _ = edited(PARENT, _edit("TOP_K = 7  # tunable: int 1..30\n", "TOP_K = 9  # tunable: int 1..30\n"))
     assert "TOP_K = 9  #" in child
     # out of the declared range, of another kind, unknown, unchanged, or a whole program: no edit
-    for reply in ("TOP_K = 99", "TOP_K = 'many'", "DEPTH = 3", "TOP_K = 5", "```python\nTOP_K = 9\n```"):
+    for reply in ("TOP_K = 99", "TOP_K = 'many'", "DEPTH = 3", "TOP_K = 5",
+                  "```python\nTOP_K = 9\n\nclass Memo(MemoProgram):\n    pass\n```"):
         assert edited(PARENT, reply) is None, reply
     with pytest.raises(EditError):  # blocks that change more than a constant are not guessed at
         edited(PARENT, _edit("TOP_K = 7\n", "TOP_K = 9\nDEPTH = 2\nprint(1)\n"))

@@ -98,7 +98,8 @@ def setting_edits(text: str, source: str) -> list[Edit]:
 def edited(source: str, text: str) -> tuple[str, int] | None:
     """The child a reply's edits make of `source`, and how many edits: its SEARCH/REPLACE
     blocks; blocks that match nowhere but whose REPLACE parts only set constants, those
-    settings; a reply with neither blocks nor a python code block, its settings of constants.
+    settings; a reply with neither blocks nor a program in a python block, its settings of
+    constants (`TOP_K = 8` alone in a python block is a setting too).
     None when the reply holds no edit (a whole program, or nothing usable); EditError when its
     blocks do not apply."""
     blocks = parse_edits(text)
@@ -112,8 +113,8 @@ def edited(source: str, text: str) -> tuple[str, int] | None:
                 raise
             settings = [edit for found in per_line for edit in found]
             return apply_edits(source, settings), len(settings)
-    if python_blocks(text):
-        return None
+    if any("class Memo" in block for block in python_blocks(text)):
+        return None  # a whole program (or an attempt at one): the caller reads it as such
     settings = setting_edits(text, source)
     return (apply_edits(source, settings), len(settings)) if settings else None
 
