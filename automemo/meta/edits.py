@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from automemo.meta import syntax
 from automemo.meta.base import MetaError
-from automemo.meta.codeblock import python_blocks
+from automemo.meta.codeblock import program_blocks
 from automemo.meta.tunables import TunableError, parse_tunables
 
 _BLOCK = re.compile(
@@ -113,7 +113,7 @@ def edited(source: str, text: str) -> tuple[str, int] | None:
                 raise
             settings = [edit for found in per_line for edit in found]
             return apply_edits(source, settings), len(settings)
-    if any("class Memo" in block for block in python_blocks(text)):
+    if any("class Memo" in block for block in program_blocks(text)):
         return None  # a whole program (or an attempt at one): the caller reads it as such
     settings = setting_edits(text, source)
     return (apply_edits(source, settings), len(settings)) if settings else None

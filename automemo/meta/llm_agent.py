@@ -21,7 +21,7 @@ from automemo.evaluation.evidence import read_evidence
 from automemo.llm import assistant_message, system_message, user_message
 from automemo.meta.analysis import FEEDBACK_SCHEMA, analyse, analysis_messages
 from automemo.meta.base import Improvement, MetaAgent, ParentView, Proposal, ScoredProgram
-from automemo.meta.codeblock import check_program, extract_program, extract_summary, python_blocks
+from automemo.meta.codeblock import check_program, extract_program, extract_summary, program_blocks
 from automemo.meta.config import MetaConfig
 from automemo.meta.conversation import MetaConversation, PromptTooLong, UnusableReply
 from automemo.meta.diagnosis import rule_based_diagnosis
@@ -253,7 +253,7 @@ class LLMMetaAgent(MetaAgent):
                 check_program(source)
                 how["answer"] = f"{n_edits} edit(s)"
                 return (source if source.endswith("\n") else source + "\n"), summary
-            if self.config.edit_mode == "diff" and not python_blocks(text):
+            if self.config.edit_mode == "diff" and not program_blocks(text):
                 raise EditError("the reply holds no SEARCH/REPLACE edit")
             source = extract_program(text)
             how["answer"] = "whole program"
