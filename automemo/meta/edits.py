@@ -15,6 +15,7 @@ ask again.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -213,8 +214,6 @@ def _subsequence(source: str, edit: Edit) -> str | None:
     SEARCH (so each quoted line has one place only). The line diff between SEARCH and REPLACE is
     then applied at those places; the skipped lines stay. None when a changed run of SEARCH
     lines spans a gap (what the model meant for the skipped lines is unknown)."""
-    import difflib
-
     search = [line for line in edit.search.splitlines() if line.strip()]
     wanted = [_key(line) for line in search]
     lines = source.splitlines(keepends=True)
