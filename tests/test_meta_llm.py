@@ -211,5 +211,10 @@ def test_code_block_extraction_rules():
         extract_program("```python\nclass Other: pass\n```")
     with pytest.raises(CodeBlockError, match="no fenced"):
         extract_program("class Memo: pass")
+    # an unlabelled fence holding the program (what a 0.5B model wrote), but not any other one
+    assert extract_program("```\n" + CHILD + "```\n```\nls\n```") == CHILD
+    assert extract_program("```\nclass Memo: a = 1\n```\n```python\nclass Memo: b = 2\n```") == "class Memo: b = 2\n"
+    with pytest.raises(CodeBlockError, match="no fenced"):
+        extract_program("```\nNAME = 1\n```")
     assert extract_summary("**Summary:** add an index\n```python\nSUMMARY: no\n```", "f") == "add an index"
     assert extract_summary("nothing", "fallback") == "fallback"

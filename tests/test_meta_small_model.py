@@ -17,9 +17,11 @@ from automemo.fakellm import estimate_tokens
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.llm.messages import message_text
 from automemo.meta import MetaError, ParentView, build_meta_agent
+from automemo.meta.config import MetaConfig
 from automemo.paths import SEEDS_DIR
 
 CONTEXT = 8192
+FULL = MetaConfig(prompt_profile="full")  # the analysis → generate conversation, fitted by trimming
 TEMPLATE_ERROR = 'can only concatenate str (not "list") to str'
 OVERFLOW = "the request exceeds the available context size, try increasing it"
 PARENT = (SEEDS_DIR / "murag.py").read_text()  # imports automemo.toolkit.memolib
@@ -76,7 +78,7 @@ def _sent(fake) -> list[str]:
 
 def test_a_text_only_model_with_its_context_declared_writes_a_child(fake_llm, tmp_path, parent):
     fake_llm.set_handler(small_model)
-    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
+    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT), FULL)
     proposal = agent.propose(parent, [], node_id=7, seed=0)
 
     assert proposal.source == CHILD
@@ -127,13 +129,93 @@ def test_an_unknown_context_is_trimmed_after_the_refusal(fake_llm, tmp_path, par
 
 def test_prompts_show_the_helpers_the_parent_imports(fake_llm, tmp_path, parent):
     fake_llm.set_handler(small_model)
-    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
+    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT), FULL)
     agent.propose(parent, [], node_id=7, seed=0)
     generate_text = "\n".join(message_text(m) for m in fake_llm.requests[1]["messages"])
     assert "from automemo.toolkit import memolib" in generate_text
     assert "def memolib.make_payload(sections: Sequence[str], *, budget: Budget" in generate_text
     assert "def memolib.units(episode: EpisodeRecorder) -> list[Unit]  # The episode's steps" in generate_text
     assert "self-contained" not in generate_text
-    repair_agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
+    repair_agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT), FULL)
     repair_agent.repair(PARENT, {"failed_check": "retrieve", "error": "KeyError"}, 1, node_id=8, seed=0)
     assert "def memolib.make_payload(" in _sent(fake_llm)[-1]
+
+
+# --- the compact prompt profile ----------------------------------------------------------------
+
+def _copies_the_example(body: dict) -> str:
+    """A small model that copies the worked example of its prompt."""
+    prompt = message_text(body["messages"][-1])
+    example = prompt[prompt.index("Example of a complete answer"):]
+    return example[example.index("SUMMARY:"):]
+
+
+def test_the_compact_profile_asks_once_in_a_short_prompt_and_its_example_is_a_valid_edit(fake_llm, tmp_path, parent):
+    import dataclasses
+
+    from automemo.meta.base import ChildAttempt
+    from automemo.meta.syntax import normalised
+
+    fake_llm.set_handler(_copies_the_example)
+    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))  # auto
+    parent = dataclasses.replace(parent, children=(ChildAttempt(3, "TOP_K 10 -> 14 " + "why " * 80, 0.61),))
+    children = [agent.propose(parent, [], node_id=7, seed=seed) for seed in (0, 1)]
+
+    assert len(fake_llm.requests) == 2, "one call per child: no analysis call"
+    prompt = message_text(fake_llm.requests[0]["messages"][-1])
+    assert sum(estimate_tokens(message_text(m)) for m in fake_llm.requests[0]["messages"]) <= 3000
+    assert "TOP_K = 10 (int 1..30)" in prompt, "the tunables are listed"
+    assert "- A: 0.500" in prompt and "'answer f0' scored 0.00" in prompt, "weakest type with its failures"
+    assert "Follows: MuRAG" not in prompt and "memo " * 50 not in prompt, "no docstrings, no evidence dumps"
+    sibling = next(line for line in prompt.splitlines() if "TOP_K 10 -> 14" in line)
+    assert len(sibling) < 140 and sibling.endswith("scored 0.6100"), "one line per earlier child"
+    sources = {normalised(PARENT)}
+    for child in children:
+        assert child.diagnosis["generate"] == {**child.diagnosis["generate"], "profile": "compact",
+                                               "answer": "1 edit(s)", "copied_example": True}
+        assert child.diagnosis["analysis"]["source"] == "rule-based"
+        sources.add(normalised(child.source))
+    assert len(sources) == 3, "the copied example is a real change, and differs between seeds"
+
+
+def test_the_compact_profile_asks_again_for_an_edit_never_for_the_whole_program(fake_llm, tmp_path, parent):
+    fake_llm.script(["SUMMARY: x\n<<<<<<< SEARCH\n    k = 99\n=======\n    k = 3\n>>>>>>> REPLACE\n",
+                     "SUMMARY: three\n<<<<<<< SEARCH\nTOP_K = 10\n=======\nTOP_K = 3\n>>>>>>> REPLACE\n"])
+    config = MetaConfig(prompt_profile="compact", generate_max_tokens=100_000)
+    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False), config)  # context unknown
+    proposal = agent.propose(parent, [], node_id=7, seed=0)
+    assert "TOP_K = 3  # tunable: int 1..30" in proposal.source
+    retry = message_text(fake_llm.requests[1]["messages"][-1])
+    assert "is not in the parent program" in retry and "Do not write the whole program" in retry
+    assert "COMPLETE program" not in retry
+    fake_llm.script(["I would rank the rounds by recency."] * 2)
+    with pytest.raises(MetaError, match="no SEARCH/REPLACE edit; it began 'I would rank the rounds by recency.'"):
+        agent.propose(parent, [], node_id=8, seed=0)
+
+
+def test_the_prompt_profile_is_chosen_by_config_or_from_the_declared_context():
+    from automemo.configtools import ConfigError
+    from automemo.meta.compact import profile_for
+
+    assert profile_for("auto", 8192) == "compact" and profile_for("auto", 0) == "full"
+    assert profile_for("auto", 32768) == "full" and profile_for("full", 4096) == "full"
+    assert profile_for("compact", 0) == "compact"
+    with pytest.raises(ConfigError, match="meta.prompt_profile must be one of auto, full, compact"):
+        MetaConfig(prompt_profile="tiny")
+
+
+def test_the_compact_profile_repairs_with_one_short_call_asking_for_an_edit(fake_llm, tmp_path):
+    broken = PARENT.replace("import numpy as np\n", "import numpy as np\nimport no_such_module\n")
+    fake_llm.script(["<<<<<<< SEARCH\nimport no_such_module\n=======\nimport json\n>>>>>>> REPLACE\nSUMMARY: drop it"])
+    agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
+    report = {"failed_check": "import", "error": "ModuleNotFoundError: No module named 'no_such_module'",
+              "traceback_tail": "Traceback ...\n" + "  frame\n" * 2000}
+    fixed = agent.repair(broken, report, 1, node_id=8, seed=0)
+    assert fixed.source == PARENT.replace("import numpy as np\n", "import numpy as np\nimport json\n")
+    assert fixed.summary == "drop it" and fixed.diagnosis["profile"] == "compact"
+    (request,) = fake_llm.requests
+    assert request["temperature"] == MetaConfig().generate_temperature, "attempts of one exam differ"
+    prompt = message_text(request["messages"][-1])
+    assert sum(estimate_tokens(message_text(m)) for m in request["messages"]) <= 3000
+    assert "No module named 'no_such_module'" in prompt and "ONE SEARCH/REPLACE edit" in prompt
+    assert "def memolib." not in prompt, "no library listing in the compact profile"

@@ -48,6 +48,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--inspirations", type=int, default=0,
                         help="inspiration programs shown to generate (default 0: the figure is about "
                              "the answer, and a small local model's prompt stays short)")
+    parser.add_argument("--prompt-profile", choices=("auto", "full", "compact"), default="auto",
+                        help="the meta prompts: full (analysis, then generate), compact (one short call "
+                             "asking for one small edit), auto (compact below a 16,384-token "
+                             "--context-tokens; default)")
     parser.add_argument("--out", type=Path, metavar="FILE", help="also write the figures as JSON")
 
 
@@ -61,7 +65,8 @@ def _fake_model(parents: dict[str, str]):
         if "diagnose a memo program" in text:
             return "```json\n" + json.dumps(FEEDBACK) + "\n```"
         everything = json.dumps(request["messages"])
-        source = next(s for name, s in parents.items() if json.dumps(s)[1:200] in everything)
+        # The programs' ends: the compact prompt leaves docstrings out, both show the last lines.
+        source = next(s for name, s in parents.items() if json.dumps(s.rstrip())[-200:-1] in everything)
         match = _TUNABLE.search(source)
         if match is None:
             return "SUMMARY: this program declares no integer tunable; nothing to change"
@@ -92,7 +97,7 @@ def measure(base_url: str, args, parents: dict[str, str]) -> dict[str, Any]:
             client = LLMClient(LLMConfig(meta=role), ledger)
             config = MetaConfig(edit_mode=mode, generate_max_tokens=args.max_tokens,
                                 analysis_max_tokens=min(args.max_tokens, 2048),
-                                inspirations=args.inspirations)
+                                inspirations=args.inspirations, prompt_profile=args.prompt_profile)
             agent = LLMMetaAgent(client, config, seeds_dir=None)
             seen = {normalised(s) for s in parents.values()}
             valid, failures, node = 0, [], 0
@@ -119,6 +124,8 @@ def measure(base_url: str, args, parents: dict[str, str]) -> dict[str, Any]:
                 "proposals": node, "valid_children": valid, "generate_calls": len(generate),
                 "generate_completion_tokens": completion,
                 "generate_prompt_tokens": sum(r["prompt_tokens"] for r in generate),
+                "prompt_tokens_per_valid_child": (sum(r["prompt_tokens"] for r in rows) / valid
+                                                  if valid else None),
                 "analysis_completion_tokens": sum(r["completion_tokens"] for r in analysis),
                 "cached_prompt_tokens": sum(r["cached_tokens"] or 0 for r in rows),
                 "completion_tokens_per_valid_child": completion / valid if valid else None,

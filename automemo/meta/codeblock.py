@@ -33,10 +33,17 @@ def python_blocks(text: str) -> list[str]:
     return [m["body"] for m in _FENCE.finditer(text) if m["lang"].lower() in _PYTHON_LABELS]
 
 
+def program_blocks(text: str) -> list[str]:
+    """The blocks that may hold the program: the python/py blocks; without any, the unlabelled
+    blocks that define `class Memo` (small models often leave the fence unlabelled)."""
+    return python_blocks(text) or [m["body"] for m in _FENCE.finditer(text)
+                                    if not m["lang"] and "class Memo" in m["body"]]
+
+
 def extract_program(text: str) -> str:
-    """The program of a reply: the longest python block (last on a tie), syntax-checked and
-    required to define `class Memo`. Raises CodeBlockError."""
-    blocks = python_blocks(text)
+    """The program of a reply: the longest program block (last on a tie; see `program_blocks`),
+    syntax-checked and required to define `class Memo`. Raises CodeBlockError."""
+    blocks = program_blocks(text)
     if not blocks:
         raise CodeBlockError(
             "the reply contains no fenced ```python code block; the complete program must be "

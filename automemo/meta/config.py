@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 EDIT_MODES = ("diff", "rewrite")
+PROMPT_PROFILES = ("auto", "full", "compact")
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,11 @@ class MetaConfig:
     # "diff": SEARCH/REPLACE edits of the parent (a diff that does not apply gets one request for
     # the whole program); "rewrite": the whole program every time.
     edit_mode: str = "diff"
+    # "full": analysis, then generate in the same conversation, with the whole contract, evidence
+    # and inspirations; "compact": one short generate call asking for one small edit (about 2,000
+    # prompt tokens, for small models and contexts); "auto": compact when the meta role declares
+    # a context below 16,384 tokens.
+    prompt_profile: str = "auto"
     # Generate samples: K children of one parent must differ. Analysis and repair keep the
     # role's temperature (or `temperature` above).
     generate_temperature: float | None = 0.8
@@ -77,3 +83,8 @@ class MetaConfig:
             from automemo.configtools import ConfigError
 
             raise ConfigError(f"meta.edit_mode must be one of {', '.join(EDIT_MODES)}, got {self.edit_mode!r}")
+        if self.prompt_profile not in PROMPT_PROFILES:
+            from automemo.configtools import ConfigError
+
+            raise ConfigError(f"meta.prompt_profile must be one of {', '.join(PROMPT_PROFILES)}, "
+                              f"got {self.prompt_profile!r}")

@@ -18,6 +18,12 @@ from automemo.prompting import render
 T = TypeVar("T")
 
 
+# Characters of a cut answer kept in the conversation when it is re-asked for a shorter one.
+_CUT_SHOWN = 600
+# Characters of an unusable answer quoted in the error (the node's failure says what came back).
+_HEAD_SHOWN = 160
+
+
 class UnusableReply(MetaError):
     """The model answered, but not in a usable form, even after the format re-ask."""
 
@@ -107,11 +113,15 @@ class MetaConversation:
         purpose: str,
         max_tokens: int,
         temperature: float | None = None,
+        after_cut: str | None = None,
     ) -> T:
         """Send `messages`; return `parse(reply)`. `parse` raises MetaError with a message the
-        model can act on; after `format_retries` re-asks the last such error propagates. An
-        answer cut at the completion cap is continued first; `temperature` None: the meta
-        config's (else the role's)."""
+        model can act on; the re-ask (`format_retries` of them) asks for `expected` ("json",
+        "program" or "diff": SEARCH/REPLACE edits); after that the last error propagates. An
+        answer cut at the completion cap is continued first; still cut and unusable, it is
+        re-asked for `after_cut` (e.g. "diff": a short answer where the long one did not fit),
+        or, without one, fails as TruncatedReply. `temperature` None: the meta config's (else
+        the role's)."""
         history = list(messages)
         for attempt in range(self.config.format_retries + 1):
             text, cut = self._complete(history, purpose if attempt == 0 else f"{purpose}-retry",
@@ -119,19 +129,29 @@ class MetaConversation:
             try:
                 value = parse(text)
             except MetaError as exc:
-                if cut:  # not a model that wrote no code: one that was not let finish
+                last = attempt == self.config.format_retries
+                if cut and (after_cut is None or last):
+                    # not a model that wrote no code: one that was not let finish
                     raise TruncatedReply(
                         f"{purpose}: the answer was cut at the completion cap ({max_tokens} tokens, "
                         f"finish_reason \"length\") even after {self.config.max_continuations} "
                         f"continuation(s); raise meta.generate_max_tokens / analysis_max_tokens (a whole "
                         f"program must fit it; SEARCH/REPLACE edits, meta.edit_mode = \"diff\", stay "
                         f"short)") from exc
-                if attempt == self.config.format_retries:
+                if last:
+                    head = " ".join(text.split())[:_HEAD_SHOWN]
                     raise UnusableReply(
                         f"{purpose}: the meta model's answer was unusable after "
-                        f"{attempt + 1} attempt(s): {exc}"
+                        f"{attempt + 1} attempt(s): {exc}; it began {head!r}"
                     ) from exc
-                retry = render("meta_format_retry", problem=str(exc), expected=expected)
+                if cut:
+                    # The cut answer's head is enough for the model to know what it was doing;
+                    # all of it would only make the re-ask long.
+                    retry = render("meta_format_retry", problem="it was cut at the length limit",
+                                   expected=after_cut, cut=True)
+                    history += [assistant_message(text[:_CUT_SHOWN] + "\n[... cut]"), user_message(retry)]
+                    continue
+                retry = render("meta_format_retry", problem=str(exc), expected=expected, cut=False)
                 history += [assistant_message(text), user_message(retry)]
                 continue
             self.last_text = text

@@ -5,7 +5,8 @@ which writes the run's ledger; each proposal also carries its own usage tally.
 Built to survive small local models: prompts are fitted to the role's `context_tokens`, images
 are left out for a role with `vision = false`, and an analysis the model cannot get into shape
 falls back to the rule-based diagnosis (recorded under the diagnosis' "analysis" key) instead of
-costing the step its child.
+costing the step its child. The compact prompt profile (automemo.meta.compact) replaces analysis
+→ generate, and the repair prompt, by one short call each asking for one small edit.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from automemo.evaluation.evidence import read_evidence
 from automemo.llm import assistant_message, system_message, user_message
 from automemo.meta.analysis import FEEDBACK_SCHEMA, analyse, analysis_messages
 from automemo.meta.base import Improvement, MetaAgent, ParentView, Proposal, ScoredProgram
-from automemo.meta.codeblock import check_program, extract_program, extract_summary, python_blocks
+from automemo.meta.codeblock import check_program, extract_program, extract_summary, program_blocks
 from automemo.meta.config import MetaConfig
 from automemo.meta.conversation import MetaConversation, PromptTooLong, UnusableReply
 from automemo.meta.diagnosis import rule_based_diagnosis
 from automemo.meta.evidence import clip, select_evidence
-from automemo.meta.fitting import TRIMS, PromptRoom, Trim, fit, prompt_room
-from automemo.meta.edits import EditError, apply_edits, parse_edits
+from automemo.meta.compact import example_edit, profile_for, shown_source, tunable_lines, weak_spots
+from automemo.meta.fitting import (CHARS_PER_TOKEN, TRIMS, PromptRoom, Trim, estimate_tokens, fit,
+                                   prompt_room)
+from automemo.meta.edits import EditError, edited
 from automemo.meta.prompts import (contract_context, helpers_context, improvements_context,
                                    inspirations_context, render_meta, siblings_context)
 from automemo.meta.samples import data_samples
@@ -79,6 +82,13 @@ class LLMMetaAgent(MetaAgent):
             return vision("meta")
         role = self._role()
         return True if role is None else role.vision
+
+    @property
+    def profile(self) -> str:
+        """"full" or "compact": the configured prompt profile, "auto" resolved from the role's
+        declared context size."""
+        role = self._role()
+        return profile_for(self.config.prompt_profile, role.context_tokens if role is not None else 0)
 
     def _room(self, completion_tokens: int) -> PromptRoom:
         role = self._role()
@@ -138,6 +148,8 @@ class LLMMetaAgent(MetaAgent):
     def propose(
         self, parent: ParentView, improvements: Sequence[Improvement], *, node_id: int, seed: int
     ) -> Proposal:
+        if self.profile == "compact":
+            return self._propose_compact(parent, node_id=node_id, seed=seed)
         conversation = MetaConversation(self.client, self.config, node_id=node_id)
         helpers = helpers_context(parent.source)
         context = self._contract_for(parent)
@@ -207,27 +219,11 @@ class LLMMetaAgent(MetaAgent):
             return [system_message(self.system), user_message(prompt)], 0
 
         how: dict[str, str] = {}
-
-        def parse_child(text: str) -> tuple[str, str]:
-            summary = extract_summary(text, _top_suggestion(feedback))
-            if self.config.edit_mode == "diff":
-                edits = parse_edits(text)
-                if edits:
-                    source = apply_edits(parent.source, edits)
-                    check_program(source)
-                    how["answer"] = f"{len(edits)} edit(s)"
-                    return (source if source.endswith("\n") else source + "\n"), summary
-                if not python_blocks(text):
-                    raise EditError("the reply holds no SEARCH/REPLACE edit")
-            source = extract_program(text)
-            how["answer"] = "whole program"
-            return source, summary
+        parse_child = self._child_parser(parent.source, feedback, how)
 
         (source, summary), _ = self._ask_fitted(
             conversation, build_generate,
-            lambda m: conversation.ask(m, parse_child, expected="program", purpose="generate",
-                                       max_tokens=self.config.generate_max_tokens,
-                                       temperature=self.config.generate_temperature),
+            lambda m: self._generate(conversation, m, parse_child, parent.source),
             completion_tokens=self.config.generate_max_tokens,
             # From the analysis' own level: the conversation there, standalone prompts past it.
             start=prefix[2] if prefix is not None else 0,
@@ -245,11 +241,82 @@ class LLMMetaAgent(MetaAgent):
         }
         return Proposal(source, summary, diagnosis=diagnosis, usage=conversation.usage.to_dict())
 
+    def _child_parser(self, parent_source: str, feedback: Mapping[str, Any],
+                      how: dict[str, str]) -> Callable[[str], tuple[str, str]]:
+        """Reads a generate answer: edits of the parent when it holds any (in either mode: a cut
+        rewrite is re-asked for edits; see `edited`), else the whole program."""
+        def parse_child(text: str) -> tuple[str, str]:
+            summary = extract_summary(text, _top_suggestion(feedback))
+            child = edited(parent_source, text)
+            if child is not None:
+                source, n_edits = child
+                check_program(source)
+                how["answer"] = f"{n_edits} edit(s)"
+                return (source if source.endswith("\n") else source + "\n"), summary
+            if self.config.edit_mode == "diff" and not program_blocks(text):
+                raise EditError("the reply holds no SEARCH/REPLACE edit")
+            source = extract_program(text)
+            how["answer"] = "whole program"
+            return source, summary
+
+        return parse_child
+
+    def _generate(self, conversation: MetaConversation, messages: list[dict],
+                  parse: Callable[[str], T], parent_source: str) -> T:
+        """The generate call. An answer that does not parse or apply is re-asked once: for the
+        whole program when it fits the completion cap, else (and always in the compact profile)
+        for a short edit; an answer cut at the cap is re-asked for a short edit."""
+        whole_fits = (self.profile == "full" and
+                      _program_tokens(parent_source) <= self._completion_room(messages))
+        return conversation.ask(messages, parse, expected="program" if whole_fits else "diff",
+                                purpose="generate", max_tokens=self.config.generate_max_tokens,
+                                temperature=self.config.generate_temperature, after_cut="diff")
+
+    def _completion_room(self, messages: list[dict]) -> int:
+        """Completion tokens a call can have: the cap, and in a declared context what the prompt
+        leaves of it."""
+        role = self._role()
+        context = role.context_tokens if role is not None else 0
+        room = self.config.generate_max_tokens
+        return min(room, context - estimate_tokens(messages)) if context else room
+
+    def _propose_compact(self, parent: ParentView, *, node_id: int, seed: int) -> Proposal:
+        """One generate call with the compact prompt (see automemo.meta.compact); the diagnosis
+        is the rule-based one."""
+        conversation = MetaConversation(self.client, self.config, node_id=node_id)
+        feedback = _rule_based(parent, seed=seed, config=self.config)
+        # shown (and recorded) only where an edit is asked for
+        example = (example_edit(parent.source, seed, self.config.step_fraction)
+                   if self.config.edit_mode == "diff" else None)
+        prompt = render_meta(
+            "meta_generate_compact", self.context, task_description=self.task_description,
+            parent={**_parent_vars(parent, self.config),
+                    "source": shown_source(parent.source, self.config.source_chars)},
+            tunables=tunable_lines(parent.source), weak=weak_spots(parent),
+            siblings=siblings_context(parent.children, self.config),
+            example=example, edit_mode=self.config.edit_mode,
+        )
+        messages = [system_message(self.system), user_message(prompt)]
+        how: dict[str, str] = {}
+        source, summary = self._generate(conversation, messages,
+                                         self._child_parser(parent.source, feedback, how), parent.source)
+        diagnosis = {**feedback, "analysis": {"source": "rule-based", "why": "compact prompt profile"},
+                     "generate": {"edit_mode": self.config.edit_mode, "answer": how.get("answer", ""),
+                                  "profile": "compact", "prompt_tokens_estimate": estimate_tokens(messages),
+                                  # a small model often answers with the worked example itself:
+                                  # record it, so that a measurement can tell its own edits apart
+                                  "example": example.says if example else None,
+                                  "copied_example": example is not None and source == parent.source.replace(
+                                      example.search, example.replace, 1)}}
+        return Proposal(source, summary, diagnosis=diagnosis, usage=conversation.usage.to_dict())
+
     # --- repair -------------------------------------------------------------------------------
 
     def repair(
         self, source: str, exam_report: Mapping[str, Any], attempt: int, *, node_id: int, seed: int
     ) -> Proposal:
+        if self.profile == "compact":
+            return self._repair_compact(source, exam_report, attempt, node_id=node_id)
         conversation = MetaConversation(self.client, self.config, node_id=node_id)
         failing = exam_report.get("failing_input")
         helpers = helpers_context(source)
@@ -278,6 +345,27 @@ class LLMMetaAgent(MetaAgent):
             diagnosis={"repair_of": exam_report.get("failed_check"), "attempt": attempt},
             usage=conversation.usage.to_dict(),
         )
+
+    def _repair_compact(self, source: str, exam_report: Mapping[str, Any], attempt: int, *,
+                        node_id: int) -> Proposal:
+        """The compact profile's repair: the program, the failed check and the traceback's end, in
+        one short call asking for one edit of the failing program (a whole program is taken too)."""
+        conversation = MetaConversation(self.client, self.config, node_id=node_id)
+        prompt = render_meta("meta_repair_compact", self.context, attempt=attempt,
+                             source=shown_source(source, self.config.source_chars),
+                             report=_report_view(exam_report))
+        failed = exam_report.get("failed_check") or "the failed exam check"
+        how: dict[str, str] = {}
+        fixed, summary = conversation.ask(
+            [system_message(self.system), user_message(prompt)],
+            self._child_parser(source, {"suggestions": [{"change": f"repair: fix {failed}"}]}, how),
+            expected="diff", purpose=f"repair-{attempt}", max_tokens=self.config.generate_max_tokens,
+            # sampled: at the role's temperature 0 a small model gave the same unusable answer to
+            # all three attempts of one failed exam
+            temperature=self.config.generate_temperature, after_cut="diff")
+        return Proposal(fixed, summary, usage=conversation.usage.to_dict(),
+                        diagnosis={"repair_of": exam_report.get("failed_check"), "attempt": attempt,
+                                   "profile": "compact", "answer": how.get("answer", "")})
 
     # --- initialize ---------------------------------------------------------------------------
 
@@ -309,6 +397,11 @@ class LLMMetaAgent(MetaAgent):
 def _parent_vars(parent: ParentView, config: MetaConfig) -> dict[str, Any]:
     return {"node_id": parent.node_id, "score": parent.score, "n_evals": parent.n_evals,
             "source": clip(parent.source, config.source_chars)}
+
+
+def _program_tokens(source: str) -> int:
+    """Completion tokens a whole program of about `source`'s size needs, with some room."""
+    return int(len(source) / CHARS_PER_TOKEN * 1.15) + 64
 
 
 def _rule_based(parent: ParentView, *, seed: int, config: MetaConfig) -> dict[str, Any]:
