@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import pickle
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
@@ -477,7 +478,9 @@ class MemoProgram:
 
     `toolkit` gives the toolkit's primitives (llm, embeddings, faiss, networkx, sqlite,
     images, a writable `state_dir`). One instance lives for one sandbox session: all `update`
-    calls, then (memory frozen) all `retrieve` calls.
+    calls, then (memory frozen) all `retrieve` calls; served, updates and retrieves interleave.
+    `save_state` / `load_state` (optional; the default pickles the instance) let a served
+    memory restart from a snapshot.
     """
 
     def __init__(self, toolkit: Any) -> None:
@@ -488,6 +491,24 @@ class MemoProgram:
 
     def retrieve(self, task: PartialRecorder) -> MemoryPayload:
         raise NotImplementedError
+
+    # --- optional: snapshots ---------------------------------------------------------------
+    # A served memory restarts from a snapshot of its state plus the episodes remembered since,
+    # instead of replaying years of history. The default pickles the instance's attributes
+    # (the toolkit and toolkit-made objects pickle as references to the live toolkit), so a
+    # program built from plain Python, numpy and memolib state needs nothing more. A program
+    # holding something pickle cannot carry overrides both; one that raises here is served by
+    # replaying its episodes instead. Files the program wrote under `toolkit.state_dir` travel
+    # with the snapshot.
+
+    def save_state(self) -> bytes:
+        """The program's memory as bytes that `load_state` takes back."""
+        state = {name: value for name, value in vars(self).items() if name != "toolkit"}
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def load_state(self, data: bytes) -> None:
+        """Become the memory `save_state` described; called on a freshly built instance."""
+        vars(self).update(pickle.loads(data))
 
 
 def payload_from_result(value: Any) -> MemoryPayload:

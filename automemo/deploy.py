@@ -25,6 +25,7 @@ from automemo import configtools
 from automemo.contract import INTERFACE_VERSION, SUPPORTED_INTERFACE_VERSIONS, Budget, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
 from automemo.export import EXPERIENCE, FORMAT, MANIFEST, PROGRAM, sha256_file
+from automemo.sandbox import snapshot as sandbox_snapshot
 from automemo.sandbox.base import HostServices, Limits, ProgramError, Sandbox, SandboxError, Session
 
 
@@ -116,6 +117,15 @@ class DeployedMemory:
         result = self.session.call("retrieve", {"task": task.to_dict()}, self.limits.timeout("retrieve"))
         return MemoryPayload.from_dict(result).truncated(self.budget)
 
+    def snapshot(self) -> bytes:
+        """The program's state as bytes `load_memory(..., snapshot=...)` starts from. Raises
+        `ProgramError` when the program cannot save its state (see the contract's snapshots)."""
+        return sandbox_snapshot.save_state(self.session, self.limits)
+
+    def restore(self, data: bytes) -> None:
+        """Make this (freshly loaded, not yet updated) memory the one `data` was taken of."""
+        sandbox_snapshot.load_state(self.session, data, self.limits)
+
     def close(self) -> None:
         self.session.close()
         if self._workdir is not None:
@@ -137,13 +147,16 @@ def load_memory(
     services: HostServices | None = None,
     progress: bool = False,
     store_dir: str | Path | None = None,
+    snapshot: bytes | str | Path | None = None,
 ) -> DeployedMemory:
     """Load an exported memo program: verify it, open it in `sandbox` ("auto", "docker",
     "bwrap", or a Sandbox object; `unsafe=True` runs it without isolation), and replay its
     update episodes (`progress=True` shows a progress bar). `services` answers the toolkit's
     host methods; by default the run's own embedding configuration with no LLM (programs then
     take their deterministic paths). `store_dir` keeps the working episode store (images of new
-    tasks, the embedding cache) in a folder that outlives the memory instead of a temporary one."""
+    tasks, the embedding cache) in a folder that outlives the memory instead of a temporary one.
+    `snapshot` (bytes of `DeployedMemory.snapshot()`, or a file holding them) starts the memory
+    from that state instead of replaying the shipped episodes."""
     folder = Path(folder).resolve()
     manifest = read_manifest(folder)
     budget = configtools.build(Budget, manifest.get("budget") or {})
@@ -161,7 +174,10 @@ def load_memory(
         raise
     memory = DeployedMemory(manifest, session, store, budget=budget, limits=limits, workdir=workdir)
     try:
-        _replay(memory, folder, progress)
+        if snapshot is None:
+            _replay(memory, folder, progress)
+        else:
+            _restore(memory, snapshot)
     except BaseException:
         memory.close()
         raise
@@ -229,6 +245,15 @@ def _copy_tree(source: Path, target: Path) -> None:
             os.link(path, dst)
         except OSError:
             shutil.copyfile(path, dst)
+
+
+def _restore(memory: DeployedMemory, snapshot: bytes | str | Path) -> None:
+    data = snapshot if isinstance(snapshot, bytes) else Path(snapshot).read_bytes()
+    try:
+        memory.restore(data)
+    except SandboxError as exc:
+        raise DeployError(f"the snapshot does not load into this program ({exc.kind}: {exc.detail}); "
+                          f"start from the shipped episodes instead (no snapshot)") from exc
 
 
 def _replay(memory: DeployedMemory, folder: Path, progress: bool) -> None:

@@ -31,18 +31,22 @@ class Limits:
     update_timeout_s: float = 60.0     # wall-clock limit of one `update` call
     retrieve_timeout_s: float = 30.0   # wall-clock limit of one `retrieve` call
     open_timeout_s: float = 30.0   # how long the guest may take to import the program
+    snapshot_timeout_s: float = 300.0  # wall-clock limit of saving or loading a served memory's state
     max_result_bytes: int = 4_000_000  # a reply larger than this is a failure, not a host OOM
     state_mb: int = 512            # size of the writable state dir (tmpfs in Docker)
 
     def __post_init__(self) -> None:
-        times = (self.call_timeout_s, self.update_timeout_s, self.retrieve_timeout_s, self.open_timeout_s)
+        times = (self.call_timeout_s, self.update_timeout_s, self.retrieve_timeout_s, self.open_timeout_s,
+                 self.snapshot_timeout_s)
         if min(times) <= 0:
-            raise ValueError("call_timeout_s, update_timeout_s, retrieve_timeout_s and open_timeout_s "
-                             "must be positive seconds")
+            raise ValueError("call_timeout_s, update_timeout_s, retrieve_timeout_s, open_timeout_s and "
+                             "snapshot_timeout_s must be positive seconds")
 
     def timeout(self, method: str) -> float:
-        """The wall-clock limit of one call of `method` ("update", "retrieve", anything else)."""
-        return {"update": self.update_timeout_s, "retrieve": self.retrieve_timeout_s}.get(
+        """The wall-clock limit of one call of `method` ("update", "retrieve", "save_state",
+        "load_state", anything else)."""
+        return {"update": self.update_timeout_s, "retrieve": self.retrieve_timeout_s,
+                "save_state": self.snapshot_timeout_s, "load_state": self.snapshot_timeout_s}.get(
             method, self.call_timeout_s)
 
 

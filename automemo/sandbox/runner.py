@@ -9,6 +9,8 @@ It connects to the host's socket and serves requests one at a time:
   `Memo(toolkit)`; failures are reported with kind "import" and the traceback tail;
 - "update" {episode}, "retrieve" {task}: call the program; retrieve's result is validated with
   `contract.payload_from_result` and refused past `max_result_bytes` (kind "bad-result");
+- "save_state" / "read_state", "write_state" / "load_state": a snapshot of the program's state
+  (its `save_state` bytes and the files under its state dir), out and in, in chunks;
 - "ping", "describe": liveness and facts about the guest.
 A program exception (even `sys.exit`) is reported with kind "exception" and the session lives
 on. The program's prints go to a bounded buffer, never to the channel.
@@ -16,10 +18,14 @@ on. The program's prints go to a bounded buffer, never to the channel.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import os
+import shutil
 import socket
 import sys
+import tarfile
 import traceback
 import types
 from pathlib import Path
@@ -30,6 +36,7 @@ from automemo.sandbox import protocol
 from automemo.toolkit.api import ToolkitUnavailable
 
 PROGRAM_FILENAME = "memo_program.py"
+PROGRAM_METHODS = ("update", "retrieve", "save_state", "read_state", "write_state", "load_state")
 TRACEBACK_CHARS = 4000
 OUTPUT_TAIL_CHARS = 8000
 HOST_MESSAGE_LIMIT = 1 << 30  # the host is trusted; this only guards against a broken channel
@@ -94,12 +101,14 @@ class Runner:
         self.memo: Any = None
         self.max_result_bytes = 4_000_000
         self.info: dict[str, Any] = {}
+        self._outgoing = b""
+        self._incoming = bytearray()
 
     def dispatch(self, method: str, params: dict) -> Any:
         handler = getattr(self, f"do_{method}", None)
         if handler is None:
             raise CallFailed("bad-request", f"unknown method {method!r}")
-        if method in ("update", "retrieve") and self.memo is None:
+        if method in PROGRAM_METHODS and self.memo is None:
             raise CallFailed("bad-request", "no program is loaded")
         return handler(params)
 
@@ -167,9 +176,43 @@ class Runner:
             )
         return payload
 
-    def _run_program(self, fn: Any, arg: Any) -> Any:
+    # --- snapshots: the program's state leaves and enters in chunks -----------------------
+    # A snapshot can be hundreds of megabytes at the size of a life, and every reply must fit
+    # `max_result_bytes`: the host reads it in chunks ("read_state") after "save_state" made it,
+    # and writes one in chunks ("write_state") before "load_state" applies it.
+
+    def do_save_state(self, params: dict) -> dict[str, Any]:
+        self._outgoing = b""
+        memo_bytes = self._run_program(self.memo.save_state)
+        if not isinstance(memo_bytes, (bytes, bytearray)):
+            raise CallFailed("bad-result", f"save_state() returned {type(memo_bytes).__name__}, not bytes")
+        self._outgoing = snapshot_blob(bytes(memo_bytes), Path(self.info["state_dir"]))
+        return {"bytes": len(self._outgoing), "sha256": hashlib.sha256(self._outgoing).hexdigest()}
+
+    def do_read_state(self, params: dict) -> dict[str, Any]:
+        offset, size = int(params["offset"]), int(params["size"])
+        chunk = self._outgoing[offset:offset + size]
+        if offset + size >= len(self._outgoing):
+            self._outgoing = b""  # read to the end: the guest's memory is the program's again
+        return {"data": base64.b64encode(chunk).decode("ascii")}
+
+    def do_write_state(self, params: dict) -> None:
+        if params.get("offset", 0) == 0:
+            self._incoming = bytearray()
+        self._incoming += base64.b64decode(params["data"])
+        return None
+
+    def do_load_state(self, params: dict) -> None:
+        blob, self._incoming = bytes(self._incoming), bytearray()
+        if hashlib.sha256(blob).hexdigest() != params["sha256"]:
+            raise CallFailed("bad-request", "the snapshot arrived damaged (sha256 differs)")
+        memo_bytes = restore_state_dir(blob, Path(self.info["state_dir"]))
+        self._run_program(self.memo.load_state, memo_bytes)
+        return None
+
+    def _run_program(self, fn: Any, *args: Any) -> Any:
         try:
-            return fn(arg)
+            return fn(*args)
         except BaseException as exc:  # noqa: BLE001 - sys.exit and friends are program errors too
             if os.getpid() != MAIN_PID:  # a forked child must never answer on the channel
                 os._exit(0)
@@ -177,6 +220,40 @@ class Runner:
         finally:
             if os.getpid() != MAIN_PID:
                 os._exit(0)
+
+
+SNAPSHOT_MAGIC = b"AMSNAP1\n"
+
+
+def snapshot_blob(memo_bytes: bytes, state_dir: Path) -> bytes:
+    """One snapshot: the program's `save_state` bytes and a tar of the files under its state dir."""
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        if state_dir.is_dir():
+            for path in sorted(state_dir.rglob("*")):
+                if path.is_file() and not path.is_symlink():
+                    tar.add(path, arcname=str(path.relative_to(state_dir)), recursive=False)
+    return SNAPSHOT_MAGIC + len(memo_bytes).to_bytes(8, "big") + memo_bytes + archive.getvalue()
+
+
+def restore_state_dir(blob: bytes, state_dir: Path) -> bytes:
+    """Put a snapshot's files back under the state dir (emptied first); returns the program's
+    `save_state` bytes."""
+    if not blob.startswith(SNAPSHOT_MAGIC):
+        raise CallFailed("bad-request", "not a snapshot of this automemo (wrong header)")
+    start = len(SNAPSHOT_MAGIC) + 8
+    size = int.from_bytes(blob[len(SNAPSHOT_MAGIC):start], "big")
+    memo_bytes = blob[start:start + size]
+    for path in sorted(state_dir.glob("*")):
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    with tarfile.open(fileobj=io.BytesIO(blob[start + size:]), mode="r") as tar:
+        for member in tar.getmembers():  # regular files under state_dir only, whatever the tar says
+            target = (state_dir / member.name).resolve()
+            if not member.isfile() or state_dir.resolve() not in target.parents:
+                raise CallFailed("bad-request", f"the snapshot holds an entry outside the state dir: {member.name!r}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(tar.extractfile(member).read())
+    return memo_bytes
 
 
 def describe_exception(exc: BaseException) -> str:

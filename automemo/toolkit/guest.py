@@ -8,6 +8,7 @@ touches numpy or faiss does not pay for importing them when its session opens.
 
 from __future__ import annotations
 
+import copyreg
 import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -24,6 +25,15 @@ class Toolkit:
         self.state_dir = Path(state_dir)
         self.store_root = Path(store_root)
         self._call_host = call_host
+        global _live
+        _live = self
+
+    def __reduce__(self) -> tuple:
+        # A snapshot (`MemoProgram.save_state`) pickles the program's objects, and many hold the
+        # toolkit or one of its bound methods (`memolib.ScopedIndex(toolkit.vector_index, ...)`).
+        # The toolkit is the guest's live connection, not data: it pickles as a reference to the
+        # toolkit of whichever session loads the snapshot.
+        return (live_toolkit, ())
 
     # --- host services ------------------------------------------------------------------
 
@@ -106,7 +116,29 @@ class Toolkit:
             raise ValueError(
                 f"toolkit.db: name must be letters, digits, '_', '-' or '.', got {name!r}"
             )
+        copyreg.pickle(sqlite_utils.Database, _reduce_database)
         return sqlite_utils.Database(self.state_dir / f"{name}.db")
+
+
+_live: Toolkit | None = None
+
+
+def live_toolkit() -> Toolkit:
+    """The toolkit of this guest's session (the one the loaded program was given)."""
+    if _live is None:
+        raise RuntimeError("no toolkit is live in this process: load a program first")
+    return _live
+
+
+def _reduce_database(db: Any) -> tuple:
+    """A `toolkit.db` database pickles as its name: its file travels in the snapshot's copy of
+    `state_dir`, and loading reopens it there."""
+    path = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
+    return (_reopen_database, (path.stem,))
+
+
+def _reopen_database(name: str) -> Any:
+    return live_toolkit().db(name)
 
 
 def _ref(value: Any) -> ImageRef:
