@@ -1,7 +1,13 @@
 """What a client may send, checked before anything reaches the program: a recall (instruction,
-images, scope, time) and a remember (the contract's episode JSON, or a chat). Every rejection is a
-`BadRequest` whose message says what was wrong and what to send instead; none echoes a server
-path or a traceback."""
+images, scope, time) and a remember (the contract's episode JSON, a chat, or one message). Every
+rejection is a `BadRequest` whose message says what was wrong and what to send instead; none
+echoes a server path or a traceback.
+
+The field names other memory services use are accepted as aliases (`query`/`text` for a recall's
+`instruction`, `user_id` for `user`, `content`/`text` for a one-message remember), so a generic
+benchmark harness or SDK can drive the server without an adapter. A request refused here has
+stored nothing: a remember's images are all decoded and checked, and the episode built, before
+the first image is stored."""
 
 from __future__ import annotations
 
@@ -14,8 +20,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from automemo.contract import ContractError, EpisodeRecorder, ImageRef, Step
+from automemo.serve.images import NotAnImage, check_image
 
 StoreImage = Callable[[bytes], ImageRef]  # puts image bytes where the program reads them
+# The namespace (a user id) a request acts on, given the one it names ("" when it names none);
+# raises to refuse. The HTTP face passes its caller's authorisation (serve.access.namespace_for).
+UserFor = Callable[[str], str]
 
 
 class BadRequest(ValueError):
@@ -27,7 +37,8 @@ class RequestLimits:
     max_body_bytes: int = 8_000_000     # one HTTP request body (images travel inside it as data URLs)
     max_images: int = 8                 # images per recall
     max_episode_images: int = 64        # images per remembered episode (a screenshot per step)
-    max_image_bytes: int = 4_000_000    # one decoded image
+    max_image_bytes: int = 4_000_000    # one image file (base64-decoded)
+    max_image_pixels: int = 25_000_000  # one image's width x height (a 5000 x 5000 screenshot)
     max_text_chars: int = 200_000       # an instruction, or all of a chat's messages together
     max_steps: int = 2_000              # steps of one episode
 
@@ -36,34 +47,53 @@ class RequestLimits:
 class RecallRequest:
     instruction: str
     images: tuple[bytes, ...] = ()
-    scope: str = ""
+    scope: str = ""  # the namespace the recall searches (a user id), already authorised
     time: str = ""
 
 
 _DATA_URL = re.compile(r"^data:image/(png|jpe?g|gif|webp);base64,(.*)$", re.S)
-_RECALL_KEYS = {"instruction", "images", "scope", "user", "time"}
+# a field and the other names it is accepted under, the canonical one first
+_INSTRUCTION = ("instruction", "query", "text")
+_USER = ("user", "scope", "user_id")
+_CONTENT = ("content", "text")
+# accepted so that a harness's usual arguments are not an error, and ignored: how much a recall
+# returns is the program's payload, cut to the run's budget
+_IGNORED_COUNTS = ("limit", "top_k")
+_RECALL_KEYS = {*_INSTRUCTION, *_USER, "images", "time", *_IGNORED_COUNTS}
 
 
-def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool) -> RecallRequest:
+def _as_named(user: str) -> str:
+    return user
+
+
+def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool,
+                   user_for: UserFor = _as_named) -> RecallRequest:
     body = _object(body, "a recall")
     unknown = sorted(set(body) - _RECALL_KEYS)
     if unknown:
         raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a recall; send {', '.join(sorted(_RECALL_KEYS))}")
-    instruction = body.get("instruction")
+    instruction = _one_of(body, _INSTRUCTION)
     if not isinstance(instruction, str) or not instruction.strip():
-        raise BadRequest("a recall needs \"instruction\": a non-empty string (the task or question)")
+        raise BadRequest("a recall needs \"instruction\" (or \"query\" or \"text\"): a non-empty string "
+                         "(the task or question)")
     if len(instruction) > limits.max_text_chars:
         raise BadRequest(f"the instruction has {len(instruction)} characters; the limit is {limits.max_text_chars}")
+    for name in _IGNORED_COUNTS:
+        value = body.get(name)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise BadRequest(f"\"{name}\" must be a positive integer (it is accepted and ignored: the "
+                             f"program decides how much a recall returns)")
     images = body.get("images") or []
     if not isinstance(images, list):
-        raise BadRequest("\"images\" must be a list of data URLs (data:image/png;base64,...) or file paths")
+        raise BadRequest("\"images\" must be a list of data URLs (data:image/png;base64,...)")
     if len(images) > limits.max_images:
         raise BadRequest(f"a recall may carry at most {limits.max_images} images; this one has {len(images)}")
-    scope = body.get("scope", body.get("user")) or ""
+    scope = _one_of(body, _USER) or ""
     time = body.get("time") or ""
-    for name, value in (("scope", scope), ("time", time)):
+    for name, value in (("user", scope), ("time", time)):
         if not isinstance(value, str):
             raise BadRequest(f"\"{name}\" must be a string")
+    scope = user_for(scope)  # refused here, before an image is decoded
     return RecallRequest(
         instruction=instruction,
         images=tuple(image_bytes(item, i, limits, allow_paths=allow_paths) for i, item in enumerate(images)),
@@ -72,10 +102,21 @@ def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool) -> Re
     )
 
 
+def _one_of(body: dict[str, Any], names: tuple[str, ...]) -> Any:
+    """The value of a field sent under any of its names; two names with different values are
+    refused rather than one silently winning."""
+    given = {name: body[name] for name in names if body.get(name) not in (None, "")}
+    if len({repr(v) for v in given.values()}) > 1:
+        raise BadRequest(f"{' and '.join(f'{n!r}' for n in given)} name the same field with different values; "
+                         f"send one of {', '.join(names)}")
+    return next(iter(given.values()), body.get(names[0]))
+
+
 def image_bytes(item: Any, index: int, limits: RequestLimits, *, allow_paths: bool) -> bytes:
-    """The bytes of one image given as a data URL or (local clients only) a file path."""
+    """The bytes of one image given as a data URL or, when `allow_paths` (stdio only: the client
+    is the user's own process), a file path; refused unless they decode as an image."""
     if not isinstance(item, str) or not item:
-        raise BadRequest(f"image {index} must be a data URL (data:image/png;base64,...) or a file path")
+        raise BadRequest(f"image {index} must be a data URL (data:image/png;base64,...)")
     match = _DATA_URL.match(item)
     if match:
         try:
@@ -85,7 +126,10 @@ def image_bytes(item: Any, index: int, limits: RequestLimits, *, allow_paths: bo
     elif item.startswith("data:"):
         raise BadRequest(f"image {index} is a data URL of an unsupported type; send image/png, jpeg, gif or webp")
     elif not allow_paths:
-        raise BadRequest(f"image {index}: file paths are accepted only from local clients; send a data URL")
+        # over HTTP a path would be read by the server for whoever sent it (a web page, another
+        # user), loopback included
+        raise BadRequest(f"image {index}: file paths are read only over stdio; over HTTP send a data URL "
+                         f"(data:image/png;base64,...)")
     else:
         path = Path(item).expanduser()
         if not path.is_file():
@@ -97,89 +141,161 @@ def image_bytes(item: Any, index: int, limits: RequestLimits, *, allow_paths: bo
         raise BadRequest(f"image {index} is {len(data)} bytes; the limit is {limits.max_image_bytes}")
     if not data:
         raise BadRequest(f"image {index} is empty")
+    try:
+        check_image(data, limits.max_image_pixels)
+    except NotAnImage as exc:
+        raise BadRequest(f"image {index} {exc}") from None
     return data
 
 
+_EPISODE_HELP = (
+    "send the episode JSON (task_id, instruction, steps: [{index, observation, action}] with index "
+    "0, 1, ... (numbered in order when left out), final_answer, reward), a chat "
+    "{\"messages\": [{\"role\", \"content\"}], \"user\": ...} or one message {\"content\", \"role\"?, \"user\"?}"
+)
+
+
 def remember_episode(body: Any, limits: RequestLimits, benchmark: str, store_image: StoreImage, *,
-                     allow_paths: bool) -> EpisodeRecorder:
-    """An episode from the contract's episode JSON, or from a chat
-    (`{"messages": [{"role", "content", "images"?}], "user": ..., "time": ...}`). Images come as
-    data URLs (file paths from local clients) and are stored with `store_image`."""
+                     allow_paths: bool, user_for: UserFor = _as_named) -> EpisodeRecorder:
+    """An episode from the contract's episode JSON, a chat
+    (`{"messages": [{"role", "content", "images"?}], "user": ..., "time": ...}`) or one message
+    (`{"content" or "text", "role"?, "images"?, "user"?, ...}`). Images come as data URLs (file
+    paths over stdio) and are stored with `store_image` once the whole request has passed."""
     body = _object(body, "a remember")
-    images = _Images(limits, store_image, allow_paths)
-    if "messages" in body:
-        return chat_episode(body, limits, benchmark, images)
-    if "episode" in body and len(body) == 1:
-        body = _object(body["episode"], "\"episode\"")
-    steps = body.get("steps")
-    if isinstance(steps, list) and len(steps) > limits.max_steps:
-        raise BadRequest(f"the episode has {len(steps)} steps; the limit is {limits.max_steps}")
-    data = {"benchmark": benchmark, **body}
-    try:
-        data = _stored_images(data, images)
-        episode = EpisodeRecorder.from_dict(data)
-    except BadRequest:
-        raise
-    except (ContractError, TypeError, ValueError, AttributeError) as exc:
-        raise BadRequest(
-            f"not an episode ({_first_line(exc)}); send the episode JSON (task_id, instruction, "
-            f"steps with observation/action, final_answer, reward) or a chat "
-            f"{{\"messages\": [{{\"role\", \"content\"}}], \"user\": ...}}"
-        ) from None
-    return episode
+    chat = _chat_form(body)
+    if chat is not None:
+        chat = {**chat, "task_id": chat.get("task_id") or f"chat-{uuid.uuid4().hex[:12]}"}
+
+        def build(put: _Put) -> EpisodeRecorder:
+            return chat_episode(chat, limits, benchmark, put, user_for)
+    else:
+        if "episode" in body and len(body) == 1:
+            body = _object(body["episode"], "\"episode\"")
+        episode = _numbered(_with_namespace(body, user_for), limits)
+
+        def build(put: _Put) -> EpisodeRecorder:
+            return _episode(episode, benchmark, put)
+    images = _Images(limits, allow_paths)
+    build(images.check)  # everything checked, every image decoded: nothing stored yet
+    return build(images.storer(store_image))
+
+
+_Put = Callable[[Any], dict[str, Any]]  # an image as the client sent it -> an ImageRef dict
 
 
 class _Images:
-    """Images of one remember: decoded, counted against the limit, stored."""
+    """The images of one remember, in two passes over the same request: `check` decodes and checks
+    each (so a refusal leaves the store as it was), then `storer` stores them in the same order."""
 
-    def __init__(self, limits: RequestLimits, store_image: StoreImage, allow_paths: bool) -> None:
-        self.limits, self.store_image, self.allow_paths, self.count = limits, store_image, allow_paths, 0
+    _PENDING = {"path": "pending.png", "sha256": "pending"}  # stands in while the episode is checked
 
-    def put(self, item: Any) -> dict[str, Any]:
+    def __init__(self, limits: RequestLimits, allow_paths: bool) -> None:
+        self.limits, self.allow_paths = limits, allow_paths
+        self.checked: list[bytes] = []
+
+    def check(self, item: Any) -> dict[str, Any]:
         if isinstance(item, dict):
             raise BadRequest("images of an episode must be data URLs (data:image/png;base64,...); image "
                              "references into another store cannot be read here")
-        if self.count >= self.limits.max_episode_images:
+        if len(self.checked) >= self.limits.max_episode_images:
             raise BadRequest(f"an episode may carry at most {self.limits.max_episode_images} images")
-        data = image_bytes(item, self.count, self.limits, allow_paths=self.allow_paths)
-        self.count += 1
-        return self.store_image(data).to_dict()
+        self.checked.append(image_bytes(item, len(self.checked), self.limits, allow_paths=self.allow_paths))
+        return dict(self._PENDING)
+
+    def storer(self, store_image: StoreImage) -> _Put:
+        pending = iter(self.checked)
+        return lambda item: store_image(next(pending)).to_dict()
 
 
-def _stored_images(data: dict[str, Any], images: _Images) -> dict[str, Any]:
+def _with_namespace(body: dict[str, Any], user_for: UserFor) -> dict[str, Any]:
+    """An episode names its user in `metadata.user`; the namespace it may act on goes there."""
+    metadata = body.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        return body  # the contract's check says what is wrong
+    requested = (metadata or {}).get("user") or ""
+    if not isinstance(requested, str):
+        raise BadRequest("\"metadata.user\" must be a string (the user whose memory this is)")
+    namespace = user_for(requested)
+    return {**body, "metadata": {**(metadata or {}), "user": namespace}} if namespace else body
+
+
+def _numbered(body: dict[str, Any], limits: RequestLimits) -> dict[str, Any]:
+    """Steps without an `index` get their position: a harness sends steps in order and rarely
+    numbers them."""
+    steps = body.get("steps")
+    if not isinstance(steps, list):
+        return body
+    if len(steps) > limits.max_steps:
+        raise BadRequest(f"the episode has {len(steps)} steps; the limit is {limits.max_steps}")
+    return {**body, "steps": [{"index": i, **step} if isinstance(step, dict) and "index" not in step else step
+                              for i, step in enumerate(steps)]}
+
+
+def _episode(body: dict[str, Any], benchmark: str, put: _Put) -> EpisodeRecorder:
+    data = {"benchmark": benchmark, **body}
+    try:
+        return EpisodeRecorder.from_dict(_stored_images(data, put))
+    except BadRequest:
+        raise
+    except (ContractError, TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise BadRequest(f"not an episode ({_first_line(exc)}); {_EPISODE_HELP}") from None
+
+
+def _stored_images(data: dict[str, Any], put: _Put) -> dict[str, Any]:
     """The episode JSON with its images (task_images, initial_screenshot, steps' screenshots)
-    given as data URLs replaced by references to the stored files."""
+    given as data URLs replaced by what `put` makes of them."""
     data = dict(data)
     if data.get("task_images"):
-        data["task_images"] = [images.put(i) for i in _list_of(data["task_images"], "task_images")]
+        data["task_images"] = [put(i) for i in _list_of(data["task_images"], "task_images")]
     if data.get("initial_screenshot") is not None:
-        data["initial_screenshot"] = images.put(data["initial_screenshot"])
+        data["initial_screenshot"] = put(data["initial_screenshot"])
     if isinstance(data.get("steps"), list):
         data["steps"] = [
-            {**step, "screenshot": images.put(step["screenshot"])}
+            {**step, "screenshot": put(step["screenshot"])}
             if isinstance(step, dict) and step.get("screenshot") is not None else step
             for step in data["steps"]
         ]
     return data
 
 
-_CHAT_KEYS = {"messages", "user", "time", "task_id"}
+_CHAT_KEYS = {"messages", *_USER, "time", "task_id"}
+_MESSAGE_KEYS = {*_CONTENT, "role", "images", *_USER, "time", "task_id"}
 
 
-def chat_episode(body: dict[str, Any], limits: RequestLimits, benchmark: str, images: _Images) -> EpisodeRecorder:
-    unknown = sorted(set(body) - _CHAT_KEYS)
+def _chat_form(body: dict[str, Any]) -> dict[str, Any] | None:
+    """A chat as `{"messages", "user", "time", "task_id"}`, from a chat or from one message;
+    None for an episode."""
+    if "messages" in body:
+        form, keys = "a chat remember", _CHAT_KEYS
+    elif any(name in body for name in _CONTENT):
+        form, keys = "a one-message remember", _MESSAGE_KEYS
+    else:
+        return None
+    unknown = sorted(set(body) - keys)
     if unknown:
-        raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a chat remember; send {', '.join(sorted(_CHAT_KEYS))}")
-    messages = body["messages"]
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)} in {form}; send {', '.join(sorted(keys))}")
+    chat = {"user": _one_of(body, _USER) or "", "time": body.get("time") or "", "task_id": body.get("task_id")}
+    if "messages" in body:
+        return {**chat, "messages": body["messages"]}
+    message = {"role": body.get("role") or "user", "content": _one_of(body, _CONTENT)}
+    if body.get("images"):
+        message["images"] = body["images"]
+    return {**chat, "messages": [message]}
+
+
+def chat_episode(chat: dict[str, Any], limits: RequestLimits, benchmark: str, put: _Put,
+                 user_for: UserFor = _as_named) -> EpisodeRecorder:
+    """A conversation episode: one step per message, cited as `<task_id>#<i>`."""
+    messages = chat["messages"]
     if not isinstance(messages, list) or not messages:
         raise BadRequest("\"messages\" must be a non-empty list of {\"role\", \"content\"} objects")
     if len(messages) > limits.max_steps:
         raise BadRequest(f"the chat has {len(messages)} messages; the limit is {limits.max_steps}")
-    user, time = body.get("user") or "", body.get("time") or ""
-    task_id = body.get("task_id") or f"chat-{uuid.uuid4().hex[:12]}"
+    user, time, task_id = chat["user"], chat["time"], chat["task_id"]
     for name, value in (("user", user), ("time", time), ("task_id", task_id)):
         if not isinstance(value, str):
             raise BadRequest(f"\"{name}\" must be a string")
+    user = user_for(user)
     steps, total = [], 0
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str) \
@@ -188,7 +304,7 @@ def chat_episode(body: dict[str, Any], limits: RequestLimits, benchmark: str, im
         total += len(message["content"])
         # one step per message; a message's further images follow as steps of their own, since a
         # step holds one picture
-        pictures = [ImageRef.from_dict(images.put(x)) for x in _list_of(message.get("images") or [], f"message {i} images")]
+        pictures = [ImageRef.from_dict(put(x)) for x in _list_of(message.get("images") or [], f"message {i} images")]
         for k, picture in enumerate(pictures or [None]):
             text = message["content"] if k == 0 else f"(image {k + 1} of this message)"
             steps.append(Step(index=len(steps), observation=f"{message['role']}: {text}", screenshot=picture,
