@@ -14,13 +14,15 @@ def main(argv: list[str]) -> None:
     import uvicorn
 
     from automemo.bench.seeds import FastEncoder
+    from automemo.serve.http_policy import HttpPolicy
     from automemo.serve.http_face import build_app
     from automemo.serve.requests import RequestLimits
     from automemo.serve.service import MemoryService
 
     export, state, port, sandbox = Path(argv[0]), Path(argv[1]), int(argv[2]), argv[3]
     service = MemoryService(export, state, sandbox=sandbox, services=FastEncoder())
-    app = build_app(service, host="127.0.0.1", token=None, limits=RequestLimits(), allow_paths=False)
+    # no rate limit: the bench drives hundreds of requests a second from one address
+    app = build_app(service, limits=RequestLimits(), policy=HttpPolicy(rate_per_minute=0))
     try:
         uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                       access_log=False)).run()

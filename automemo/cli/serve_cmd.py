@@ -5,12 +5,12 @@ acknowledged remember is kept in the --state folder and replayed on start."""
 
 from __future__ import annotations
 
-import ipaddress
-import os
 import sys
 from pathlib import Path
 
 from automemo.cli import UserError
+from automemo.serve.access import AccessConfigError, TokenTable, token_table
+from automemo.serve.http_policy import DEFAULT_RATE_LIMIT, HttpPolicy, is_loopback
 
 SANDBOXES = ("auto", "docker", "bwrap")
 TOKEN_ENV = "AUTOMEMO_SERVE_TOKEN"
@@ -26,34 +26,62 @@ def register(sub) -> None:
     p.add_argument("--port", type=int, default=8765, help="port to bind (default 8765)")
     p.add_argument("--state", type=Path, metavar="DIR",
                    help="folder of the episode log and working store (default: DIR-state next to the export)")
-    p.add_argument("--token-env", default=TOKEN_ENV, metavar="NAME",
-                   help=f"environment variable holding the bearer token clients must send (default {TOKEN_ENV}); "
-                        f"required when binding anything but loopback")
+    p.add_argument("--token-env", action="append", metavar="NAME[=USER,...]",
+                   help=f"environment variable holding a bearer token clients must send (default {TOKEN_ENV}); "
+                        f"NAME=ana,bob binds that token to those users' memories (without, it may use every "
+                        f"one); repeatable; a token is required when binding anything but loopback")
+    p.add_argument("--tokens", type=Path, metavar="FILE",
+                   help='JSON file {"tokens": [{"token": "...", "namespaces": ["ana"] or ["*"]}]}, '
+                        'readable by its owner only')
+    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="a host name clients use to reach the server (the Host header), besides the bind "
+                        "address and, on loopback, localhost/127.0.0.1/[::1]; repeatable")
+    p.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                   help="a web page origin (https://app.example) that may call the server from a browser; "
+                        "adds CORS for exactly these; repeatable (default: none)")
+    p.add_argument("--rate-limit", type=int, default=DEFAULT_RATE_LIMIT, metavar="N",
+                   help=f"requests a minute per token (per client address without tokens), with a short "
+                        f"burst; 0 turns it off (default {DEFAULT_RATE_LIMIT}; /healthz is not counted)")
     p.add_argument("--sandbox", default="auto", choices=SANDBOXES)
     p.add_argument("--unsafe-no-sandbox", action="store_true",
                    help="run the program as a plain local process: only for programs you trust")
     p.set_defaults(func=run)
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def http_tokens(host: str, env_specs: list[str] | None, tokens_file: Path | None) -> TokenTable:
+    """The token table from the flags; an open bind (not loopback) without a token is refused."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def bearer_token(host: str, env_name: str) -> str | None:
-    """The token from `env_name`, or None on loopback without one; an open bind is refused."""
-    token = os.environ.get(env_name, "").strip() or None
-    if token is None and not is_loopback(host):
+        tokens = token_table(env_specs or [TOKEN_ENV], tokens_file)
+    except AccessConfigError as exc:
+        raise UserError(str(exc)) from None
+    if not tokens.required and not is_loopback(host):
+        names = ", ".join(spec.partition("=")[0] for spec in env_specs or [TOKEN_ENV])
         raise UserError(
             f"refusing to bind {host} without a token: anyone who can reach it could read and write this "
-            f"memory. Set a secret in the environment variable {env_name} (clients send `Authorization: "
-            f"Bearer <token>`), or bind 127.0.0.1"
+            f"memory. Set a secret in the environment variable {names} (clients send `Authorization: "
+            f"Bearer <token>`), pass --tokens FILE, or bind 127.0.0.1"
         )
-    return token
+    return tokens
+
+
+def _host_name(value: str) -> str:
+    name = value.strip().lower()
+    if not name or any(c in name for c in "/@ ,") or name == "*":
+        raise UserError(f"--allowed-host {value!r} is not a host name; give a name clients use, such as "
+                        f"memory.example or memory.example:8765 (no scheme, no path, no wildcard)")
+    return name
+
+
+def _origin(value: str) -> str:
+    """An origin as browsers send it: scheme://host[:port], lower case, no path."""
+    from urllib.parse import urlsplit
+
+    origin = value.strip().rstrip("/").lower()
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query or "*" in origin:
+        raise UserError(f"--cors-origin {value!r} is not an origin; give one like https://app.example or "
+                        f"http://localhost:3000 (scheme, host and port only, no wildcard)")
+    return origin
 
 
 def _check_port_free(host: str, port: int) -> None:
@@ -74,7 +102,11 @@ def run(args) -> int:
         raise UserError(f"--unsafe-no-sandbox and --sandbox {args.sandbox} contradict each other; pass only one")
     if not 0 < args.port < 65536:
         raise UserError(f"--port must be between 1 and 65535, got {args.port}")
-    token = bearer_token(args.host, args.token_env) if args.transport == "http" else None
+    if args.rate_limit < 0:
+        raise UserError(f"--rate-limit must be 0 (no limit) or a number of requests a minute, got {args.rate_limit}")
+    tokens = http_tokens(args.host, args.token_env, args.tokens) if args.transport == "http" else TokenTable()
+    policy = HttpPolicy(bind_host=args.host, allowed_hosts=tuple(map(_host_name, args.allowed_host)),
+                        cors_origins=tuple(map(_origin, args.cors_origin)), rate_per_minute=args.rate_limit)
     try:
         import mcp  # noqa: F401
     except ImportError:
@@ -103,7 +135,7 @@ def run(args) -> int:
         if args.transport == "stdio":
             _serve_stdio(service, limits)
         else:
-            _serve_http(service, args.host, args.port, token, limits, say)
+            _serve_http(service, args.port, tokens, policy, limits, say)
     finally:
         service.close()
     return 0
@@ -117,15 +149,20 @@ def _serve_stdio(service, limits) -> None:
     anyio.run(build_mcp(service, limits, allow_paths=True).run_stdio_async)
 
 
-def _serve_http(service, host: str, port: int, token: str | None, limits, say) -> None:
+def _serve_http(service, port: int, tokens: TokenTable, policy: HttpPolicy, limits, say) -> None:
     import uvicorn
 
     from automemo.serve.http_face import build_app
 
-    app = build_app(service, host=host, token=token, limits=limits, allow_paths=is_loopback(host) and token is None)
+    app = build_app(service, limits=limits, policy=policy, tokens=tokens)
+    host = policy.bind_host
     shown = f"[{host}]" if ":" in host else host
     say(f"serving on http://{shown}:{port}: MCP at /mcp, REST at /v1/recall and /v1/remember, "
-        f"schema at /openapi.json" + (" (bearer token required)" if token else ""))
+        f"schema at /openapi.json" + (f" ({len(tokens.entries)} bearer token(s) required)" if tokens.required else ""))
+    say(f"answering Host names {', '.join(policy.host_names()) or '(none: pass --allowed-host NAME)'}; "
+        + (f"CORS for {', '.join(policy.cors_origins)}; " if policy.cors_origins else "no CORS; ")
+        + (f"at most {policy.rate_per_minute} requests a minute per "
+           + ("token" if tokens.required else "client address") if policy.rate_per_minute else "no rate limit"))
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)).run()
 
 

@@ -1,16 +1,24 @@
 """The MCP face: tools `recall` and `remember`, the manifest as the resource
-`automemo://manifest`, on the official SDK's MCPServer (stdio or streamable HTTP)."""
+`automemo://manifest`, on the official SDK's MCPServer (stdio or streamable HTTP).
+
+The tools take the argument names other memory services use as optional aliases (`query`,
+`content`, `user_id`...), so a harness's generic MCP adapter, which picks tools by name and fills
+the first argument it recognises, drives them unchanged. Over HTTP a tool acts for the caller the
+guard authenticated (its principal rides on the Starlette request in the tool's context); over
+stdio there is no request and the caller is the local user."""
 
 from __future__ import annotations
 
 import json
 import logging
+from functools import partial
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ImageContent, TextContent
 
-from automemo.serve.requests import BadRequest, RequestLimits, recall_request, remember_episode
+from automemo.serve.access import NamespaceRefused, namespace_for, principal_of
+from automemo.serve.requests import BadRequest, RequestLimits, UserFor, recall_request, remember_episode
 from automemo.serve.service import MemoryService, ServiceError
 
 MANIFEST_URI = "automemo://manifest"
@@ -31,14 +39,22 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
 
     @server.tool(description=(
         "What memory holds for a task: text to put in your prompt, images, and ranked evidence ids. "
-        "`images` are data URLs (data:image/png;base64,...) or, for a local server, file paths; "
-        "`scope` names whose memory to search (a user id), `time` is when the question is asked."))
-    async def recall(instruction: str, images: list[str] | None = None, scope: str = "",
-                     time: str = "") -> CallToolResult:
-        body = {"instruction": instruction, "images": images or [], "scope": scope, "time": time}
+        "Give the task or question as `instruction` (or `query`, or `text`). `images` are data URLs "
+        "(data:image/png;base64,...; file paths too over stdio); `user` (or `scope`, `user_id`) names "
+        "whose memory to search, `time` is when the question is asked. `limit`/`top_k` are accepted "
+        "and ignored: the program decides how much to return."))
+    async def recall(instruction: str = "", query: str = "", text: str = "", images: list[str] | None = None,
+                     user: str = "", scope: str = "", user_id: str = "", time: str = "",
+                     limit: int | None = None, top_k: int | None = None, ctx: Context | None = None
+                     ) -> CallToolResult:
+        body = _given(instruction=instruction, query=query, text=text, images=images, user=user, scope=scope,
+                      user_id=user_id, time=time, limit=limit, top_k=top_k)
+        if not any(k in body for k in ("instruction", "query", "text")):
+            body["instruction"] = instruction  # the sentence for a missing instruction comes from the check
         try:
-            answer = await service.recall(recall_request(body, limits, allow_paths=allow_paths))
-        except (BadRequest, ServiceError) as exc:
+            request = recall_request(body, limits, allow_paths=allow_paths, user_for=_user_for(ctx))
+            answer = await service.recall(request)
+        except (BadRequest, NamespaceRefused, ServiceError) as exc:
             return _error(str(exc))
         except Exception:  # the client gets a sentence, the operator the traceback
             log.exception("recall failed")
@@ -54,24 +70,38 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
         return CallToolResult(content=content, structured_content=structured)
 
     @server.tool(description=(
-        "Store an experience in memory. Pass either `episode` (the episode JSON: task_id, "
-        "instruction, steps with observation/action and optional screenshot, final_answer, reward) or "
-        "`messages` ([{role, content, images?}], a conversation) with optional `user` and `time`. "
-        "Images are data URLs (data:image/png;base64,...)."))
+        "Store an experience in memory. Pass one of: `episode` (the episode JSON: task_id, "
+        "instruction, steps [{index, observation, action, screenshot?}] with index numbered in order "
+        "when left out, final_answer, reward); `messages` ([{role, content, images?}], a conversation); "
+        "or one message as `content` (or `text`) with `role` (default user). With `user` (or `user_id`), "
+        "`time` and `task_id` for a conversation. Images are data URLs (data:image/png;base64,...)."))
     async def remember(episode: dict[str, Any] | None = None, messages: list[dict[str, Any]] | None = None,
-                       user: str = "", time: str = "") -> CallToolResult:
-        if (episode is None) == (messages is None):
-            return _error("pass exactly one of `episode` (an episode object) or `messages` (a conversation)")
-        body = episode if episode is not None else {"messages": messages, "user": user, "time": time}
+                       content: str = "", text: str = "", role: str = "", images: list[str] | None = None,
+                       user: str = "", user_id: str = "", time: str = "", task_id: str = "",
+                       ctx: Context | None = None) -> CallToolResult:
+        forms = [name for name, value in (("episode", episode), ("messages", messages), ("content", content),
+                                          ("text", text)) if value]
+        if len(forms) != 1 and set(forms) != {"content", "text"}:
+            return _error("pass exactly one of `episode` (an episode object), `messages` (a conversation) or "
+                          "`content` (one message)" + (f"; got {', '.join(forms)}" if forms else ""))
+        if episode is not None:
+            body = episode
+        else:
+            body = _given(messages=messages, content=content, text=text, role=role, images=images, user=user,
+                          user_id=user_id, time=time, task_id=task_id)
         try:
-            episode = remember_episode(body, limits, service.benchmark, service.store_image, allow_paths=allow_paths)
-            answer = await service.remember(episode)
-        except (BadRequest, ServiceError) as exc:
+            recorded = remember_episode(body, limits, service.benchmark, service.store_image,
+                                        allow_paths=allow_paths, user_for=_user_for(ctx))
+            answer = await service.remember(recorded)
+        except (BadRequest, NamespaceRefused, ServiceError) as exc:
             return _error(str(exc))
         except Exception:
             log.exception("remember failed")
             return _error("the remember failed inside the server; see the server's log")
         return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))], structured_content=answer)
+
+    # `forget(user, task_id?)` joins here with the per-user service: generic harness adapters look
+    # for a tool named forget, reset or delete to clear memory between test cases.
 
     @server.resource(MANIFEST_URI, name="manifest", mime_type="application/json",
                      description="The exported program's manifest: scores, lineage, budget, models")
@@ -79,6 +109,20 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
         return json.dumps(service.public_manifest(), indent=2)
 
     return server
+
+
+def _user_for(ctx: Context | None) -> UserFor:
+    """The namespace check for the caller of this tool call."""
+    try:
+        request = ctx.request_context.request if ctx is not None else None
+    except ValueError:  # no request in flight: not over HTTP
+        request = None
+    return partial(namespace_for, principal_of(getattr(request, "scope", None)))
+
+
+def _given(**arguments: Any) -> dict[str, Any]:
+    """The tool arguments the client set: unset optional ones are not sent on as fields."""
+    return {k: v for k, v in arguments.items() if v not in (None, "")}
 
 
 def _error(message: str) -> CallToolResult:
