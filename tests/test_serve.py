@@ -40,7 +40,9 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         cmd = [sys.executable, "-m", "automemo", "serve", str(export), "--port", str(self.port),
                "--state", str(state), "--sandbox", "bwrap", *extra]
-        self.proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, stderr=subprocess.PIPE, text=True)
+        # this checkout's package, whatever the editable install points at
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                                     stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 60
         while time.time() < deadline:
             assert self.proc.poll() is None, self.proc.stderr.read()
