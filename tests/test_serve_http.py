@@ -353,3 +353,30 @@ def test_a_tokens_file_open_to_others_is_refused(export, tmp_path):
                            "--port", str(_free_port())], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and f"chmod 600 {tokens_file}" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_over_stdio_an_image_file_is_read_and_still_checked(export, tmp_path):
+    """The one place file paths are read: stdio, whose client is the user's own process."""
+    from mcp import Client, StdioServerParameters
+    from PIL import Image
+
+    photo = tmp_path / "photo.png"
+    Image.new("RGB", (3, 2), "blue").save(photo)
+    not_an_image = tmp_path / "notes.png"
+    not_an_image.write_bytes(PASSWD)
+
+    async def session() -> None:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "automemo", "serve", str(export), "--transport", "stdio",
+                                          "--state", str(tmp_path / "state"), "--unsafe-no-sandbox"],
+            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
+        async with Client(params) as client:
+            found = await client.call_tool("recall", {"query": "a blue photo", "images": [str(photo)]})
+            assert not found.is_error and found.content[1].type == "image"
+            assert base64.b64decode(found.content[1].data) == photo.read_bytes()
+            refused = await client.call_tool("remember", {"content": "notes", "images": [str(not_an_image)]})
+            assert refused.is_error and "does not decode as an image" in refused.content[0].text
+            assert str(tmp_path) not in refused.content[0].text
+
+    asyncio.run(session())
+    assert not (tmp_path / "state" / "episodes.jsonl").exists()
