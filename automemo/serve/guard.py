@@ -104,13 +104,15 @@ class Guard:
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
         open_path = scope["path"] in OPEN_PATHS
-        principal = LOCAL
+        principal = LOCAL  # no tokens configured: every caller may use every namespace
         if self.tokens.required and not open_path:
             principal = self.tokens.authenticate(headers.get(b"authorization"))
             if principal is None:
                 return await refusal("missing or wrong token: send the header `Authorization: Bearer <token>`",
                                      401, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
-        scope[PRINCIPAL_KEY] = principal
+        if not (self.tokens.required and open_path):
+            # an open path under tokens carries no principal, so a handler there cannot act for anyone
+            scope[PRINCIPAL_KEY] = principal
         if self.limiter is not None and not open_path:
             caller = principal.label if self.tokens.required else f"address {(scope.get('client') or ('?',))[0]}"
             decision = self.limiter.take(caller)
