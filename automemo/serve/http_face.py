@@ -1,6 +1,7 @@
-"""The HTTP server: the REST API (/v1/recall, /v1/remember, /v1/manifest, /healthz,
-/openapi.json) and MCP's streamable HTTP at /mcp in one Starlette app, behind a guard that checks
-the bearer token and the request size before anything is parsed."""
+"""The HTTP server: the REST API (/v1/recall, /v1/remember, /v1/forget, /v1/export,
+/v1/import, /v1/manifest, /healthz, /openapi.json) and MCP's streamable HTTP at /mcp in one
+Starlette app, behind a guard that checks the bearer token and the request size before anything
+is parsed."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ from starlette.responses import JSONResponse, Response
 
 from automemo.serve.mcp_face import build_mcp
 from automemo.serve.openapi import openapi_schema
-from automemo.serve.requests import BadRequest, RequestLimits, recall_request, remember_episode
+from automemo.serve.requests import (BadRequest, RequestLimits, forget_request, recall_request, remember_episode,
+                                     remember_user)
 from automemo.serve.service import MemoryService, ServiceError
+from automemo.serve.transfer import read_lines
 
 log = logging.getLogger("automemo.serve")
 OPEN_PATHS = ("/healthz",)
+NDJSON = "application/x-ndjson"
 
 
 def build_app(service: MemoryService, *, host: str, token: str | None, limits: RequestLimits,
@@ -29,7 +33,8 @@ def build_app(service: MemoryService, *, host: str, token: str | None, limits: R
         def wrap(handler: Callable[[Request], Awaitable[Any]]):
             async def endpoint(request: Request) -> Response:
                 try:
-                    return JSONResponse(await handler(request))
+                    answer = await handler(request)
+                    return answer if isinstance(answer, Response) else JSONResponse(answer)
                 except BadRequest as exc:
                     return _error(str(exc), getattr(exc, "status", 400))
                 except ServiceError as exc:
@@ -49,8 +54,27 @@ def build_app(service: MemoryService, *, host: str, token: str | None, limits: R
     @route("/v1/remember", ["POST"])
     async def remember(request: Request) -> Any:
         body = await _json_body(request, limits)
-        return await service.remember(
-            remember_episode(body, limits, service.benchmark, service.store_image, allow_paths=allow_paths))
+        user = remember_user(body)
+        episode = remember_episode(body, limits, service.benchmark, service.store_image_for(user),
+                                   allow_paths=allow_paths)
+        return await service.remember(user, episode)
+
+    @route("/v1/forget", ["POST"])
+    async def forget(request: Request) -> Any:
+        user, task_id = forget_request(await _json_body(request, limits))
+        return await service.forget(user, task_id)
+
+    @route("/v1/export", ["GET"])
+    async def export(request: Request) -> Response:
+        lines = await service.export(request.query_params.get("user", ""))
+        return Response("".join(line + "\n" for line in lines), media_type=NDJSON)
+
+    @route("/v1/import", ["POST"])
+    async def import_(request: Request) -> Any:
+        user = request.query_params.get("user", "")
+        text = (await _body(request, limits, (NDJSON, "application/json"))).decode("utf-8", "replace")
+        episodes = read_lines(text, limits, service.benchmark, service.store_image_for(user))
+        return await service.import_episodes(user, episodes)
 
     @route("/v1/manifest", ["GET"])
     async def manifest(request: Request) -> Any:
@@ -97,19 +121,24 @@ class Guard:
         return await self.app(scope, receive, send)
 
 
-async def _json_body(request: Request, limits: RequestLimits) -> Any:
+async def _body(request: Request, limits: RequestLimits, kinds: tuple[str, ...]) -> bytes:
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/json":
-        # also keeps a web page from posting to a local server: a JSON post needs a CORS preflight
-        raise _Status("send the body as JSON with the header `Content-Type: application/json`", 415)
+    if kind not in kinds:
+        # also keeps a web page from posting to a local server: such a post needs a CORS preflight
+        raise _Status(f"send the body with the header `Content-Type: {kinds[0]}`", 415)
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limits.max_body_bytes:
             raise _Status(f"the request body is over the limit of {limits.max_body_bytes} bytes", 413)
         chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _json_body(request: Request, limits: RequestLimits) -> Any:
+    body = await _body(request, limits, ("application/json",))
     try:
-        return json.loads(b"".join(chunks))
+        return json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BadRequest(f"the body is not valid JSON ({exc.__class__.__name__} at position "
                          f"{getattr(exc, 'pos', getattr(exc, 'start', 0))})") from None

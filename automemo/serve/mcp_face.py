@@ -1,4 +1,4 @@
-"""The MCP face: tools `recall` and `remember`, the manifest as the resource
+"""The MCP face: tools `recall`, `remember` and `forget`, the manifest as the resource
 `automemo://manifest`, on the official SDK's MCPServer (stdio or streamable HTTP)."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ImageContent, TextContent
 
-from automemo.serve.requests import BadRequest, RequestLimits, recall_request, remember_episode
+from automemo.serve.requests import (BadRequest, RequestLimits, forget_request, recall_request, remember_episode,
+                                     remember_user)
 from automemo.serve.service import MemoryService, ServiceError
 
 MANIFEST_URI = "automemo://manifest"
@@ -64,13 +65,30 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
             return _error("pass exactly one of `episode` (an episode object) or `messages` (a conversation)")
         body = episode if episode is not None else {"messages": messages, "user": user, "time": time}
         try:
-            episode = remember_episode(body, limits, service.benchmark, service.store_image, allow_paths=allow_paths)
-            answer = await service.remember(episode)
+            owner = remember_user(body)
+            episode = remember_episode(body, limits, service.benchmark, service.store_image_for(owner),
+                                       allow_paths=allow_paths)
+            answer = await service.remember(owner, episode)
         except (BadRequest, ServiceError) as exc:
             return _error(str(exc))
         except Exception:
             log.exception("remember failed")
             return _error("the remember failed inside the server; see the server's log")
+        return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))], structured_content=answer)
+
+    @server.tool(description=(
+        "Forget, for good: with `task_id`, the remembered episode(s) with that id (the id `remember` "
+        "answered); without it, everything remembered for `user`. Nothing forgotten is recalled again, "
+        "after a restart included."))
+    async def forget(user: str = "", task_id: str = "") -> CallToolResult:
+        try:
+            owner, task = forget_request({"user": user, **({"task_id": task_id} if task_id else {})})
+            answer = await service.forget(owner, task)
+        except (BadRequest, ServiceError) as exc:
+            return _error(str(exc))
+        except Exception:
+            log.exception("forget failed")
+            return _error("the forget failed inside the server; see the server's log")
         return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))], structured_content=answer)
 
     @server.resource(MANIFEST_URI, name="manifest", mime_type="application/json",

@@ -216,3 +216,30 @@ def _object(body: Any, what: str) -> dict[str, Any]:
 
 def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+
+
+def remember_user(body: Any) -> str:
+    """Whose memory a remember goes to: a chat's `user`, or an episode's `metadata.user`
+    (the default namespace "" when it names none)."""
+    if isinstance(body, dict) and "episode" in body and len(body) == 1:
+        body = body["episode"]
+    if not isinstance(body, dict):
+        return ""
+    user = body.get("user") if "messages" in body else (body.get("metadata") or {}).get("user")
+    if user is not None and not isinstance(user, str):
+        raise BadRequest("\"user\" must be a string (whose memory this is)")
+    return user or ""
+
+
+def forget_request(body: Any) -> tuple[str, str | None]:
+    """`{"user": U}` forgets the namespace; `{"user": U, "task_id": T}` one episode."""
+    body = _object(body, "a forget")
+    unknown = sorted(set(body) - {"user", "task_id"})
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a forget; send \"user\" and optionally \"task_id\"")
+    user, task_id = body.get("user", ""), body.get("task_id")
+    if not isinstance(user, str):
+        raise BadRequest("\"user\" must be a string: whose memory to forget from")
+    if task_id is not None and (not isinstance(task_id, str) or not task_id):
+        raise BadRequest("\"task_id\" must be a non-empty string: the id `remember` answered with")
+    return user, task_id
