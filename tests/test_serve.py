@@ -8,13 +8,9 @@ import asyncio
 import base64
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,59 +18,9 @@ import pytest
 
 from automemo.serve.episode_log import EpisodeLog
 from automemo.serve.state_folder import StateFolder
-from servetools import make_export
+from servetools import PNG, Server, call, data_url as _data_url, make_export
 
 ROOT = Path(__file__).resolve().parents[1]
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, export: Path, state: Path, *extra: str, env: dict | None = None) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        cmd = [sys.executable, "-m", "automemo", "serve", str(export), "--port", str(self.port),
-               "--state", str(state), "--sandbox", "bwrap", *extra]
-        self.proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, stderr=subprocess.PIPE, text=True)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            assert self.proc.poll() is None, self.proc.stderr.read()
-            try:
-                if call(self.url + "/healthz")[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise AssertionError("the server did not come up")
-
-    def kill9(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(20)
-
-
-def call(url: str, body: object = None, *, raw: bytes | None = None, token: str | None = None,
-         content_type: str = "application/json") -> tuple[int, dict]:
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
-    if data is not None:
-        request.add_header("Content-Type", content_type)
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def _declared_oversize(port: int) -> tuple[int, dict]:
@@ -87,10 +33,6 @@ def _declared_oversize(port: int) -> tuple[int, dict]:
             answer += chunk
     head, _, body = answer.partition(b"\r\n\r\n")
     return int(head.split()[1]), json.loads(body)
-
-
-def _data_url(data: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(data).decode()
 
 
 def _bytes(data_url: str) -> bytes:
