@@ -19,18 +19,29 @@ from typing import Any
 from automemo.contract import EpisodeRecorder, ImageRef
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, *, durable: bool = False) -> None:
+    """Write `path` whole or not at all; `durable=True` also survives a power cut (the data and
+    the folder's new name are fsynced before returning)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         # mkstemp makes the file 0600; the sandbox guest runs as another user and must read it.
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    if durable:
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
 
 class EpisodeStore:

@@ -1,13 +1,26 @@
 """A cheap exported folder for the serve tests and `automemo bench serve`: a word-overlap memo
 program (no model) and a few shipped update episodes, written in the export format with the
-manifest's hashes, as `automemo export` would write them."""
+manifest's hashes, as `automemo export` would write them; and a real `automemo serve` process
+with a plain HTTP client for the tests to drive it."""
 
 from __future__ import annotations
 
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from automemo.bench.serve_export import write_export
 from automemo.contract import EpisodeRecorder, Step
+
+ROOT = Path(__file__).resolve().parents[1]
 
 WORD_MEMORY = '''
 from automemo.contract import MemoProgram, MemoryPayload
@@ -55,3 +68,61 @@ def make_export(out: Path, program: str = WORD_MEMORY, n_shipped: int = 3) -> Pa
         "run": {"run_id": "test", "path": "/secret/server/path/runs/test"},
         "config": {"runs_dir": "/secret/server/path/runs"},
     })
+
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, export: Path, state: Path, *extra: str, env: dict | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        cmd = [sys.executable, "-m", "automemo", "serve", str(export), "--port", str(self.port),
+               "--state", str(state), "--sandbox", "bwrap", *extra]
+        # this checkout's package, whatever the editable install points at
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                                     stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            assert self.proc.poll() is None, self.proc.stderr.read()
+            try:
+                if call(self.url + "/healthz")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError("the server did not come up")
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(20)
+
+
+def call(url: str, body: object = None, *, raw: bytes | None = None, token: str | None = None,
+         content_type: str = "application/json") -> tuple[int, dict]:
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+    if data is not None:
+        request.add_header("Content-Type", content_type)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def data_url(data: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(data).decode()

@@ -8,74 +8,19 @@ import asyncio
 import base64
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from automemo.serve.episode_log import EpisodeLog
-from servetools import make_export
+from automemo.serve.state_folder import StateFolder
+from servetools import PNG, Server, call, data_url as _data_url, make_export
 
 ROOT = Path(__file__).resolve().parents[1]
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, export: Path, state: Path, *extra: str, env: dict | None = None) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        cmd = [sys.executable, "-m", "automemo", "serve", str(export), "--port", str(self.port),
-               "--state", str(state), "--sandbox", "bwrap", *extra]
-        # this checkout's package, whatever the editable install points at
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                                     stderr=subprocess.PIPE, text=True)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            assert self.proc.poll() is None, self.proc.stderr.read()
-            try:
-                if call(self.url + "/healthz")[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise AssertionError("the server did not come up")
-
-    def kill9(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(20)
-
-
-def call(url: str, body: object = None, *, raw: bytes | None = None, token: str | None = None,
-         content_type: str = "application/json") -> tuple[int, dict]:
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
-    if data is not None:
-        request.add_header("Content-Type", content_type)
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def _declared_oversize(port: int) -> tuple[int, dict]:
@@ -88,10 +33,6 @@ def _declared_oversize(port: int) -> tuple[int, dict]:
             answer += chunk
     head, _, body = answer.partition(b"\r\n\r\n")
     return int(head.split()[1]), json.loads(body)
-
-
-def _data_url(data: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(data).decode()
 
 
 def _bytes(data_url: str) -> bytes:
@@ -133,23 +74,25 @@ def test_rest_remember_survives_kill9_concurrent_clients_and_bad_input(export, t
     finally:
         server.stop()
 
-    logged = [json.loads(line) for line in (state / "episodes.jsonl").read_text().splitlines()]
-    assert [e["seq"] for e in logged] == list(range(1, 43))
+    logged = [json.loads(line) for line in
+              (StateFolder(state).user_dir("") / "episodes.jsonl").read_text().splitlines()]
+    assert [e["seq"] for e in logged] == list(range(1, 41))
+    assert len((StateFolder(state).user_dir("ana") / "episodes.jsonl").read_text().splitlines()) == 2
     server = Server(export, state)
     try:
         status, found = call(server.url + "/v1/recall", {"instruction": "where did I park car17"})
         assert status == 200 and found["evidence"][0] == "r17" and "level 17" in found["text"]
-        assert found["metadata"]["n_memories"] == 3 + 42  # shipped + every acknowledged remember
+        assert found["metadata"]["n_memories"] == 3 + 40  # shipped + every acknowledged remember of no user
         status, bicycle = call(server.url + "/v1/recall", {"instruction": "my red bicycle", "user": "ana"})
         assert _bytes(bicycle["images"][0]["data_url"]) == PNG  # a remembered image survives kill -9
         status, ana = call(server.url + "/v1/recall", {"instruction": "what is my cat called", "user": "ana"})
         assert "Miso" in ana["text"] and ana["evidence"][:2] == [f"{chat['task_id']}#0", f"{chat['task_id']}#1"]
         status, other = call(server.url + "/v1/recall", {"instruction": "what is my cat called", "user": "bo"})
-        assert "Miso" not in other["text"]  # scope reaches the program
+        assert "Miso" not in other["text"]  # another user's memory
         status, image = call(server.url + "/v1/recall", {"instruction": "car3", "images": [_data_url(PNG)]})
         assert status == 200 and _bytes(image["images"][0]["data_url"]) == PNG
         status, manifest = call(server.url + "/v1/manifest")
-        assert manifest["node"]["id"] == 3 and manifest["remembered"] == 42
+        assert manifest["node"]["id"] == 3 and manifest["experience"]["episodes"] == 3
         assert "/secret" not in json.dumps(manifest)
         status, schema = call(server.url + "/openapi.json")
         assert {"/v1/recall", "/v1/remember", "/v1/manifest", "/healthz"} <= set(schema["paths"])
@@ -226,7 +169,7 @@ async def _mcp_http(url: str, token: str) -> None:
 
 async def _mcp_session(client) -> None:
     tools = {t.name for t in (await client.list_tools()).tools}
-    assert {"recall", "remember"} <= tools
+    assert {"recall", "remember", "forget"} <= tools
     ack = await client.call_tool("remember", {"messages": [{"role": "user", "content": "the boat is red"}],
                                               "user": "kim"})
     assert not ack.is_error and ack.structured_content["ok"]
@@ -254,18 +197,18 @@ def test_mcp_over_stdio(export, tmp_path):
             await _mcp_session(client)
 
     asyncio.run(session())
-    assert len((tmp_path / "state" / "episodes.jsonl").read_text().splitlines()) == 1
+    assert len((StateFolder(tmp_path / "state").user_dir("kim") / "episodes.jsonl").read_text().splitlines()) == 1
 
 
 def test_a_torn_last_log_line_is_dropped_and_the_log_continues(tmp_path):
     log = EpisodeLog(tmp_path / "log.jsonl")
-    log.append({"seq": 1})
-    log.append({"seq": 2})
+    log.append_episode({"task_id": "a"}, received=0.0)
+    log.append_episode({"task_id": "b"}, received=0.0)
     log.close()
     with open(tmp_path / "log.jsonl", "ab") as fh:
         fh.write(b'{"seq": 3, "epis')  # a kill in the middle of an unacknowledged append
     again = EpisodeLog(tmp_path / "log.jsonl")
-    assert [e["seq"] for e in again.read()] == [1, 2]
-    assert again.append({"seq": 3}) == 3
+    assert [e.seq for e in again.read()] == [1, 2]
+    assert again.append_episode({"task_id": "c"}, received=0.0).seq == 3
     again.close()
     assert [json.loads(x)["seq"] for x in (tmp_path / "log.jsonl").read_text().splitlines()] == [1, 2, 3]

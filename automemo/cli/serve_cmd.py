@@ -11,6 +11,7 @@ from pathlib import Path
 from automemo.cli import UserError
 from automemo.serve.access import AccessConfigError, TokenTable, token_table
 from automemo.serve.http_policy import DEFAULT_RATE_LIMIT, HttpPolicy, is_loopback
+from automemo.serve.service import MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
 
 SANDBOXES = ("auto", "docker", "bwrap")
 TOKEN_ENV = "AUTOMEMO_SERVE_TOKEN"
@@ -42,6 +43,12 @@ def register(sub) -> None:
     p.add_argument("--rate-limit", type=int, default=DEFAULT_RATE_LIMIT, metavar="N",
                    help=f"requests a minute per token (per client address without tokens), with a short "
                         f"burst; 0 turns it off (default {DEFAULT_RATE_LIMIT}; /healthz is not counted)")
+    p.add_argument("--max-open-users", type=int, default=MAX_OPEN_NAMESPACES, metavar="N",
+                   help=f"users (namespaces) whose memory is open at once, each in its own sandbox session "
+                        f"(default {MAX_OPEN_NAMESPACES}); the least recently used is snapshotted and closed")
+    p.add_argument("--snapshot-every", type=int, default=SNAPSHOT_EVERY, metavar="N",
+                   help=f"snapshot a user's memory after N remembers (default {SNAPSHOT_EVERY}; also when it "
+                        f"closes): a restart replays at most that many")
     p.add_argument("--sandbox", default="auto", choices=SANDBOXES)
     p.add_argument("--unsafe-no-sandbox", action="store_true",
                    help="run the program as a plain local process: only for programs you trust")
@@ -100,6 +107,8 @@ def _check_port_free(host: str, port: int) -> None:
 def run(args) -> int:
     if args.unsafe_no_sandbox and args.sandbox != "auto":
         raise UserError(f"--unsafe-no-sandbox and --sandbox {args.sandbox} contradict each other; pass only one")
+    if args.max_open_users < 1 or args.snapshot_every < 1:
+        raise UserError("--max-open-users and --snapshot-every must be at least 1")
     if not 0 < args.port < 65536:
         raise UserError(f"--port must be between 1 and 65535, got {args.port}")
     if args.rate_limit < 0:
@@ -124,12 +133,14 @@ def run(args) -> int:
     try:
         # the replay's progress bar draws on stdout, which is the protocol's under stdio
         service = MemoryService(folder, state, sandbox=args.sandbox, unsafe=args.unsafe_no_sandbox,
-                                progress=args.transport == "http" and sys.stdout.isatty())
+                                progress=args.transport == "http" and sys.stdout.isatty(),
+                                max_open=args.max_open_users, snapshot_every=args.snapshot_every)
     except DeployError as exc:
         raise UserError(str(exc)) from None
     start = service.start
     say(f"memory of node {(service.manifest.get('node') or {}).get('id')} ready in {start.seconds:.1f} s "
-        f"({start.shipped_episodes} shipped + {start.logged_episodes} remembered episodes replayed; state {state})")
+        f"({start.shipped_episodes} shipped episodes as every user's base, {start.users} users; "
+        f"{'snapshots' if start.snapshots else 'no snapshots: restarts replay'}; state {state})")
     limits = RequestLimits()
     try:
         if args.transport == "stdio":

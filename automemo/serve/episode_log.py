@@ -1,58 +1,114 @@
-"""The append-only log of acknowledged `remember` calls: one JSON line per episode, fsynced
-before the call is answered, read back in order when the server starts.
+"""One namespace's append-only log: a JSON line per acknowledged `remember` and per `forget`,
+fsynced before the call is answered, read back in order when the namespace opens.
 
-A kill in the middle of an append leaves at most one torn last line; reading drops it (that call
-was never acknowledged) and truncates the file back to its last whole line, so later appends
-start clean."""
+    {"seq": 7, "received": 1764140000.0, "episode": {...}}     a remembered episode
+    {"seq": 8, "received": 1764140009.5, "forget": "chat-17"}  a tombstone: the episodes with
+                                                               that task_id logged before it
+
+A tombstone makes forgetting durable the moment it is acknowledged; the namespace then rewrites
+the log without the forgotten episodes (`rewrite`), so their text leaves the disk too. A kill in
+the middle of an append leaves at most one torn last line; reading drops it (that call was never
+acknowledged) and truncates the file back to its last whole line, so later appends start clean."""
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    seq: int
+    received: float
+    episode: dict[str, Any] | None = None   # the episode's JSON (EpisodeRecorder.to_dict())
+    forget: str | None = None               # or: the task_id a tombstone forgets
+
+    @property
+    def task_id(self) -> str:
+        return self.forget if self.episode is None else str(self.episode.get("task_id"))
+
+    def to_dict(self) -> dict[str, Any]:
+        head = {"seq": self.seq, "received": self.received}
+        return {**head, "episode": self.episode} if self.episode is not None else {**head, "forget": self.forget}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LogEntry:
+        return cls(seq=int(data["seq"]), received=float(data.get("received", 0.0)),
+                   episode=data.get("episode"), forget=data.get("forget"))
+
+
+def live_episodes(entries: Iterable[LogEntry]) -> list[LogEntry]:
+    """The remembered episodes no later tombstone forgot, in log order."""
+    entries = list(entries)
+    forgotten_before: dict[str, int] = {}
+    for entry in entries:
+        if entry.forget is not None:
+            forgotten_before[entry.forget] = entry.seq
+    return [e for e in entries if e.episode is not None and e.seq > forgotten_before.get(e.task_id, 0)]
 
 
 class EpisodeLog:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.count = 0
+        self.last_seq = 0
         self._fh = None
 
-    def read(self) -> Iterator[dict[str, Any]]:
-        """Every whole entry in append order; call once, before the first `append`."""
+    def read(self) -> list[LogEntry]:
+        """Every whole entry in append order; call before the first `append`."""
+        entries: list[LogEntry] = []
         if not self.path.is_file():
-            return
+            return entries
         good_end = 0
         with open(self.path, "rb") as fh:
             for line in fh:
                 if not line.endswith(b"\n"):
                     break  # a torn last append: never acknowledged
                 try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
+                    entry = LogEntry.from_dict(json.loads(line))
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
                     break
                 good_end += len(line)
-                self.count += 1
-                yield entry
+                entries.append(entry)
         if good_end < self.path.stat().st_size:
             with open(self.path, "r+b") as fh:
                 fh.truncate(good_end)
                 os.fsync(fh.fileno())
+        self.last_seq = max((e.seq for e in entries), default=self.last_seq)
+        return entries
 
-    def append(self, entry: dict[str, Any]) -> int:
-        """Write one entry and fsync it; returns its sequence number (1-based)."""
+    def append_episode(self, episode: dict[str, Any], received: float) -> LogEntry:
+        return self._append(LogEntry(seq=self.last_seq + 1, received=received, episode=episode))
+
+    def append_forget(self, task_id: str, received: float) -> LogEntry:
+        return self._append(LogEntry(seq=self.last_seq + 1, received=received, forget=task_id))
+
+    def _append(self, entry: LogEntry) -> LogEntry:
+        """Write one entry and fsync it before returning."""
         if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             new = not self.path.exists()
             self._fh = open(self.path, "ab", buffering=0)
             if new:
-                _fsync_dir(self.path.parent)
-        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-        self._fh.write(line)
+                fsync_file(self.path.parent)  # a new file's name is durable once its folder is synced
+        self._fh.write(_line(entry))
         os.fsync(self._fh.fileno())
-        self.count += 1
-        return self.count
+        self.last_seq = entry.seq
+        return entry
+
+    def rewrite(self, entries: Iterable[LogEntry]) -> None:
+        """Replace the log by `entries` atomically: a kill leaves the old log or the new one."""
+        self.close()
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "wb") as fh:
+            for entry in entries:
+                fh.write(_line(entry))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+        fsync_file(self.path.parent)
 
     def close(self) -> None:
         if self._fh is not None:
@@ -60,14 +116,14 @@ class EpisodeLog:
             self._fh = None
 
 
+def _line(entry: LogEntry) -> bytes:
+    return json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
 def fsync_file(path: Path) -> None:
+    """fsync a file or a folder (a folder's sync makes the names in it durable)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    """A new file's directory entry is durable only once its directory is synced."""
-    fsync_file(path)

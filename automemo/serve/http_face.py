@@ -1,7 +1,9 @@
-"""The HTTP server: the REST API (/v1/recall, /v1/remember, /v1/manifest, /healthz,
-/openapi.json) and MCP's streamable HTTP at /mcp in one Starlette app, behind the guard
-(`serve.guard`: Host and Origin, CORS, token, rate limit, body size) that runs before anything is
-parsed. Image file paths are never read here, loopback included: only data URLs."""
+"""The HTTP server: the REST API (/v1/recall, /v1/remember, /v1/forget, /v1/export,
+/v1/import, /v1/manifest, /healthz, /openapi.json) and MCP's streamable HTTP at /mcp in one
+Starlette app, behind the guard (`serve.guard`: Host and Origin, CORS, token, rate limit, body
+size) that runs before anything is parsed. Every handler that touches memory asks
+`serve.access.namespace_for` which user's memory the caller may act on. Image file paths are never
+read here, loopback included: only data URLs."""
 
 from __future__ import annotations
 
@@ -19,10 +21,13 @@ from automemo.serve.guard import build_guard
 from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.mcp_face import build_mcp
 from automemo.serve.openapi import openapi_schema
-from automemo.serve.requests import BadRequest, RequestLimits, recall_request, remember_episode
+from automemo.serve.requests import (BadRequest, RequestLimits, forget_request, recall_request, remember_episode,
+                                     remember_user)
 from automemo.serve.service import MemoryService, ServiceError
+from automemo.serve.transfer import read_lines
 
 log = logging.getLogger("automemo.serve")
+NDJSON = "application/x-ndjson"
 
 
 def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPolicy = HttpPolicy(),
@@ -33,7 +38,8 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
         def wrap(handler: Callable[[Request], Awaitable[Any]]):
             async def endpoint(request: Request) -> Response:
                 try:
-                    return JSONResponse(await handler(request))
+                    answer = await handler(request)
+                    return answer if isinstance(answer, Response) else JSONResponse(answer)
                 except BadRequest as exc:
                     return _error(str(exc), getattr(exc, "status", 400))
                 except NamespaceRefused as exc:
@@ -56,9 +62,29 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
     @route("/v1/remember", ["POST"])
     async def remember(request: Request) -> Any:
         body = await _json_body(request, limits)
-        user_for = partial(namespace_for, principal_of(request.scope))
-        return await service.remember(remember_episode(body, limits, service.benchmark, service.store_image,
-                                                       allow_paths=False, user_for=user_for))
+        principal = principal_of(request.scope)
+        user = namespace_for(principal, remember_user(body))  # refused here, before an image is stored
+        episode = remember_episode(body, limits, service.benchmark, service.store_image_for(user),
+                                   allow_paths=False, user_for=partial(namespace_for, principal))
+        return await service.remember(user, episode)
+
+    @route("/v1/forget", ["POST"])
+    async def forget(request: Request) -> Any:
+        user, task_id = forget_request(await _json_body(request, limits))
+        return await service.forget(namespace_for(principal_of(request.scope), user), task_id)
+
+    @route("/v1/export", ["GET"])
+    async def export(request: Request) -> Response:
+        user = namespace_for(principal_of(request.scope), request.query_params.get("user", ""))
+        lines = await service.export(user)
+        return Response("".join(line + "\n" for line in lines), media_type=NDJSON)
+
+    @route("/v1/import", ["POST"])
+    async def import_(request: Request) -> Any:
+        user = namespace_for(principal_of(request.scope), request.query_params.get("user", ""))
+        text = (await _body(request, limits, (NDJSON, "application/json"))).decode("utf-8", "replace")
+        episodes = read_lines(text, limits, service.benchmark, service.store_image_for(user))
+        return await service.import_episodes(user, episodes)
 
     @route("/v1/manifest", ["GET"])
     async def manifest(request: Request) -> Any:
@@ -83,19 +109,24 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
     return build_guard(app, policy, tokens, limits.max_body_bytes)
 
 
-async def _json_body(request: Request, limits: RequestLimits) -> Any:
+async def _body(request: Request, limits: RequestLimits, kinds: tuple[str, ...]) -> bytes:
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/json":
-        # also keeps a web page from posting to a local server: a JSON post needs a CORS preflight
-        raise _Status("send the body as JSON with the header `Content-Type: application/json`", 415)
+    if kind not in kinds:
+        # also keeps a web page from posting to a local server: such a post needs a CORS preflight
+        raise _Status(f"send the body with the header `Content-Type: {kinds[0]}`", 415)
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limits.max_body_bytes:
             raise _Status(f"the request body is over the limit of {limits.max_body_bytes} bytes", 413)
         chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _json_body(request: Request, limits: RequestLimits) -> Any:
+    body = await _body(request, limits, ("application/json",))
     try:
-        return json.loads(b"".join(chunks))
+        return json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BadRequest(f"the body is not valid JSON ({exc.__class__.__name__} at position "
                          f"{getattr(exc, 'pos', getattr(exc, 'start', 0))})") from None

@@ -1,11 +1,11 @@
-"""The MCP face: tools `recall` and `remember`, the manifest as the resource
+"""The MCP face: tools `recall`, `remember` and `forget`, the manifest as the resource
 `automemo://manifest`, on the official SDK's MCPServer (stdio or streamable HTTP).
 
 The tools take the argument names other memory services use as optional aliases (`query`,
 `content`, `user_id`...), so a harness's generic MCP adapter, which picks tools by name and fills
 the first argument it recognises, drives them unchanged. Over HTTP a tool acts for the caller the
 guard authenticated (its principal rides on the Starlette request in the tool's context); over
-stdio there is no request and the caller is the local user."""
+stdio there is no request and the caller is the local user, who may use every namespace."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ImageContent, TextContent
 
 from automemo.serve.access import NamespaceRefused, namespace_for, principal_of
-from automemo.serve.requests import BadRequest, RequestLimits, UserFor, recall_request, remember_episode
+from automemo.serve.requests import (BadRequest, RequestLimits, UserFor, forget_request, recall_request,
+                                     remember_episode, remember_user)
 from automemo.serve.service import MemoryService, ServiceError
 
 MANIFEST_URI = "automemo://manifest"
@@ -90,9 +91,11 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
             body = _given(messages=messages, content=content, text=text, role=role, images=images, user=user,
                           user_id=user_id, time=time, task_id=task_id)
         try:
-            recorded = remember_episode(body, limits, service.benchmark, service.store_image,
-                                        allow_paths=allow_paths, user_for=_user_for(ctx))
-            answer = await service.remember(recorded)
+            user_for = _user_for(ctx)
+            owner = user_for(remember_user(body))  # refused here, before an image is stored
+            recorded = remember_episode(body, limits, service.benchmark, service.store_image_for(owner),
+                                        allow_paths=allow_paths, user_for=user_for)
+            answer = await service.remember(owner, recorded)
         except (BadRequest, NamespaceRefused, ServiceError) as exc:
             return _error(str(exc))
         except Exception:
@@ -100,8 +103,21 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
             return _error("the remember failed inside the server; see the server's log")
         return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))], structured_content=answer)
 
-    # `forget(user, task_id?)` joins here with the per-user service: generic harness adapters look
-    # for a tool named forget, reset or delete to clear memory between test cases.
+    @server.tool(description=(
+        "Forget, for good: with `task_id`, the remembered episode(s) with that id (the id `remember` "
+        "answered); without it, everything remembered for `user` (or `user_id`). Nothing forgotten is "
+        "recalled again, after a restart included."))
+    async def forget(user: str = "", user_id: str = "", task_id: str = "", ctx: Context | None = None
+                     ) -> CallToolResult:
+        try:
+            requested, task = forget_request(_given(user=user, user_id=user_id, task_id=task_id))
+            answer = await service.forget(_user_for(ctx)(requested), task)
+        except (BadRequest, NamespaceRefused, ServiceError) as exc:
+            return _error(str(exc))
+        except Exception:
+            log.exception("forget failed")
+            return _error("the forget failed inside the server; see the server's log")
+        return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))], structured_content=answer)
 
     @server.resource(MANIFEST_URI, name="manifest", mime_type="application/json",
                      description="The exported program's manifest: scores, lineage, budget, models")

@@ -332,3 +332,39 @@ def _object(body: Any, what: str) -> dict[str, Any]:
 
 def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+
+
+def remember_user(body: Any) -> str:
+    """The user a remember names, before authorisation: a chat's or a message's `user` (or
+    `user_id`, `scope`), or an episode's `metadata.user`; the default namespace "" when it names
+    none. A malformed body names none: `remember_episode` says what is wrong with it."""
+    if isinstance(body, dict) and "episode" in body and len(body) == 1:
+        body = body["episode"]
+    if not isinstance(body, dict):
+        return ""
+    if "messages" in body or any(name in body for name in _CONTENT):
+        user = _one_of(body, _USER)
+    else:
+        metadata = body.get("metadata")
+        user = metadata.get("user") if isinstance(metadata, dict) else None
+    if user is not None and not isinstance(user, str):
+        raise BadRequest("\"user\" must be a string (whose memory this is)")
+    return user or ""
+
+
+_FORGET_KEYS = {"user", "user_id", "task_id"}
+
+
+def forget_request(body: Any) -> tuple[str, str | None]:
+    """`{"user": U}` forgets the namespace; `{"user": U, "task_id": T}` one episode (`user_id`
+    is an alias of `user`). The user is the one named, before authorisation."""
+    body = _object(body, "a forget")
+    unknown = sorted(set(body) - _FORGET_KEYS)
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a forget; send \"user\" and optionally \"task_id\"")
+    user, task_id = _one_of(body, ("user", "user_id")) or "", body.get("task_id")
+    if not isinstance(user, str):
+        raise BadRequest("\"user\" must be a string: whose memory to forget from")
+    if task_id is not None and (not isinstance(task_id, str) or not task_id):
+        raise BadRequest("\"task_id\" must be a non-empty string: the id `remember` answered with")
+    return user, task_id

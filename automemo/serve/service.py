@@ -1,34 +1,36 @@
-"""One exported memo program, live and durable, behind every face of the server.
+"""One exported memo program, served to many users: what every face of the server calls.
 
-All calls into the program go through one worker thread, in arrival order: the sandbox session is
-one guest process, `remember` calls are applied one after another, and a `recall` runs between
-two updates, never during one. A `remember` is acknowledged only after its episode is applied and
-fsynced into the state folder's episode log; the log is replayed on start (after the shipped
-experience), with the working episode store (images, embedding cache) kept in the state folder so
-a replay re-embeds nothing."""
+Isolation, forgetting and durability belong to the service, never to the evolved program. Each
+user (namespace) is its own memory, in its own sandbox session (`user_memory.UserMemory`), so no
+recall can return another user's episodes whatever the program's code says; at most `max_open`
+are open at once (`namespaces.NamespacePool`). The shipped episodes are the shared base every
+namespace starts from: replayed once, snapshotted (`state/base/`), and loaded by each namespace
+as it opens. A `remember` is acknowledged after its episode is applied and fsynced into the
+namespace's log; `forget` is durable once its tombstone is; restart loads each namespace's newest
+snapshot and replays only the log's tail."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import fcntl
-import json
+import hashlib
+import sys
 import time
-import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from automemo.contract import EpisodeRecorder, ImageRef, PartialRecorder
-from automemo.deploy import DeployError, DeployedMemory, load_memory, read_manifest
+from automemo.contract import EpisodeRecorder, ImageRef
+from automemo.deploy import DeployError, load_memory, read_manifest
+from automemo.episode_store import EpisodeStore
 from automemo.sandbox.base import ProgramError, SandboxError
-from automemo.serve.episode_log import EpisodeLog, fsync_file
 from automemo.serve.requests import RecallRequest
+from automemo.serve.state_folder import STORE, SnapshotMeta, StateError, StateFolder
+from automemo.serve.namespaces import NamespacePool
+from automemo.serve.transfer import data_url, episode_lines
+from automemo.serve.user_memory import NamespaceDead, Program, UserMemory
 
-LOG = "episodes.jsonl"
-STORE = "store"
-IDENTITY = "program.json"
+DEFAULT_USER = ""          # the namespace of calls that name no user
+MAX_OPEN_NAMESPACES = 8    # open sandbox sessions at once; each is a guest process
+SNAPSHOT_EVERY = 200       # a namespace snapshots after this many new log entries (and on close)
 
 
 class ServiceError(RuntimeError):
@@ -42,126 +44,130 @@ class ServiceError(RuntimeError):
 @dataclass(frozen=True)
 class StartReport:
     shipped_episodes: int
-    logged_episodes: int
+    logged_episodes: int      # in the default namespace, opened before serving
+    users: int                # namespaces with a folder
+    snapshots: bool           # False: the program cannot snapshot, namespaces restart by replay
     seconds: float
 
 
 class MemoryService:
     def __init__(self, folder: Path, state_dir: Path, *, sandbox: str = "auto", unsafe: bool = False,
-                 services: Any = None, progress: bool = False) -> None:
+                 services: Any = None, progress: bool = False, max_open: int = MAX_OPEN_NAMESPACES,
+                 snapshot_every: int = SNAPSHOT_EVERY, notice: Callable[[str], None] | None = None) -> None:
         self.folder = Path(folder).resolve()
-        self.state_dir = Path(state_dir).resolve()
-        self._open_args = {"sandbox": sandbox, "unsafe": unsafe, "services": services}
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="automemo-memory")
         self.manifest = read_manifest(self.folder)
         self.benchmark = str((self.manifest.get("benchmark") or {}).get("name") or "serve")
-        self._lock_fh = _lock_state(self.state_dir, self.manifest)
-        self.log = EpisodeLog(self.state_dir / LOG)
+        self._notice = notice or _stderr_notice
+        self.state = StateFolder(state_dir)
+        try:
+            self._lock_fh = self.state.lock(self.manifest)
+        except StateError as exc:
+            raise DeployError(str(exc)) from None
         started = time.perf_counter()
         try:
-            self.memory = self._open(progress)
+            open_args = {"sandbox": sandbox, "unsafe": unsafe, "services": services}
+            program = Program(
+                folder=self.folder, program_sha256=self.manifest["files"]["program.py"], benchmark=self.benchmark,
+                open_args=open_args, base_snapshot=self._base_snapshot(open_args, progress),
+                snapshot_every=snapshot_every,
+            )
+            self.pool = NamespacePool(self.state, program, max_open=max_open, notice=self._notice)
+            default = self.pool.open_now(DEFAULT_USER)
         except BaseException:
             self._lock_fh.close()
             raise
         self.start = StartReport(
             shipped_episodes=len(self.manifest.get("experience", {}).get("episodes", [])),
-            logged_episodes=self.log.count,
-            seconds=time.perf_counter() - started,
+            logged_episodes=default.live_count, users=len(self.state.users()),
+            snapshots=program.base_snapshot is not None, seconds=time.perf_counter() - started,
         )
-        self.healthy = True
 
-    def _open(self, progress: bool) -> DeployedMemory:
-        memory = load_memory(self.folder, progress=progress, store_dir=self.state_dir / STORE, **self._open_args)
+    def _base_snapshot(self, open_args: dict[str, Any], progress: bool) -> Path | None:
+        """The shipped episodes' state, made once per state folder; None when the program
+        cannot snapshot (said once: every namespace then replays the shipped episodes)."""
+        base = self.state.base()
+        sha = self.manifest["files"]["program.py"]
+        found = self.state.read_snapshot(base, sha)
+        if found is not None:
+            return found[1]
+        memory = load_memory(self.folder, progress=progress, store_dir=base / STORE, **open_args)
         try:
-            for entry in self.log.read():
-                try:
-                    memory.update(entry["episode"], checked=True)  # written from a checked episode
-                except ProgramError:
-                    pass  # it raised when it was remembered too: the same skip, the same state
-                except SandboxError as exc:
-                    raise DeployError(
-                        f"replaying logged episode {entry.get('seq')} stopped the program ({exc.kind}); "
-                        f"the log is kept, nothing was lost"
-                    ) from None
-        except BaseException:
+            started = time.perf_counter()
+            data = memory.snapshot()
+        except ProgramError as exc:
+            self._notice(f"this program cannot save its state ({exc.detail}); each user's memory opens by "
+                         f"replaying the shipped and remembered episodes")
+            return None
+        except SandboxError as exc:
+            raise DeployError(f"snapshotting the shipped episodes stopped the program ({exc.kind})") from None
+        finally:
             memory.close()
-            raise
-        return memory
+        self.state.write_snapshot(base, data, SnapshotMeta(
+            seq=0, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), program_sha256=sha,
+            seconds=round(time.perf_counter() - started, 3)))
+        return self.state.read_snapshot(base, sha)[1]
 
-    # --- the calls, each on the worker thread ---------------------------------------------------
+    # --- the calls ---------------------------------------------------------------------------
 
     async def recall(self, request: RecallRequest) -> dict[str, Any]:
-        return await asyncio.get_running_loop().run_in_executor(
-            self._worker, self.recall_now, request, time.perf_counter())
+        def work(memory: UserMemory) -> dict[str, Any]:
+            started = time.perf_counter()
+            payload = memory.recall(request.instruction, request.images, request.time)
+            retrieve_ms = (time.perf_counter() - started) * 1000
+            evidence = payload.metadata.get("evidence")
+            return {
+                "text": payload.text,
+                "images": [_image(memory, ref) for ref in payload.images],
+                "evidence": [str(e) for e in evidence] if isinstance(evidence, list) else [],
+                "metadata": dict(payload.metadata),
+                "retrieve_ms": round(retrieve_ms, 3),
+            }
+        answer, waited_ms = await self._call(request.scope, work, "recall")
+        return {**answer, "queued_ms": round(waited_ms, 3)}
 
-    async def remember(self, episode: EpisodeRecorder) -> dict[str, Any]:
-        return await asyncio.get_running_loop().run_in_executor(self._worker, self.remember_now, episode)
+    async def remember(self, user: str, episode: EpisodeRecorder) -> dict[str, Any]:
+        def work(memory: UserMemory) -> dict[str, Any]:
+            entry, applied = memory.remember(episode)
+            return {"ok": True, "user": user, "seq": entry.seq, "task_id": episode.task_id, "applied": applied}
+        return (await self._call(user, work, "remember"))[0]
 
-    def recall_now(self, request: RecallRequest, submitted: float | None = None) -> dict[str, Any]:
-        """`submitted`: when the call was queued for the worker (the answer reports the wait)."""
-        queued_ms = (time.perf_counter() - submitted) * 1000 if submitted is not None else 0.0
-        self._check_alive()
-        images = tuple(self.memory.put_image(data) for data in request.images)
-        task = PartialRecorder(
-            task_id=f"recall-{uuid.uuid4().hex[:12]}", benchmark=self.benchmark,
-            instruction=request.instruction, task_images=images,
-            metadata={k: v for k, v in (("user", request.scope), ("time", request.time)) if v},
-        )
-        started = time.perf_counter()
+    async def forget(self, user: str, task_id: str | None = None) -> dict[str, Any]:
+        """One episode (`task_id`), or the whole namespace."""
+        if task_id is None:
+            dropped = await self.pool.drop(user)
+            return {"ok": True, "user": user, "forgotten": "namespace" if dropped else "nothing"}
+        count = (await self._call(user, lambda memory: memory.forget(task_id), "forget"))[0]
+        return {"ok": True, "user": user, "task_id": task_id, "forgotten": count}
+
+    async def export(self, user: str) -> list[str]:
+        """The namespace's episodes as JSON lines, images inline as data URLs."""
+        return (await self._call(user, lambda memory: episode_lines(memory), "export"))[0]
+
+    async def import_episodes(self, user: str, episodes: list[EpisodeRecorder]) -> dict[str, Any]:
+        def work(memory: UserMemory) -> dict[str, Any]:
+            applied = sum(memory.remember(episode)[1] for episode in episodes)
+            return {"ok": True, "user": user, "imported": len(episodes), "applied": applied}
+        return (await self._call(user, work, "import"))[0]
+
+    def store_image_for(self, user: str) -> Callable[[bytes], ImageRef]:
+        """Where a remember's images go before its episode is applied: the user's own store."""
+        def put(data: bytes) -> ImageRef:
+            return EpisodeStore(self.state.claim(user) / STORE).put_image(data)
+        return put
+
+    async def _call(self, user: str, work: Callable[[UserMemory], Any], what: str) -> tuple[Any, float]:
         try:
-            payload = self.memory.retrieve(task)
+            return await self.pool.call(user, work)
         except ProgramError:
-            raise ServiceError("the memory program raised an error on this recall; nothing was changed", 500) from None
-        except SandboxError as exc:
-            self._died(exc)
-        retrieve_ms = (time.perf_counter() - started) * 1000
-        evidence = payload.metadata.get("evidence")
-        return {
-            "text": payload.text,
-            "images": [self._image(ref) for ref in payload.images],
-            "evidence": [str(e) for e in evidence] if isinstance(evidence, list) else [],
-            "metadata": dict(payload.metadata),
-            "retrieve_ms": round(retrieve_ms, 3),
-            "queued_ms": round(queued_ms, 3),
-        }
+            raise ServiceError(f"the memory program raised an error on this {what}; nothing was changed", 500) from None
+        except NamespaceDead as exc:
+            raise ServiceError(f"this memory's program stopped ({exc.kind}); this {what} was not applied. The "
+                               f"next call reopens it from its snapshot and log (nothing acknowledged is lost)",
+                               503) from None
+        except DeployError as exc:
+            raise ServiceError(f"this memory could not be opened: {exc}", 503) from None
 
-    def store_image(self, data: bytes) -> ImageRef:
-        """Put image bytes where the program reads them (a remember's images become durable
-        with its log entry)."""
-        return self.memory.put_image(data)
-
-    def remember_now(self, episode: EpisodeRecorder) -> dict[str, Any]:
-        self._check_alive()
-        for ref in episode.images():  # the log line must never point at an image a crash lost
-            fsync_file(self.memory.store.root / ref.path)
-            fsync_file((self.memory.store.root / ref.path).parent)
-        applied = True
-        try:
-            self.memory.update(episode)
-        except ProgramError:
-            applied = False  # logged all the same: a replay raises on it again and skips it again
-        except SandboxError as exc:
-            self._died(exc)
-        seq = self.log.append({"seq": self.log.count + 1, "received": time.time(), "episode": episode.to_dict()})
-        return {"ok": True, "seq": seq, "task_id": episode.task_id, "applied": applied}
-
-    def _image(self, ref: Any) -> dict[str, Any]:
-        data = (self.memory.store.root / ref.path).read_bytes()
-        kind = "jpeg" if data[:3] == b"\xff\xd8\xff" else "png"
-        return {"data_url": f"data:image/{kind};base64,{base64.b64encode(data).decode()}",
-                "caption": ref.caption, "sha256": ref.sha256}
-
-    def _check_alive(self) -> None:
-        if not self.healthy:
-            raise ServiceError("the memory program stopped; restart `automemo serve` (acknowledged "
-                               "episodes are kept and replayed)", 503)
-
-    def _died(self, exc: SandboxError) -> None:
-        self.healthy = False
-        raise ServiceError(f"the memory program stopped ({exc.kind}); this call was not applied; restart "
-                           f"`automemo serve` (acknowledged episodes are kept and replayed)", 503) from None
-
-    # --- what a client may read -----------------------------------------------------------------
+    # --- what a client may read --------------------------------------------------------------
 
     def public_manifest(self) -> dict[str, Any]:
         """The manifest without server paths or the run's configuration."""
@@ -173,40 +179,23 @@ class MemoryService:
             "benchmark": self.benchmark, "models": m.get("models"), "embeddings": m.get("embeddings"),
             "experience": {"episodes": self.start.shipped_episodes,
                            "n_images": (m.get("experience") or {}).get("n_images", 0)},
-            "remembered": self.log.count,
+            "namespaces": "one memory per user, starting from the shipped episodes",
         }
 
     def health(self) -> dict[str, Any]:
-        return {"ok": self.healthy, "remembered": self.log.count,
-                "start_seconds": round(self.start.seconds, 3)}
+        return {"ok": True, "open_namespaces": self.pool.open_count(), "max_open": self.pool.max_open,
+                "snapshots": self.start.snapshots, "start_seconds": round(self.start.seconds, 3)}
 
     def close(self) -> None:
-        self._worker.shutdown(wait=True)
-        self.memory.close()
-        self.log.close()
-        self._lock_fh.close()
+        try:
+            self.pool.close()
+        finally:
+            self._lock_fh.close()
 
 
-def _lock_state(state_dir: Path, manifest: dict[str, Any]) -> Any:
-    """Hold the state folder for this process, and refuse a folder that belongs to another
-    program (its log would replay into the wrong memory)."""
-    state_dir.mkdir(parents=True, exist_ok=True)
-    fh = open(state_dir / ".lock", "w")
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        fh.close()
-        raise DeployError(f"another `automemo serve` is using the state folder {state_dir}; stop it or pass "
-                          f"another --state") from None
-    identity = {"program_sha256": manifest["files"]["program.py"], "node": manifest.get("node")}
-    path = state_dir / IDENTITY
-    if path.is_file():
-        held = json.loads(path.read_text())
-        if held.get("program_sha256") != identity["program_sha256"]:
-            fh.close()
-            raise DeployError(f"the state folder {state_dir} holds the memory of another program (node "
-                              f"{(held.get('node') or {}).get('id')}); pass a new --state for this export")
-    else:
-        path.write_text(json.dumps(identity))
-        fsync_file(path)
-    return fh
+def _image(memory: UserMemory, ref: ImageRef) -> dict[str, Any]:
+    return {"data_url": data_url(memory.image_bytes(ref)), "caption": ref.caption, "sha256": ref.sha256}
+
+
+def _stderr_notice(message: str) -> None:
+    print(f"automemo serve: {message}", file=sys.stderr, flush=True)

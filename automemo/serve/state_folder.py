@@ -1,0 +1,181 @@
+"""The state folder of a served memory, and everything about where its files live.
+
+    STATE/
+      program.json            which exported program this memory belongs to
+      .lock                   held by the one process using the folder
+      base/                   the shared base: the shipped episodes, replayed once
+        store/                  its working episode store (shipped images, embedding cache)
+        snapshot.bin|.json      the program's state after the shipped episodes
+      users/<key>/            one namespace (a `user`): its own memory, isolated by construction
+        user.json               {"user": "ana"}: the name <key> stands for
+        episodes.jsonl          its remembers and tombstones (`EpisodeLog`)
+        store/                  its images and embedding cache (the shipped ones hard-linked)
+        snapshot.bin|.json      its program state up to a log sequence number
+
+A namespace's folder name is a digest of its user id, so a user id is never a path. Snapshots are
+written to a temporary name, fsynced and renamed: a kill leaves the old snapshot or the new one."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from automemo.episode_store import atomic_write
+from automemo.serve.episode_log import EpisodeLog, fsync_file, live_episodes
+
+IDENTITY = "program.json"
+BASE = "base"
+USERS = "users"
+LOG = "episodes.jsonl"
+STORE = "store"
+SNAPSHOT = "snapshot.bin"
+SNAPSHOT_META = "snapshot.json"
+USER_FILE = "user.json"
+LEGACY_LOG = "episodes.jsonl"  # one log for every user, before namespaces
+TRASH_PREFIX = ".forgotten-"
+
+
+class StateError(RuntimeError):
+    """The state folder cannot be used; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class SnapshotMeta:
+    seq: int               # the namespace's log entries up to this one are in the snapshot
+    sha256: str
+    bytes: int
+    program_sha256: str    # the program that made it (a snapshot of another program is ignored)
+    seconds: float         # how long saving it took
+
+
+def user_key(user: str) -> str:
+    return hashlib.sha256(user.encode()).hexdigest()[:32]
+
+
+class StateFolder:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+
+    # --- ownership ------------------------------------------------------------------------
+
+    def lock(self, manifest: dict[str, Any]) -> Any:
+        """Hold the folder for this process, and refuse a folder that belongs to another
+        program (its logs would replay into the wrong memory). Returns the held file."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fh = open(self.root / ".lock", "w")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise StateError(f"another process (`automemo serve` or `automemo memory`) is using the state "
+                             f"folder {self.root}; stop it or pass another --state") from None
+        identity = {"program_sha256": manifest["files"]["program.py"], "node": manifest.get("node")}
+        path = self.root / IDENTITY
+        if path.is_file():
+            held = json.loads(path.read_text())
+            if held.get("program_sha256") != identity["program_sha256"]:
+                fh.close()
+                raise StateError(f"the state folder {self.root} holds the memory of another program (node "
+                                 f"{(held.get('node') or {}).get('id')}); pass a new --state for this export")
+        else:
+            atomic_write(path, json.dumps(identity).encode(), durable=True)
+        self._adopt_legacy_log()
+        self._empty_trash()
+        return fh
+
+    # --- namespaces -----------------------------------------------------------------------
+
+    def base(self) -> Path:
+        return self.root / BASE
+
+    def user_dir(self, user: str) -> Path:
+        return self.root / USERS / user_key(user)
+
+    def users(self) -> list[str]:
+        """Every namespace with a folder, by user id."""
+        found = []
+        for folder in sorted((self.root / USERS).glob("*")):
+            try:
+                found.append(json.loads((folder / USER_FILE).read_text())["user"])
+            except (OSError, ValueError, KeyError):
+                continue  # a namespace whose creation a kill cut short holds nothing acknowledged
+        return found
+
+    def claim(self, user: str) -> Path:
+        """The namespace's folder, created (with its user id, durably) on first use."""
+        folder = self.user_dir(user)
+        if not (folder / USER_FILE).is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            atomic_write(folder / USER_FILE, json.dumps({"user": user}).encode(), durable=True)
+            fsync_file(folder.parent)
+        return folder
+
+    def drop(self, user: str) -> bool:
+        """Forget a whole namespace: its folder leaves by one durable rename, then is deleted."""
+        folder = self.user_dir(user)
+        if not folder.exists():
+            return False
+        trash = folder.with_name(TRASH_PREFIX + folder.name)
+        shutil.rmtree(trash, ignore_errors=True)
+        os.replace(folder, trash)
+        fsync_file(folder.parent)
+        shutil.rmtree(trash, ignore_errors=True)
+        return True
+
+    def _empty_trash(self) -> None:
+        """A kill between a namespace's rename and its deletion leaves it in the trash."""
+        for trash in (self.root / USERS).glob(TRASH_PREFIX + "*"):
+            shutil.rmtree(trash, ignore_errors=True)
+
+    def _adopt_legacy_log(self) -> None:
+        """A state folder written before namespaces holds one log for every user: each episode
+        moves to its user's namespace (by `metadata.user`), then the old log is removed."""
+        legacy = self.root / LEGACY_LOG
+        if not legacy.is_file():
+            return
+        by_user: dict[str, list[dict[str, Any]]] = {}
+        for entry in live_episodes(EpisodeLog(legacy).read()):
+            user = str((entry.episode.get("metadata") or {}).get("user") or "")
+            by_user.setdefault(user, []).append(entry.episode)
+        for user, episodes in by_user.items():
+            log = EpisodeLog(self.claim(user) / LOG)
+            log.read()
+            for episode in episodes:
+                log.append_episode(episode, received=0.0)
+            log.close()
+        os.replace(legacy, self.root / (LEGACY_LOG + ".adopted"))
+        fsync_file(self.root)
+
+    # --- snapshots ------------------------------------------------------------------------
+
+    @staticmethod
+    def read_snapshot(folder: Path, program_sha256: str) -> tuple[SnapshotMeta, Path] | None:
+        meta_path, data_path = folder / SNAPSHOT_META, folder / SNAPSHOT
+        try:
+            meta = SnapshotMeta(**json.loads(meta_path.read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+        if meta.program_sha256 != program_sha256 or not data_path.is_file() \
+                or data_path.stat().st_size != meta.bytes:
+            return None
+        return meta, data_path
+
+    @staticmethod
+    def write_snapshot(folder: Path, data: bytes, meta: SnapshotMeta) -> None:
+        """The data first, then the meta that vouches for it: a kill between the two leaves a
+        meta whose size no longer matches, which reads as no snapshot."""
+        atomic_write(folder / SNAPSHOT, data, durable=True)
+        atomic_write(folder / SNAPSHOT_META, json.dumps(meta.__dict__).encode(), durable=True)
+
+    @staticmethod
+    def remove_snapshot(folder: Path) -> None:
+        for name in (SNAPSHOT_META, SNAPSHOT):
+            (folder / name).unlink(missing_ok=True)
+        if folder.is_dir():
+            fsync_file(folder)
