@@ -14,10 +14,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import http.client
-import io
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -25,26 +23,17 @@ from pathlib import Path
 
 import pytest
 
-from servetools import make_export
+from servetools import PNG, ROOT, free_port, make_export
 
-ROOT = Path(__file__).resolve().parents[1]
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 PASSWD = b"root:x:0:0:root:/root:/bin/bash\n"
 TOKENS = {"ANA": "ana-secret-token", "ALL": "all-secret-token", "BURST": "burst-secret-token"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Served:
     """One `automemo serve` subprocess of this worktree's package."""
 
     def __init__(self, export: Path, state: Path, *flags: str, env: dict | None = None) -> None:
-        self.port, self.state = _free_port(), state
+        self.port, self.state = free_port(), state
         cmd = [sys.executable, "-m", "automemo", "serve", str(export), "--port", str(self.port),
                "--state", str(state), "--unsafe-no-sandbox", *flags]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
@@ -234,11 +223,13 @@ def test_a_benchmark_harness_generic_mcp_adapter_drives_the_server(open_server):
     adapter = mcp_adapter.MCPAdapter({"endpoint": open_server.url + "/mcp"})
     adapter.setup()
     try:
-        assert (adapter._ingest_tool, adapter._query_tool) == ("remember", "recall")
+        assert (adapter._ingest_tool, adapter._query_tool, adapter._reset_tool) == ("remember", "recall", "forget")
         adapter.ingest([{"role": "user", "content": "I moved to Lisbon in March"},
                         {"role": "assistant", "content": "Lisbon, noted"}])
         answer = adapter.recall("when did I move to Lisbon")
         assert "moved to Lisbon in March" in answer
+        adapter.reset()  # between test cases: forget({}), the default namespace the adapter writes to
+        assert "Lisbon" not in adapter.recall("when did I move to Lisbon")
     finally:
         adapter.teardown()
 
@@ -259,7 +250,8 @@ async def _convention_session(url: str) -> None:
     async with Client(streamable_http_client(url)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         query_tool, add_tool = named(tools, "recall", "search"), named(tools, "remember", "add")
-        assert (query_tool, add_tool) == ("recall", "remember")
+        reset_tool = named(tools, "forget", "reset", "delete")
+        assert (query_tool, add_tool, reset_tool) == ("recall", "remember", "forget")
         assert "query" in tools[query_tool].input_schema["properties"]
         assert "content" in tools[add_tool].input_schema["properties"]
         assert tools[query_tool].input_schema.get("required", []) == []
@@ -267,6 +259,9 @@ async def _convention_session(url: str) -> None:
         assert not ack.is_error, ack.content
         found = await client.call_tool(query_tool, {"query": "what is my locker code", "user_id": "kai"})
         assert not found.is_error and "4711" in found.content[0].text
+        assert not (await client.call_tool(reset_tool, {"user_id": "kai"})).is_error
+        found = await client.call_tool(query_tool, {"query": "what is my locker code", "user_id": "kai"})
+        assert "4711" not in found.content[0].text
 
 
 def test_the_rate_limit_answers_429_per_token(token_server):
@@ -307,6 +302,12 @@ def test_a_token_bound_to_a_user_stays_in_that_users_memory(token_server):
     status, _, answer = server.request("POST", "/v1/remember", {
         "task_id": "t", "instruction": "x", "steps": [{"observation": "y"}], "metadata": {"user": "bob"}}, token=ana)
     assert status == 403
+    # forget, export and import are bound the same way
+    assert server.request("POST", "/v1/forget", {"user": "bob"}, token=ana)[0] == 403
+    assert server.request("GET", "/v1/export?user=bob", token=ana)[0] == 403
+    assert server.request("POST", "/v1/import?user=bob", {"task_id": "t", "instruction": "x"}, token=ana)[0] == 403
+    status, _, exported = server.request("GET", "/v1/export", token=ana)  # naming no user: ana's
+    assert status == 200 and "umbrella is yellow" in exported["body"]
     asyncio.run(_mcp_as_ana(server.url + "/mcp"))
 
 
@@ -321,6 +322,8 @@ async def _mcp_as_ana(url: str) -> None:
             assert refused.is_error and "may not use the memory of user 'bob'" in refused.content[0].text
             refused = await client.call_tool("remember", {"content": "x", "user_id": "bob"})
             assert refused.is_error
+            refused = await client.call_tool("forget", {"user": "bob"})
+            assert refused.is_error and "may not use the memory of user 'bob'" in refused.content[0].text
             found = await client.call_tool("recall", {"query": "what colour is my umbrella"})
             assert not found.is_error and "yellow" in found.content[0].text
 
@@ -350,7 +353,7 @@ def test_a_tokens_file_open_to_others_is_refused(export, tmp_path):
     tokens_file.write_text(json.dumps({"tokens": [{"token": "t0ken", "namespaces": ["ana"]}]}))
     tokens_file.chmod(0o644)
     done = subprocess.run([sys.executable, "-m", "automemo", "serve", str(export), "--tokens", str(tokens_file),
-                           "--port", str(_free_port())], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                           "--port", str(free_port())], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and f"chmod 600 {tokens_file}" in done.stderr and "Traceback" not in done.stderr
 
