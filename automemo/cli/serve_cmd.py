@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from automemo.cli import UserError
-from automemo.serve.service import MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
+from automemo.serve.defaults import MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
 
 SANDBOXES = ("auto", "docker", "bwrap")
 TOKEN_ENV = "AUTOMEMO_SERVE_TOKEN"
