@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 import urllib.request
 
 import pytest
@@ -152,14 +154,14 @@ def test_randomized_users_forgets_and_kill9_never_leak(export, tmp_path):
     live: dict[str, set[str]] = {u: set() for u in users}   # acknowledged, not forgotten
     gone: set[str] = set()                                   # forgotten or of a dropped namespace
     kills = set(rng.sample(range(200, 2000), 3))
-    server = Server(export, state, "--max-open-users", "3", "--snapshot-every", "25")
+    server = Server(export, state, "--max-open-users", "8", "--snapshot-every", "25")
     leaks, recalls = [], 0
     try:
         for op in range(2000):
             if op in kills:
                 server.kill9()
                 server.stop()
-                server = Server(export, state, "--max-open-users", "3", "--snapshot-every", "25")
+                server = Server(export, state, "--max-open-users", "8", "--snapshot-every", "25")
             user, roll = rng.choice(users), rng.random()
             if roll < 0.45:
                 token = f"tok{op}x{user}"
@@ -184,3 +186,41 @@ def test_randomized_users_forgets_and_kill9_never_leak(export, tmp_path):
     finally:
         server.stop()
     assert recalls > 500 and not leaks
+
+
+def memory_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "automemo", "memory", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.bwrap
+def test_memory_commands_on_a_state_folder(export, tmp_path):
+    state = tmp_path / "state"
+    server = Server(export, state)
+    try:
+        call(server.url + "/v1/remember", chat("ana", "My locker code is 5521", "locker"))
+        call(server.url + "/v1/remember", chat("ana", "My bike is red", "bike", [data_url(PNG)]))
+        busy = memory_cli("users", str(state))
+        assert busy.returncode == 2 and "another process" in busy.stderr  # the server holds the folder
+    finally:
+        server.stop()
+    assert memory_cli("users", str(state)).stdout.splitlines() == ["(default)\t0 episodes", "ana\t2 episodes"]
+    exported = memory_cli("export", str(state), "--user", "ana")
+    assert exported.returncode == 0 and len(exported.stdout.splitlines()) == 2
+    (tmp_path / "ana.jsonl").write_text(exported.stdout)
+    assert memory_cli("import", str(state), "--user", "bo", str(tmp_path / "ana.jsonl")).returncode == 0
+    assert memory_cli("forget", str(state), "--user", "ana", "--task-id", "locker").returncode == 0
+    missing = memory_cli("forget", str(state), "--user", "ana", "--task-id", "locker")
+    assert missing.returncode == 2 and "no remembered episode" in missing.stderr
+    (tmp_path / "bad.jsonl").write_text('{"messages": []}\n')
+    bad = memory_cli("import", str(state), "--user", "bo", str(tmp_path / "bad.jsonl"))
+    assert bad.returncode == 2 and "line 1" in bad.stderr and "Traceback" not in bad.stderr
+    assert memory_cli("forget", str(state), "--user", "").returncode == 0
+    server = Server(export, state)
+    try:
+        assert "5521" not in recall(server, "ana", "what is my locker code")["text"]
+        bo = recall(server, "bo", "what is my locker code and bike")
+        assert "5521" in bo["text"] and data_url(PNG).split(",")[1] in bo["images"][0]["data_url"]
+    finally:
+        server.stop()
+    assert memory_cli("users", str(tmp_path / "nowhere")).returncode == 2

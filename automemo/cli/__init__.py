@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "automemo.cli.eval_cmd",  # automemo eval PROGRAM --benchmark NAME
     "automemo.cli.export_cmd",  # automemo export RUN [--node ID] --out DIR
     "automemo.cli.serve_cmd",  # automemo serve DIR [--transport stdio|http]
+    "automemo.cli.memory_cmd",  # automemo memory users|export|import|forget STATE
     "automemo.cli.bench_cmd",  # automemo bench sandbox|eval|search|seeds
 ]
 

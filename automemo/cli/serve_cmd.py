@@ -10,8 +10,8 @@ from pathlib import Path
 
 from automemo.cli import UserError
 from automemo.serve.access import AccessConfigError, TokenTable, token_table
+from automemo.serve.defaults import MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
 from automemo.serve.http_policy import DEFAULT_RATE_LIMIT, HttpPolicy, is_loopback
-from automemo.serve.service import MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
 
 SANDBOXES = ("auto", "docker", "bwrap")
 TOKEN_ENV = "AUTOMEMO_SERVE_TOKEN"
@@ -40,9 +40,10 @@ def register(sub) -> None:
     p.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                    help="a web page origin (https://app.example) that may call the server from a browser; "
                         "adds CORS for exactly these; repeatable (default: none)")
-    p.add_argument("--rate-limit", type=int, default=DEFAULT_RATE_LIMIT, metavar="N",
+    p.add_argument("--rate-limit", type=int, metavar="N",
                    help=f"requests a minute per token (per client address without tokens), with a short "
-                        f"burst; 0 turns it off (default {DEFAULT_RATE_LIMIT}; /healthz is not counted)")
+                        f"burst; 0 turns it off (default: {DEFAULT_RATE_LIMIT} with tokens, none without, "
+                        f"where every caller is a local process; /healthz is not counted)")
     p.add_argument("--max-open-users", type=int, default=MAX_OPEN_NAMESPACES, metavar="N",
                    help=f"users (namespaces) whose memory is open at once, each in its own sandbox session "
                         f"(default {MAX_OPEN_NAMESPACES}); the least recently used is snapshotted and closed")
@@ -69,6 +70,16 @@ def http_tokens(host: str, env_specs: list[str] | None, tokens_file: Path | None
             f"Bearer <token>`), pass --tokens FILE, or bind 127.0.0.1"
         )
     return tokens
+
+
+def _rate_limit(flag: int | None, tokens: TokenTable) -> int:
+    """--rate-limit, or its default: a limit per token on a server with tokens, shared by several
+    clients; none on a server without, which only binds loopback, so that every caller is a local
+    process of someone who may read and write the whole memory anyway (a limit there would only
+    slow the user's own harness or tests)."""
+    if flag is not None:
+        return flag
+    return DEFAULT_RATE_LIMIT if tokens.required else 0
 
 
 def _host_name(value: str) -> str:
@@ -111,11 +122,12 @@ def run(args) -> int:
         raise UserError("--max-open-users and --snapshot-every must be at least 1")
     if not 0 < args.port < 65536:
         raise UserError(f"--port must be between 1 and 65535, got {args.port}")
-    if args.rate_limit < 0:
+    if args.rate_limit is not None and args.rate_limit < 0:
         raise UserError(f"--rate-limit must be 0 (no limit) or a number of requests a minute, got {args.rate_limit}")
     tokens = http_tokens(args.host, args.token_env, args.tokens) if args.transport == "http" else TokenTable()
     policy = HttpPolicy(bind_host=args.host, allowed_hosts=tuple(map(_host_name, args.allowed_host)),
-                        cors_origins=tuple(map(_origin, args.cors_origin)), rate_per_minute=args.rate_limit)
+                        cors_origins=tuple(map(_origin, args.cors_origin)),
+                        rate_per_minute=_rate_limit(args.rate_limit, tokens))
     try:
         import mcp  # noqa: F401
     except ImportError:

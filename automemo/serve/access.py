@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-EVERY = "*"                 # binds a token to every namespace
-DEFAULT_NAMESPACE = ""      # what a request naming no user acts on under an unbound token
+from automemo.serve.defaults import DEFAULT_USER
+
+EVERY = "*"                         # binds a token to every namespace
+DEFAULT_NAMESPACE = DEFAULT_USER    # what a request naming no user acts on under an unbound token
 PRINCIPAL_KEY = "automemo.principal"  # where the guard leaves the caller in the ASGI scope
 
 

@@ -8,7 +8,7 @@ import ipaddress
 from dataclasses import dataclass
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
-DEFAULT_RATE_LIMIT = 1200  # per minute per token; see docs/serve.md
+DEFAULT_RATE_LIMIT = 1200  # per minute per token, on a server with tokens; see docs/serve.md
 
 
 @dataclass(frozen=True)

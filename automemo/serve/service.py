@@ -24,13 +24,11 @@ from automemo.episode_store import EpisodeStore
 from automemo.sandbox.base import ProgramError, SandboxError
 from automemo.serve.requests import RecallRequest
 from automemo.serve.state_folder import STORE, SnapshotMeta, StateError, StateFolder
+from automemo.serve.defaults import DEFAULT_USER, MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
 from automemo.serve.namespaces import NamespacePool
 from automemo.serve.transfer import data_url, episode_lines
 from automemo.serve.user_memory import NamespaceDead, Program, UserMemory
 
-DEFAULT_USER = ""          # the namespace of calls that name no user
-MAX_OPEN_NAMESPACES = 8    # open sandbox sessions at once; each is a guest process
-SNAPSHOT_EVERY = 200       # a namespace snapshots after this many new log entries (and on close)
 
 
 class ServiceError(RuntimeError):

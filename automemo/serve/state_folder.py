@@ -64,9 +64,13 @@ class StateFolder:
 
     # --- ownership ------------------------------------------------------------------------
 
-    def lock(self, manifest: dict[str, Any]) -> Any:
+    def lock(self, manifest: dict[str, Any] | None) -> Any:
         """Hold the folder for this process, and refuse a folder that belongs to another
-        program (its logs would replay into the wrong memory). Returns the held file."""
+        program (its logs would replay into the wrong memory). Returns the held file. Without a
+        manifest (`automemo memory ...`), the folder must already be a server's state folder."""
+        if manifest is None and not (self.root / IDENTITY).is_file():
+            raise StateError(f"{self.root} is not the state folder of `automemo serve` (no {IDENTITY}); pass "
+                             f"the folder given as --state (default: the export's folder name + '-state')")
         self.root.mkdir(parents=True, exist_ok=True)
         fh = open(self.root / ".lock", "w")
         try:
@@ -75,8 +79,12 @@ class StateFolder:
             fh.close()
             raise StateError(f"another process (`automemo serve` or `automemo memory`) is using the state "
                              f"folder {self.root}; stop it or pass another --state") from None
-        identity = {"program_sha256": manifest["files"]["program.py"], "node": manifest.get("node")}
         path = self.root / IDENTITY
+        if manifest is None:
+            self._adopt_legacy_log()
+            return fh
+        identity = {"program_sha256": manifest["files"]["program.py"], "node": manifest.get("node"),
+                    "benchmark": (manifest.get("benchmark") or {}).get("name")}
         if path.is_file():
             held = json.loads(path.read_text())
             if held.get("program_sha256") != identity["program_sha256"]:
@@ -89,6 +97,13 @@ class StateFolder:
         self._empty_trash()
         return fh
 
+    def benchmark(self) -> str:
+        """The served benchmark's name, which episodes without one are filed under."""
+        try:
+            return json.loads((self.root / IDENTITY).read_text()).get("benchmark") or "serve"
+        except (OSError, ValueError):
+            return "serve"
+
     # --- namespaces -----------------------------------------------------------------------
 
     def base(self) -> Path:
@@ -98,14 +113,14 @@ class StateFolder:
         return self.root / USERS / user_key(user)
 
     def users(self) -> list[str]:
-        """Every namespace with a folder, by user id."""
+        """Every namespace with a folder, by user id, sorted."""
         found = []
         for folder in sorted((self.root / USERS).glob("*")):
             try:
                 found.append(json.loads((folder / USER_FILE).read_text())["user"])
             except (OSError, ValueError, KeyError):
                 continue  # a namespace whose creation a kill cut short holds nothing acknowledged
-        return found
+        return sorted(found)
 
     def claim(self, user: str) -> Path:
         """The namespace's folder, created (with its user id, durably) on first use."""

@@ -1,0 +1,107 @@
+"""`automemo memory users|export|import|forget STATE`: a served memory's users, read, moved and
+forgotten on its state folder (`automemo serve --state STATE`), with the server stopped.
+
+What the server's REST routes do (GET /v1/export, POST /v1/import, POST /v1/forget), on disk: an
+import is logged and replayed when the user's memory next opens; a forget is a tombstone, and
+the episode's text, images and embeddings leave the folder at once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from automemo.cli import UserError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("memory", help="list, export, import or forget users' memories in a serve state folder",
+                       description=__doc__)
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    def verb(name: str, help: str, *, per_user: bool = True):
+        parser = verbs.add_parser(name, help=help)
+        parser.add_argument("state", type=Path, metavar="STATE", help="the server's --state folder")
+        if per_user:
+            parser.add_argument("--user", required=True, metavar="USER", help="whose memory ('' is the default user)")
+        return parser
+
+    verb("users", "every user with a memory, and how many episodes it holds", per_user=False)
+    export = verb("export", "a user's episodes as JSON lines, images inline")
+    export.add_argument("--out", type=Path, metavar="FILE", help="write here (default: standard output)")
+    imported = verb("import", "add JSON lines of episodes (an export) to a user's memory")
+    imported.add_argument("file", type=Path, metavar="FILE", help="JSON lines, one episode a line ('-': stdin)")
+    forget = verb("forget", "forget a user's episode (--task-id) or the whole user")
+    forget.add_argument("--task-id", metavar="ID", help="the episode's task_id (remember answered it); "
+                                                        "without it, everything of --user")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from automemo.serve.state_folder import StateError, StateFolder
+    from automemo.serve.user_memory import UserMemory
+
+    state = StateFolder(args.state)
+    try:
+        held = state.lock(None)
+    except StateError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        if args.verb == "users":
+            for user in state.users():
+                print(f"{user or '(default)'}\t{len(UserMemory(user, state, None).episodes())} episodes")
+            return 0
+        memory = UserMemory(args.user, state, None)
+        if args.verb == "export":
+            return _export(memory, args.out)
+        if args.verb == "import":
+            return _import(memory, state, args.file)
+        return _forget(memory, state, args.user, args.task_id)
+    finally:
+        held.close()
+
+
+def _export(memory, out: Path | None) -> int:
+    from automemo.serve.transfer import episode_lines
+
+    text = "".join(line + "\n" for line in episode_lines(memory))
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text)
+        print(f"wrote {text.count(chr(10))} episodes to {out}", file=sys.stderr)
+    return 0
+
+
+def _import(memory, state, file: Path) -> int:
+    from automemo.episode_store import EpisodeStore
+    from automemo.serve.requests import BadRequest, RequestLimits
+    from automemo.serve.state_folder import STORE
+    from automemo.serve.transfer import read_lines
+
+    try:
+        text = sys.stdin.read() if str(file) == "-" else file.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read {file}: {exc.strerror}") from None
+    store = EpisodeStore(state.claim(memory.user) / STORE)
+    try:
+        episodes = read_lines(text, RequestLimits(), state.benchmark(), store.put_image)
+    except BadRequest as exc:
+        raise UserError(f"{file}: {exc}; nothing was imported") from None
+    memory.add_logged(episodes)
+    print(f"imported {len(episodes)} episodes for {memory.user or '(default)'}; the server replays them when "
+          f"this memory next opens", file=sys.stderr)
+    return 0
+
+
+def _forget(memory, state, user: str, task_id: str | None) -> int:
+    if task_id is None:
+        found = state.drop(user)
+        print(f"forgot {'every episode of' if found else 'nothing: there is no memory of'} {user or '(default)'}",
+              file=sys.stderr)
+        return 0
+    count = memory.forget(task_id)
+    if not count:
+        raise UserError(f"{user or '(default)'} has no remembered episode with task_id {task_id!r}; "
+                        f"`automemo memory export` lists them")
+    print(f"forgot {count} episode(s) {task_id!r} of {user or '(default)'}", file=sys.stderr)
+    return 0
