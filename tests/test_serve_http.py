@@ -177,7 +177,8 @@ def test_no_file_is_read_over_http_and_non_images_are_refused_before_storage(ope
         status, _, answer = server.request("POST", path, body)
         assert status == 400 and sentence in answer["error"], (body, answer)
         assert str(tmp_path) not in answer["error"]
-    status, _, answer = server.request("POST", "/mcp", _mcp_call("remember", {"content": "x", "images": ["/etc/passwd"]}))
+    status, _, answer = server.request("POST", "/mcp",
+                                       _mcp_call("remember", {"content": "x", "images": ["/etc/passwd"]}))
     assert status == 200 and answer["result"]["isError"] and "read only over stdio" in json.dumps(answer)
     assert _state_files(server.state) == before  # no image stored, no log line
 

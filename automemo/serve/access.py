@@ -117,7 +117,8 @@ def token_table(env_specs: list[str], tokens_file: Path | None, environ: Mapping
         name, bound, users = spec.partition("=")
         name = name.strip()
         if not name:
-            raise AccessConfigError(f"--token-env {spec!r} names no environment variable; pass NAME or NAME=user1,user2")
+            raise AccessConfigError(f"--token-env {spec!r} names no environment variable; pass NAME or "
+                                    f"NAME=user1,user2")
         token = environ.get(name, "").strip()
         namespaces = _namespaces([u.strip() for u in users.split(",")] if bound else [EVERY],
                                  f"--token-env {spec}")

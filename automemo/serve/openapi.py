@@ -41,6 +41,24 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                 "responses": {"200": {"description": "acknowledged", "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/Ack"}}}}, **_WRITES},
             }},
+            "/v1/forget": {"post": {
+                "summary": "Forget one episode (task_id) or everything of a user, for good",
+                "requestBody": {"required": True, "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/Forget"}}}},
+                "responses": {"200": {"description": "forgotten", "content": {"application/json": {
+                    "schema": {"type": "object"}}}}, **_WRITES}}},
+            "/v1/export": {"get": {
+                "summary": "A user's episodes as JSON lines, images inline as data URLs",
+                "parameters": [{"name": "user", "in": "query", "schema": {"type": "string"}, "description": _USER}],
+                "responses": {"200": {"description": "one episode a line",
+                                      "content": {"application/x-ndjson": {"schema": {"type": "string"}}}},
+                              **_GUARDED, "503": _ERROR}}},
+            "/v1/import": {"post": {
+                "summary": "Add episodes (JSON lines, as an export writes them) to a user's memory",
+                "parameters": [{"name": "user", "in": "query", "schema": {"type": "string"}, "description": _USER}],
+                "requestBody": {"required": True, "content": {"application/x-ndjson": {"schema": {"type": "string"}}}},
+                "responses": {"200": {"description": "imported", "content": {"application/json": {
+                    "schema": {"type": "object"}}}}, **_WRITES}}},
             "/v1/manifest": {"get": {"summary": "The exported program's manifest",
                                      "responses": {"200": {"description": "the manifest"}, **_GUARDED}}},
             "/healthz": {"get": {"summary": "Liveness (no token, no rate limit; Host and Origin still checked)",
@@ -104,8 +122,13 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                     "user": {"type": "string", "description": _USER},
                     "user_id": {"type": "string", "description": "alias of user"},
                     "time": {"type": "string"}, "task_id": {"type": "string"}}},
+            "Forget": {"type": "object", "additionalProperties": False, "properties": {
+                "user": {"type": "string", "description": _USER},
+                "user_id": {"type": "string", "description": "alias of user"},
+                "task_id": {"type": "string", "description": "the id remember answered; without it, the whole user"}}},
             "Ack": {"type": "object", "properties": {
-                "ok": {"type": "boolean"}, "seq": {"type": "integer"}, "task_id": {"type": "string"},
+                "ok": {"type": "boolean"}, "user": {"type": "string"}, "task_id": {"type": "string"},
+                "seq": {"type": "integer", "description": "the position in that user's log"},
                 "applied": {"type": "boolean", "description": "false when the program raised on it"}}},
         }},
     }
