@@ -36,11 +36,14 @@ class Served:
         self.port, self.state = free_port(), state
         cmd = [sys.executable, "-m", "automemo", "serve", str(export), "--port", str(self.port),
                "--state", str(state), "--unsafe-no-sandbox", *flags]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                                     stderr=subprocess.PIPE, text=True)
+        # stderr to a file: a pipe nobody reads would stall a chatty server once full
+        self.log = state.parent / f"serve-{self.port}.log"
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                                         stderr=log, stdout=subprocess.DEVNULL)
         deadline = time.time() + 60
         while time.time() < deadline:
-            assert self.proc.poll() is None, self.proc.stderr.read()
+            assert self.proc.poll() is None, self.log.read_text()
             try:
                 if self.request("GET", "/healthz")[0] == 200:
                     return
@@ -81,7 +84,6 @@ class Served:
         if self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(20)
-        self.proc.stderr.close()
 
 
 @pytest.fixture(scope="module")
@@ -199,6 +201,8 @@ def test_harness_style_requests(open_server):
         status, _, found = server.request("POST", "/v1/recall", body)
         assert status == 200 and "Pixel" in found["text"], (body, found)
         assert f"{ack['task_id']}#0" in found["evidence"]
+    status, _, schema = server.request("GET", "/openapi.json")
+    assert {"query", "text", "user_id", "top_k"} <= set(schema["components"]["schemas"]["Recall"]["properties"])
     status, _, found = server.request("POST", "/v1/recall", {"query": "what is my dog called", "user": "yan"})
     assert "Pixel" not in found["text"]  # the user reaches the program
     status, _, answer = server.request("POST", "/v1/recall", {"query": "a", "instruction": "b"})
