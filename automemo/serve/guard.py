@@ -16,6 +16,7 @@ Every refusal is a JSON `{"error": sentence}` naming what was refused and the fl
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,6 +27,7 @@ from automemo.serve.access import LOCAL, PRINCIPAL_KEY, TokenTable
 from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.rate_limit import RateLimiter
 
+log = logging.getLogger("automemo.serve")
 OPEN_PATHS = ("/healthz",)  # no token, no rate limit: a liveness probe
 _CORS_HEADERS = ["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID"]
 
@@ -54,6 +56,8 @@ class HostGuard:
         headers = dict(scope.get("headers") or [])
         host = headers.get(b"host", b"").decode("latin-1").strip().lower()
         if not self._host_allowed(host):
+            # the operator sees it too: a client of theirs refused here needs --allowed-host
+            log.warning("refused a request for host %r (not an allowed host name)", host)
             shown = host or "(none)"
             return await refusal(
                 f"refused: this server does not answer to the host name {shown!r} in the Host header (it "
@@ -64,6 +68,7 @@ class HostGuard:
         if origin is not None:
             origin_text = origin.decode("latin-1").strip().rstrip("/").lower()
             if not self._origin_allowed(origin_text):
+                log.warning("refused a request from the web page origin %r", origin_text)
                 return await refusal(
                     f"refused: a request from the web page origin {origin_text!r} (the Origin header); "
                     f"browsers may call this server only from pages it was started to trust: pass "
