@@ -84,17 +84,18 @@ def run(args) -> int:
         restarts = {}
         for n in [int(c) for c in args.restart.split(",")]:
             state = root / f"restart-{n}"
-            _write_log(state, export, n, rng)
+            _write_log(state, export, n, rng, one_user=True)
             started = time.perf_counter()
             with _Server(export, state, args.sandbox, timeout=1800) as server:
-                first = time.perf_counter() - started
+                first = time.perf_counter() - started  # serving once the memory replayed and snapshotted
                 server.kill()  # no goodbye snapshot: the restart loads the one made after the replay
             started = time.perf_counter()
             with _Server(export, state, args.sandbox, timeout=600) as server:
+                _post(http.client.HTTPConnection("127.0.0.1", server.port, timeout=60), "/v1/recall",
+                      {"instruction": "what did I say about my umbrella"})
                 restarts[n] = time.perf_counter() - started
-                health = _get(server.port, "/healthz")
-            line = (f"restart with {n} logged episodes: {restarts[n]:.1f} s to serving from the snapshot "
-                    f"({health['start_seconds']:.1f} s loading; the first start replayed all in {first:.1f} s)")
+            line = (f"restart of one user's memory of {n} logged episodes: {restarts[n]:.1f} s to the first recall "
+                    f"answered, from its snapshot (the first start replayed them all in {first:.1f} s)")
             if n == 10_000:
                 met = restarts[n] <= RESTART_10K_S
                 ok &= met
@@ -190,8 +191,9 @@ def _recall_level(port: int, clients: int, requests: int, seconds: float) -> dic
                 samples.append((latency, answer["retrieve_ms"], answer["queued_ms"]))
         conn.close()
 
-    for k in range(min(clients, 4)):  # warm-up: connections and the program's lazy index
-        _post(http.client.HTTPConnection("127.0.0.1", port, timeout=60), "/v1/recall", {"instruction": f"warm {k}"})
+    for k in range(8):  # warm-up: each user's memory opens (from its snapshot) and builds its lazy index
+        _post(http.client.HTTPConnection("127.0.0.1", port, timeout=60), "/v1/recall",
+              {"instruction": f"warm {k}", "scope": f"U{k}"})
     began = time.perf_counter()
     threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
     for t in threads:
@@ -221,8 +223,14 @@ def _kill_rounds(export: Path, state: Path, sandbox: str, rounds: int, rng: rand
         server = _Server(export, state, sandbox)
         stop = threading.Event()
 
+        ready = threading.Barrier(9)
+
         def client(k: int) -> None:
             conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            try:  # the user's memory opens before the clock of the kill starts
+                _post(conn, "/v1/recall", {"instruction": "warm", "user": f"U{k}"})
+            finally:
+                ready.wait()
             i = 0
             while not stop.is_set():
                 episode = {"messages": [{"role": "user", "content": f"round {r} client {k} note {i}"}],
@@ -237,6 +245,7 @@ def _kill_rounds(export: Path, state: Path, sandbox: str, rounds: int, rng: rand
         threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
         for t in threads:
             t.start()
+        ready.wait()
         time.sleep(0.5 + rng.random())
         server.kill()
         stop.set()
@@ -255,15 +264,19 @@ def _kill_rounds(export: Path, state: Path, sandbox: str, rounds: int, rng: rand
     return lost + (8 - answered)
 
 
-def _write_log(state: Path, export: Path, n: int, rng: random.Random) -> None:
-    """A state folder whose log holds `n` remembered episodes, as a server that acknowledged them
-    would have left it (written directly: fsyncing each of 10,000 would only time the disk)."""
+def _write_log(state: Path, export: Path, n: int, rng: random.Random, *, one_user: bool = False) -> None:
+    """A state folder whose log holds `n` remembered episodes of 8 users (`one_user`: all of the
+    default user), as a server from before users had their own memory would have left it
+    (written directly: fsyncing each of 10,000 would only time the disk); the server files each
+    under its user on start."""
     from automemo.bench.seeds import synthetic_episode
 
     state.mkdir(parents=True, exist_ok=True)
     with open(state / "episodes.jsonl", "w") as fh:
         for i in range(n):
             episode = _text_only(synthetic_episode(100 + i, rng))
+            if one_user:
+                episode = replace(episode, metadata={k: v for k, v in episode.metadata.items() if k != "user"})
             fh.write(json.dumps({"seq": i + 1, "received": 0, "episode": episode.to_dict()}) + "\n")
         fh.flush()
         os.fsync(fh.fileno())

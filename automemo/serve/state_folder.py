@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from automemo.contract import EpisodeRecorder
 from automemo.episode_store import atomic_write
 from automemo.serve.episode_log import EpisodeLog, fsync_file, live_episodes
 
@@ -159,9 +160,12 @@ class StateFolder:
             user = str((entry.episode.get("metadata") or {}).get("user") or "")
             by_user.setdefault(user, []).append(entry.episode)
         for user, episodes in by_user.items():
-            log = EpisodeLog(self.claim(user) / LOG)
+            folder = self.claim(user)
+            log = EpisodeLog(folder / LOG)
             log.read()
             for episode in episodes:
+                for ref in EpisodeRecorder.from_dict(episode).images():  # from the one old store
+                    _link(self.root / STORE / ref.path, folder / STORE / ref.path)
                 log.append_episode(episode, received=0.0)
             log.close()
         os.replace(legacy, self.root / (LEGACY_LOG + ".adopted"))
@@ -194,3 +198,9 @@ class StateFolder:
             (folder / name).unlink(missing_ok=True)
         if folder.is_dir():
             fsync_file(folder)
+
+
+def _link(source: Path, target: Path) -> None:
+    if source.is_file() and not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.link(source, target)

@@ -82,12 +82,19 @@ class UserMemory:
         self.live_count = len(live)
         last_forget = max((e.seq for e in entries if e.forget is not None), default=0)
         own = self.state.read_snapshot(self.folder, self.program.program_sha256)
+        memory = None
         if own is not None and own[0].seq >= last_forget:
             start, tail = own[1], [e for e in live if e.seq > own[0].seq]
-        else:
-            start, tail = self.program.base_snapshot, live
-        memory = load_memory(self.program.folder, store_dir=self.folder / STORE, snapshot=start,
-                             **self.program.open_args)
+            try:
+                memory = load_memory(self.program.folder, store_dir=self.folder / STORE, snapshot=start,
+                                     **self.program.open_args)
+            except DeployError as exc:  # a damaged snapshot costs a replay, never the memory
+                self._notice(f"a user's snapshot did not load ({exc}); rebuilding that memory from its log")
+                self.state.remove_snapshot(self.folder)
+        if memory is None:
+            tail = live
+            memory = load_memory(self.program.folder, store_dir=self.folder / STORE,
+                                 snapshot=self.program.base_snapshot, **self.program.open_args)
         try:
             for entry in tail:
                 try:
