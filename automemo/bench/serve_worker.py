@@ -14,8 +14,8 @@ def main(argv: list[str]) -> None:
     import uvicorn
 
     from automemo.bench.seeds import FastEncoder
-    from automemo.serve.http_policy import HttpPolicy
     from automemo.serve.http_face import build_app
+    from automemo.serve.http_policy import HttpPolicy
     from automemo.serve.requests import RequestLimits
     from automemo.serve.service import MemoryService
 
