@@ -91,3 +91,16 @@ def test_a_state_folder_from_before_users_is_adopted_by_user(tmp_path):
     assert [e.task_id for e in UserMemory("ana", state, None).episodes()] == ["a1", "a2"]
     assert (state.user_dir("ana") / STORE / picture.path).read_bytes() == PNG
     assert not (root / LOG).exists()
+
+
+def test_an_exported_image_keeps_its_own_type():
+    import io
+
+    from PIL import Image
+
+    from automemo.serve.transfer import data_url
+
+    for kind, mime in (("GIF", "gif"), ("WEBP", "webp"), ("PNG", "png"), ("JPEG", "jpeg")):
+        buffer = io.BytesIO()
+        Image.new("RGB", (2, 2)).save(buffer, format=kind)
+        assert data_url(buffer.getvalue()).startswith(f"data:image/{mime};base64,")

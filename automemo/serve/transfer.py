@@ -15,8 +15,14 @@ from automemo.contract import EpisodeRecorder, ImageRef
 from automemo.serve.requests import BadRequest, RequestLimits, remember_episode
 
 
+_SIGNATURES = ((b"\xff\xd8\xff", "jpeg"), (b"GIF8", "gif"), (b"\x89PNG", "png"))
+
+
 def data_url(data: bytes) -> str:
-    kind = "jpeg" if data[:3] == b"\xff\xd8\xff" else "png"
+    """Stored image bytes (checked as PNG, JPEG, GIF or WebP when they arrived) as a data URL
+    whose type is the bytes' own."""
+    kind = "webp" if data[:4] == b"RIFF" and data[8:12] == b"WEBP" else next(
+        (name for signature, name in _SIGNATURES if data.startswith(signature)), "png")
     return f"data:image/{kind};base64,{base64.b64encode(data).decode()}"
 
 
