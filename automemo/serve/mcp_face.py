@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from functools import partial
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ImageContent, TextContent
@@ -52,14 +52,10 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
                       user_id=user_id, time=time, limit=limit, top_k=top_k)
         if not any(k in body for k in ("instruction", "query", "text")):
             body["instruction"] = instruction  # the sentence for a missing instruction comes from the check
-        try:
-            request = recall_request(body, limits, allow_paths=allow_paths, user_for=_user_for(ctx))
-            answer = await service.recall(request)
-        except (BadRequest, NamespaceRefused, ServiceError) as exc:
-            return _error(str(exc))
-        except Exception:  # the client gets a sentence, the operator the traceback
-            log.exception("recall failed")
-            return _error("the recall failed inside the server; see the server's log")
+        answer = await _answered("recall", lambda: service.recall(
+            recall_request(body, limits, allow_paths=allow_paths, user_for=_user_for(ctx))))
+        if isinstance(answer, CallToolResult):
+            return answer
         content: list[Any] = [TextContent(type="text", text=answer["text"] or "(memory holds nothing for this task)")]
         for image in answer["images"]:
             head, data = image["data_url"].split(",", 1)
@@ -90,18 +86,13 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
         else:
             body = _given(messages=messages, content=content, text=text, role=role, images=images, user=user,
                           user_id=user_id, time=time, task_id=task_id)
-        try:
+        async def store() -> dict[str, Any]:
             user_for = _user_for(ctx)
             owner = user_for(remember_user(body))  # refused here, before an image is stored
             recorded = remember_episode(body, limits, service.benchmark, service.store_image_for(owner),
                                         allow_paths=allow_paths, user_for=user_for)
-            answer = await service.remember(owner, recorded)
-        except (BadRequest, NamespaceRefused, ServiceError) as exc:
-            return _error(str(exc))
-        except Exception:
-            log.exception("remember failed")
-            return _error("the remember failed inside the server; see the server's log")
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))], structured_content=answer)
+            return await service.remember(owner, recorded)
+        return _as_result(await _answered("remember", store))
 
     @server.tool(description=(
         "Forget, for good: with `task_id`, the remembered episode(s) with that id (the id `remember` "
@@ -109,15 +100,10 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
         "recalled again, after a restart included."))
     async def forget(user: str = "", user_id: str = "", task_id: str = "", ctx: Context | None = None
                      ) -> CallToolResult:
-        try:
+        async def erase() -> dict[str, Any]:
             requested, task = forget_request(_given(user=user, user_id=user_id, task_id=task_id))
-            answer = await service.forget(_user_for(ctx)(requested), task)
-        except (BadRequest, NamespaceRefused, ServiceError) as exc:
-            return _error(str(exc))
-        except Exception:
-            log.exception("forget failed")
-            return _error("the forget failed inside the server; see the server's log")
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))], structured_content=answer)
+            return await service.forget(_user_for(ctx)(requested), task)
+        return _as_result(await _answered("forget", erase))
 
     @server.resource(MANIFEST_URI, name="manifest", mime_type="application/json",
                      description="The exported program's manifest: scores, lineage, budget, models")
@@ -125,6 +111,24 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
         return json.dumps(service.public_manifest(), indent=2)
 
     return server
+
+
+async def _answered(what: str, call: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any] | CallToolResult:
+    """The answer of `call()`, or the tool error the client reads: the sentence of a refusal, or,
+    for anything unexpected, a sentence for the client and the traceback for the operator."""
+    try:
+        return await call()
+    except (BadRequest, NamespaceRefused, ServiceError) as exc:
+        return _error(str(exc))
+    except Exception:
+        log.exception("%s failed", what)
+        return _error(f"the {what} failed inside the server; see the server's log")
+
+
+def _as_result(answer: dict[str, Any] | CallToolResult) -> CallToolResult:
+    if isinstance(answer, CallToolResult):
+        return answer
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))], structured_content=answer)
 
 
 def _user_for(ctx: Context | None) -> UserFor:
