@@ -46,7 +46,7 @@ class Memo(MemoProgram):
 
     def retrieve(self, task: PartialRecorder) -> MemoryPayload:
         budget = memolib.budget_of(task)
-        query, allowed = memolib.query_text(task), self.store.allowed(memolib.scope_of(task))
+        query, allowed = memolib.query_text(task), self.store.allowed_rows(memolib.scope_of(task))
         rankings = [self.lexical.search(query, CANDIDATES, allowed), self.dense.search(query, CANDIDATES, allowed)]
         fused = memolib.rrf(rankings, k=RRF_K, weights=[LEXICAL_WEIGHT, DENSE_WEIGHT])[:TOP_K]
         ranked = self.store.ranked([row for row, _ in fused])

@@ -1,7 +1,11 @@
 """The dense index: unit texts embedded (`toolkit.embed_text`, MiniLM by default) and searched by
 cosine similarity, with the same `add` / `search(query, k, allowed)` signature as `BM25Index` so
 the two fuse (`fusion.rrf`). Vectors live in one normalised numpy matrix: exact search, and a
-scope filter is a row mask."""
+scope filter is a row mask.
+
+Incremental: the matrix is a growing buffer (`buffers.GrowingArray`), so an add copies only its
+own rows (amortised) and a search reads the matrix in place; a search costs one matrix-vector
+product over the rows searched (O(n * dim), or O(|allowed| * dim) under a scope filter)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from typing import Callable, Collection, Sequence
 
 import numpy as np
 
-from automemo.toolkit.memolib.vectors import as_matrix, top_indices
+from automemo.toolkit.memolib.buffers import GrowingArray
+from automemo.toolkit.memolib.vectors import allowed_rows, as_matrix, top_indices
 
 
 class DenseIndex:
@@ -19,21 +24,18 @@ class DenseIndex:
     def __init__(self, embed: Callable[[list[str]], Sequence[Sequence[float]]], dim: int | None = None,
                  max_chars: int = 1000) -> None:
         self.embed, self.dim, self.max_chars = embed, dim, max_chars
-        self._blocks: list[np.ndarray] = []
-        self._matrix: np.ndarray | None = None
-        self._size = 0
+        self._vectors: GrowingArray | None = None  # made at the first add, when the dim is known
 
     @property
     def size(self) -> int:
-        return self._size
+        return len(self._vectors) if self._vectors is not None else 0
 
     @property
     def matrix(self) -> np.ndarray:
-        """Every row's normalised vector, shape (size, dim)."""
-        if self._matrix is None:
-            self._matrix = np.concatenate(self._blocks) if self._blocks else np.zeros((0, self.dim or 1), np.float32)
-            self._blocks = [self._matrix] if self._blocks else []
-        return self._matrix
+        """Every row's normalised vector, shape (size, dim): a view, valid until the next add."""
+        if self._vectors is None:
+            return np.zeros((0, self.dim or 1), np.float32)
+        return self._vectors.view
 
     def add_many(self, texts: Sequence[str]) -> list[int]:
         """Embed and index `texts` in one call; returns their rows."""
@@ -48,11 +50,9 @@ class DenseIndex:
         """Index vectors embedded elsewhere (normalised here); returns their rows."""
         block = as_matrix(vectors, self.dim or (len(vectors[0]) if len(vectors) else 1))
         self.dim = block.shape[1]
-        start = self._size
-        self._blocks.append(block)
-        self._size += block.shape[0]
-        self._matrix = None
-        return list(range(start, start + block.shape[0]))
+        if self._vectors is None:
+            self._vectors = GrowingArray(np.float32, width=self.dim)
+        return list(self._vectors.extend(block))
 
     def query_vector(self, query: str | np.ndarray) -> np.ndarray:
         if isinstance(query, str):
@@ -73,6 +73,8 @@ class DenseIndex:
         if allowed is None:
             scores = self.matrix @ self.query_vector(query)
             return [(i, float(scores[i])) for i in top_indices(scores, k)]
-        rows = np.fromiter((r for r in allowed if 0 <= r < self.size), dtype=np.int64)
-        scores = self.matrix[rows] @ self.query_vector(query)
+        rows = allowed_rows(allowed, self.size)
+        query_vector = self.query_vector(query)
+        # most rows allowed: score them in place; a few: copy only those (O(|allowed| * dim))
+        scores = (self.matrix @ query_vector)[rows] if 2 * len(rows) > self.size else self.matrix[rows] @ query_vector
         return [(int(rows[i]), float(scores[i])) for i in top_indices(scores, k)]

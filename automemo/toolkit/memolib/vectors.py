@@ -72,3 +72,13 @@ def faiss_search(index: Any, query: np.ndarray, k: int) -> list[tuple[int, float
         return []
     scores, ids = index.search(np.asarray(query, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
     return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
+
+
+def allowed_rows(allowed: Any, size: int) -> np.ndarray:
+    """`allowed` (rows in any iterable, or an int array such as `UnitStore.allowed_rows`) as an
+    int64 array of the rows below `size`, order kept; an array is filtered without a Python loop."""
+    if isinstance(allowed, np.ndarray):
+        rows = allowed.astype(np.int64, copy=False).reshape(-1)
+    else:
+        rows = np.fromiter(allowed, dtype=np.int64)
+    return rows[(rows >= 0) & (rows < size)]
