@@ -64,12 +64,11 @@ class Memo(MemoProgram):
         dims = toolkit.embedding_dims()
         self.text_dim, self.image_dim = dims["text"], dims["image"]
         self.use_llm = toolkit.has_llm()
-        # M2 searches its bank by brute-force cosine; rows are appended per update and stacked
-        # once before the first retrieve (the memory is frozen by then).
-        self.key_rows: list[np.ndarray] = []
-        self.shot_rows: list[np.ndarray] = []
-        self.scopes: list[str] = []
-        self.matrices: tuple[np.ndarray, np.ndarray] | None = None
+        # M2 searches its bank by brute-force cosine; rows are appended per update into growing
+        # buffers, so a served memory searches them in place after every update.
+        self.keys = memolib.GrowingArray(np.float32, width=self.text_dim)
+        self.shots = memolib.GrowingArray(np.float32, width=self.image_dim)
+        self.scope_rows: dict[str, memolib.GrowingArray] = {}  # the entry rows of each owner
         self.entries: list[dict] = []
 
     # --- update ------------------------------------------------------------------------------
@@ -92,16 +91,15 @@ class Memo(MemoProgram):
             }]
         else:
             return  # M2 learns from successes only
-        self.key_rows.append(memolib.as_matrix(self.toolkit.embed_text([e["key"] for e in entries]), self.text_dim))
+        rows = self.keys.extend(memolib.as_matrix(self.toolkit.embed_text([e["key"] for e in entries]), self.text_dim))
         shots = np.zeros((len(entries), self.image_dim), dtype=np.float32)
         with_shot = [i for i, e in enumerate(entries) if e["shot"] is not None]
         if with_shot:
             embedded = self.toolkit.embed_image([entries[i]["shot"] for i in with_shot])
             shots[with_shot] = memolib.as_matrix(embedded, self.image_dim)
-        self.shot_rows.append(shots)
+        self.shots.extend(shots)
         self.entries += entries
-        self.scopes += [memolib.scope_of(episode)] * len(entries)
-        self.matrices = None
+        self.scope_rows.setdefault(memolib.scope_of(episode), memolib.GrowingArray(np.int64)).extend(rows)
 
     @staticmethod
     def _summary_chain(episode: EpisodeRecorder) -> list[str]:
@@ -163,9 +161,7 @@ class Memo(MemoProgram):
                                     evidence=[x for e in chosen for x in e["evidence"]])
 
     def _scores(self, task: PartialRecorder) -> np.ndarray:
-        if self.matrices is None:
-            self.matrices = (np.vstack(self.key_rows), np.vstack(self.shot_rows), np.array(self.scopes))
-        keys, shots, scopes = self.matrices
+        keys, shots = self.keys.view, self.shots.view
         q = memolib.as_matrix(self.toolkit.embed_text([memolib.query_text(task)]), self.text_dim)[0]
         scores = keys @ q
         images = memolib.task_images(task)
@@ -173,6 +169,9 @@ class Memo(MemoProgram):
             qi = memolib.as_matrix(self.toolkit.embed_image(images[-1:]), self.image_dim)[0]
             scores = scores + IMAGE_FUSION * (shots @ qi)
         scope = memolib.scope_of(task)
-        if scope and scope in set(self.scopes):  # a user's question is answered from that user's memory
-            scores = np.where(scopes == scope, scores, -np.inf)
+        if scope and scope in self.scope_rows:  # a user's question is answered from that user's memory
+            mine = self.scope_rows[scope].view
+            scoped = np.full(scores.shape, -np.inf, dtype=scores.dtype)
+            scoped[mine] = scores[mine]
+            scores = scoped
         return scores
