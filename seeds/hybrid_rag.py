@@ -33,7 +33,7 @@ class Memo(MemoProgram):
     def __init__(self, toolkit):
         super().__init__(toolkit)
         self.lexical = memolib.BM25Index()
-        self.dense = memolib.DenseIndex(toolkit.embed_text, toolkit.embedding_dims()["text"])
+        self.dense = memolib.DenseIndex(toolkit.embed_text, toolkit.embedding_dims()["text"], vector_index=toolkit.vector_index)
         self.store = memolib.UnitStore()  # the units by row, as both indexes number them
 
     def update(self, episode: EpisodeRecorder) -> None:
