@@ -150,3 +150,16 @@ def test_growing_array_pickles_its_rows_only():
     assert np.array_equal(copy.view, rows.view) and len(pickle.dumps(rows)) < 1024
     copy.append(np.zeros(4))
     assert len(copy) == 4 and len(rows) == 3
+
+
+def test_a_scoped_index_snapshot_holds_each_vector_once(tmp_path):
+    toolkit = Toolkit(tmp_path, tmp_path, call_host=FastEncoder().handle)
+    scoped = memolib.ScopedIndex(toolkit.vector_index, 64)
+    vectors = memolib.as_matrix(np.random.default_rng(0).standard_normal((400, 64)), 64)
+    for i in range(0, 400, 50):
+        scoped.add(vectors[i:i + 50], f"U{i % 3}" if i % 100 else "")
+    data = pickle.dumps(scoped)
+    assert len(data) < 1.2 * vectors.nbytes  # not once in the all-rows index and again per scope
+    copy = pickle.loads(data)
+    for scope in ("", "U1", "U2", "nobody"):
+        assert copy.search(vectors[77], 5, scope) == scoped.search(vectors[77], 5, scope)
