@@ -64,9 +64,9 @@ class Memo(MemoProgram):
         dims = toolkit.embedding_dims()
         self.text_dim, self.image_dim = dims["text"], dims["image"]
         self.use_llm = toolkit.has_llm()
-        # M2 searches its bank by brute-force cosine; rows are appended per update into growing
-        # buffers, so a served memory searches them in place after every update.
-        self.keys = memolib.GrowingArray(np.float32, width=self.text_dim)
+        # M2 searches its bank by brute-force cosine: the keys in a faiss flat index per owner
+        # (exact; a served memory adds to it in place), the screenshots in a growing buffer.
+        self.keys = memolib.ScopedIndex(toolkit.vector_index, self.text_dim)
         self.shots = memolib.GrowingArray(np.float32, width=self.image_dim)
         self.scope_rows: dict[str, memolib.GrowingArray] = {}  # the entry rows of each owner
         self.entries: list[dict] = []
@@ -91,7 +91,8 @@ class Memo(MemoProgram):
             }]
         else:
             return  # M2 learns from successes only
-        rows = self.keys.extend(memolib.as_matrix(self.toolkit.embed_text([e["key"] for e in entries]), self.text_dim))
+        rows = self.keys.add(memolib.as_matrix(self.toolkit.embed_text([e["key"] for e in entries]), self.text_dim),
+                             memolib.scope_of(episode))
         shots = np.zeros((len(entries), self.image_dim), dtype=np.float32)
         with_shot = [i for i, e in enumerate(entries) if e["shot"] is not None]
         if with_shot:
@@ -143,8 +144,7 @@ class Memo(MemoProgram):
         budget = memolib.budget_of(task)
         if not self.entries:
             return memolib.make_payload([], budget=budget)
-        scores = self._scores(task)
-        top = [i for i in memolib.top_indices(scores, TOP_I) if np.isfinite(scores[i])]
+        top = self._top(task)
         chosen = [self.entries[i] for i in top]
         hints = memolib.dedupe(h for e in chosen for h in e["insights"])[:MAX_HINTS]
         grouped: dict[str, list[str]] = {}
@@ -160,18 +160,20 @@ class Memo(MemoProgram):
         return memolib.make_payload(sections, budget=budget, images=images,
                                     evidence=[x for e in chosen for x in e["evidence"]])
 
-    def _scores(self, task: PartialRecorder) -> np.ndarray:
-        keys, shots = self.keys.view, self.shots.view
+    def _top(self, task: PartialRecorder) -> list[int]:
+        """The TOP_I best entries' rows (ties by row), from the task's user's entries if known."""
         q = memolib.as_matrix(self.toolkit.embed_text([memolib.query_text(task)]), self.text_dim)[0]
-        scores = keys @ q
-        images = memolib.task_images(task)
-        if IMAGE_FUSION and images:
-            qi = memolib.as_matrix(self.toolkit.embed_image(images[-1:]), self.image_dim)[0]
-            scores = scores + IMAGE_FUSION * (shots @ qi)
         scope = memolib.scope_of(task)
-        if scope and scope in self.scope_rows:  # a user's question is answered from that user's memory
-            mine = self.scope_rows[scope].view
-            scoped = np.full(scores.shape, -np.inf, dtype=scores.dtype)
-            scoped[mine] = scores[mine]
-            scores = scoped
-        return scores
+        images = memolib.task_images(task)
+        if not (IMAGE_FUSION and images):  # text only: the index's own (scoped) search
+            hits = sorted(self.keys.search(q, TOP_I + 16, scope), key=lambda h: (-h[1], h[0]))
+            return [row for row, _ in hits[:TOP_I]]
+        # with the screenshot: both views scored over the (scoped) rows in numpy
+        mine = self.scope_rows[scope].view if scope and scope in self.scope_rows else None
+        keys, shots = self.keys.matrix, self.shots.view
+        qi = memolib.as_matrix(self.toolkit.embed_image(images[-1:]), self.image_dim)[0]
+        if mine is None:
+            scores = keys @ q + IMAGE_FUSION * (shots @ qi)
+            return memolib.top_indices(scores, TOP_I)
+        scores = keys[mine] @ q + IMAGE_FUSION * (shots[mine] @ qi)
+        return [int(mine[i]) for i in memolib.top_indices(scores, TOP_I)]

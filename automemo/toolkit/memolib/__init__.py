@@ -34,7 +34,7 @@ from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe,
                                            query_text, task_images, tokens)
 from automemo.toolkit.memolib.units import (Unit, episode_evidence, episode_units, image_units, indexed_text,
                                             is_conversation, scope_of, session, units, windows)
-from automemo.toolkit.memolib.vectors import ScopedIndex, allowed_rows, as_matrix, cosine_top_k, faiss_search, top_indices
+from automemo.toolkit.memolib.vectors import ScopedIndex, allowed_rows, as_matrix, cosine_top_k, faiss_matrix, faiss_search, top_indices
 
 __all__ = [
     "BM25Index", "DenseIndex", "GrowingArray",
@@ -47,5 +47,5 @@ __all__ = [
     "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",
     "tokens",
     "Unit", "episode_evidence", "episode_units", "image_units", "indexed_text", "is_conversation", "scope_of", "session", "units", "windows",
-    "ScopedIndex", "allowed_rows", "as_matrix", "cosine_top_k", "faiss_search", "top_indices",
+    "ScopedIndex", "allowed_rows", "as_matrix", "cosine_top_k", "faiss_matrix", "faiss_search", "top_indices",
 ]

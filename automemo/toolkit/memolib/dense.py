@@ -19,7 +19,7 @@ from typing import Any, Callable, Collection, Sequence
 import numpy as np
 
 from automemo.toolkit.memolib.buffers import GrowingArray
-from automemo.toolkit.memolib.vectors import allowed_rows, as_matrix, top_indices
+from automemo.toolkit.memolib.vectors import allowed_rows, as_matrix, faiss_matrix, top_indices
 
 FAISS_ROWS = 16_384
 """Rows past which a faiss-backed index searches with faiss rather than numpy."""
@@ -46,10 +46,8 @@ class DenseIndex:
     @property
     def matrix(self) -> np.ndarray:
         """Every row's normalised vector, shape (size, dim): a view, valid until the next add."""
-        if self._faiss is not None and self.size:
-            import faiss
-
-            return faiss.rev_swig_ptr(self._faiss.get_xb(), self.size * self.dim).reshape(self.size, self.dim)
+        if self._faiss is not None:
+            return faiss_matrix(self._faiss, self.dim)
         if self._vectors is None:
             return np.zeros((0, self.dim or 1), np.float32)
         return self._vectors.view
