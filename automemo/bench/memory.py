@@ -5,7 +5,8 @@ at each size it prints:
 
 - update throughput (units/s while filling up to that size);
 - retrieve p50/p95 with a one-turn update before every retrieve, as a served memory sees them
-  (the first retrieve after the fill is shown on its own: some programs build an index then);
+  (the first retrieve after the fill is shown on its own: some programs build an index then),
+  as wall time and as the guest's CPU time (what the program costs, whatever else runs);
 - the guest's resident memory (RSS now and at its peak);
 - snapshot size and time (`save_state` plus the state dir, read out of the sandbox), restart
   time (a fresh session opened and the snapshot loaded into it), and whether the restored
@@ -126,18 +127,25 @@ def _retrieves(session, life, queries: int, limits, progress) -> dict[str, float
     started = time.perf_counter()
     session.call("retrieve", {"task": life.question(0).to_dict()}, limits.timeout("retrieve"))
     first = (time.perf_counter() - started) * 1000
-    timings = []
+    timings, cpu = [], []
     task = progress.add_task("update + retrieve", total=queries)
     for j in range(1, queries + 1):
         session.call("update", {"episode": life.remember().to_dict()}, limits.timeout("update"))
         question = life.question(j).to_dict()
+        cpu_before = session.call("describe", {}).get("cpu_s")
         started = time.perf_counter()
         session.call("retrieve", {"task": question}, limits.timeout("retrieve"))
         timings.append((time.perf_counter() - started) * 1000)
+        cpu_after = session.call("describe", {}).get("cpu_s")
+        if cpu_before is not None and cpu_after is not None:
+            cpu.append((cpu_after - cpu_before) * 1000)
         progress.advance(task)
     progress.remove_task(task)
-    return {"first_retrieve_ms": first, "retrieve_p50_ms": _percentile(timings, 50),
-            "retrieve_p95_ms": _percentile(timings, 95)}
+    out = {"first_retrieve_ms": first, "retrieve_p50_ms": _percentile(timings, 50),
+           "retrieve_p95_ms": _percentile(timings, 95)}
+    if cpu:  # includes one describe call's own CPU (well under a millisecond)
+        out.update({"retrieve_cpu_p50_ms": _percentile(cpu, 50), "retrieve_cpu_p95_ms": _percentile(cpu, 95)})
+    return out
 
 
 def _snapshot_restart(session, sandbox, source, limits, encoder, store, life) -> dict[str, float]:
@@ -188,13 +196,15 @@ def _print(console, name: str, backend: str, rows: list[dict]) -> None:
                         "after the fill, same = restored memory answers as the original")
     columns = [("units", "{:,}", "units"), ("update u/s", "{:,.0f}", "update_units_per_s"),
                ("1st ms", "{:,.1f}", "first_retrieve_ms"), ("p50 ms", "{:.1f}", "retrieve_p50_ms"),
-               ("p95 ms", "{:.1f}", "retrieve_p95_ms"), ("RSS MB", "{:,.0f}", "rss_kb"),
+               ("p95 ms", "{:.1f}", "retrieve_p95_ms"), ("CPU p50/p95", "{}", "cpu"), ("RSS MB", "{:,.0f}", "rss_kb"),
                ("peak MB", "{:,.0f}", "peak_rss_kb"), ("snap MB", "{:,.1f}", "snapshot_mb"),
                ("snap s", "{:.2f}", "snapshot_s"), ("restart s", "{:.2f}", "restart_s"),
                ("same", "{}", "restored_equal")]
     for title, _, _ in columns:
         table.add_column(title, justify="right")
     for row in rows:
+        if "retrieve_cpu_p50_ms" in row:
+            row = {**row, "cpu": f"{row['retrieve_cpu_p50_ms']:.1f}/{row['retrieve_cpu_p95_ms']:.1f}"}
         table.add_row(*(fmt.format(row[key]) if key in row else "-" for _, fmt, key in columns))
     console.print(table)
     ratios = _ratios(rows)

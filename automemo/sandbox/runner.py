@@ -26,6 +26,7 @@ import shutil
 import socket
 import sys
 import tarfile
+import time
 import traceback
 import types
 from pathlib import Path
@@ -125,6 +126,7 @@ class Runner:
             "output_tail": self.output.text,
             "loaded_modules": sorted(m for m in ("numpy", "faiss", "networkx", "PIL")
                                      if m in sys.modules),
+            "cpu_s": time.process_time(),  # the guest's CPU time so far: a program's cost under load
             **resident_memory_kb(),
         }
 
