@@ -163,3 +163,16 @@ def test_a_scoped_index_snapshot_holds_each_vector_once(tmp_path):
     copy = pickle.loads(data)
     for scope in ("", "U1", "U2", "nobody"):
         assert copy.search(vectors[77], 5, scope) == scoped.search(vectors[77], 5, scope)
+
+
+def test_a_growing_array_of_mostly_zero_vectors_pickles_the_others_only():
+    rows = memolib.GrowingArray(np.float32, width=32)
+    block = np.zeros((100, 32), dtype=np.float32)
+    block[[3, 70]] = 1.0
+    rows.extend(block)
+    data = pickle.dumps(rows)
+    assert len(data) < block.nbytes // 10
+    copy = pickle.loads(data)
+    assert np.array_equal(copy.view, block) and len(copy) == 100
+    copy.append(np.full(32, 2.0))
+    assert len(copy) == 101 and copy.view[100, 0] == 2.0

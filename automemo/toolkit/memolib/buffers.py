@@ -5,7 +5,8 @@ concatenated after each add costs O(n) per add (and per query, when the copy is 
 the first search after an add); a buffer that doubles its capacity when full copies each row
 O(1) times on average, and `view` is the filled part of the buffer, shared, not copied.
 
-A buffer pickles as its filled rows only (a snapshot carries no spare capacity)."""
+A buffer pickles as its filled rows only (a snapshot carries no spare capacity), and a buffer of
+vectors at least half of which are all zero as the others and their row numbers."""
 
 from __future__ import annotations
 
@@ -57,11 +58,21 @@ class GrowingArray:
         return range(self._size - count, self._size)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"dtype": self.dtype.str, "width": self.width, "rows": np.array(self.view)}
+        rows = self.view
+        state = {"dtype": self.dtype.str, "width": self.width, "size": self._size}
+        if self.width is not None and self.dtype != object and self._size:
+            # vectors mostly zero (e.g. the image view of units that have no image): only the others
+            nonzero = np.flatnonzero(rows.any(axis=1))
+            if len(nonzero) <= self._size // 2:
+                return {**state, "nonzero": nonzero, "rows": rows[nonzero].copy()}
+        return {**state, "rows": np.array(rows)}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.dtype, self.width = np.dtype(state["dtype"]), state["width"]
         rows = state["rows"]
-        self._data = np.zeros(self._shape(max(16, rows.shape[0])), dtype=self.dtype)
-        self._data[: rows.shape[0]] = rows
-        self._size = rows.shape[0]
+        self._size = state.get("size", rows.shape[0])
+        self._data = np.zeros(self._shape(max(16, self._size)), dtype=self.dtype)
+        if "nonzero" in state:
+            self._data[state["nonzero"]] = rows
+        else:
+            self._data[: rows.shape[0]] = rows
