@@ -12,11 +12,11 @@ sandbox. A fix here lands in every program that uses it.
 | `bm25` | `BM25Index`: Okapi BM25 lexical search |
 | `dense` | `DenseIndex`: embedded texts, cosine search |
 | `buffers` | `GrowingArray`: numpy rows appended at amortised O(1), read in place |
-| `vectors` | normalised matrices, top-k, cosine and faiss search, `ScopedIndex` |
+| `vectors` | normalised matrices, top-k, cosine and faiss search, `ScopedIndex`, a faiss index's rows as numpy |
 | `fusion` | `rrf` (reciprocal rank) and `weighted` (min-max normalised) fusion |
 | `expand` | `expand` hits with their neighbours, `mmr` diversity |
 | `filters` | `in_scope`, `in_time`, `recency`, `recency_rerank`, `parse_time` |
-| `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope |
+| `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope and tag, kept for queries |
 | `router` | `QuestionRouter`: a question's type learned from its text |
 | `payload` | the budget, `fit_sections`, `chronological` memory lines, `make_payload` with ranked citations |
 """
