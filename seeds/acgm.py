@@ -13,8 +13,13 @@ its episode and the episode's update order and reward.
   EDGE_DEGREE per node.
 - Two-tier index: the RECENT most recently added nodes in a flat tier; the rest in a 4-ary tree
   built top-down by k-means (leaves of about LEAF_SIZE nodes, i.e. K = N/LEAF_SIZE prototypes);
-  one such index per memory owner (a user's sessions are that user's history), built once the
-  memory is frozen (at the first retrieve).
+  one such index per memory owner (a user's sessions are that user's history), built at the
+  first retrieve. Served, it grows online (online k-means): a node added later enters the
+  recent tier, and the one it pushes out descends the tree to the closest centroid's leaf,
+  moving the centroids on its path (running means); the leaf is re-linked, and split by k-means
+  past 2 * LEAF_SIZE. The gate is retrained whenever the memory has doubled since it was last
+  trained (edges linked earlier keep the old gate's choice). An update costs O(depth + LEAF_SIZE^2
+  + RECENT), never a rebuild, and a retrieve costs the beam, not the memory.
 
 Retrieves: the query node is the task (instruction + captions, its images, its host). Candidates
 = recent tier + the leaves reached by beam search (width BEAM) down the tree, + their graph
@@ -27,7 +32,7 @@ highest visual attention; evidence cited in score order.
 
 Follows: ACGM. Approximates: the learned 512-d projections and
 W_q/W_k by cosine on the frozen encoders, the MLP edge predictor and REINFORCE by the
-reward-weighted logistic gate, online k-means by a top-down rebuild once memory is frozen, and
+reward-weighted logistic gate, online k-means by a top-down build at the first retrieve, then greedy online insertion, and
 the "current step" of dt by DECAY_CLOCK (position in episode, or episode age), scaled by
 DECAY_UNIT. The readout embedding m_t is dropped: a prompted agent cannot use it.
 """
@@ -108,11 +113,12 @@ class Memo(MemoProgram):
         super().__init__(toolkit)
         dims = toolkit.embedding_dims()
         self.text_dim, self.image_dim = dims["text"], dims["image"]
-        self.nodes: list[dict] = []
+        self.nodes: list[dict] = []  # each node's fields; its vectors live in `columns`, by row
+        self.columns = self._new_columns()
         self.episodes: dict[str, dict] = {}
         self.gate = EdgeGate()
         self.baseline = None
-        self.built = None  # index built from the frozen memory at the first retrieve
+        self.built = None  # the gate and tiers, built at the first retrieve and grown online since
 
     # --- update ------------------------------------------------------------------------------
 
@@ -133,30 +139,92 @@ class Memo(MemoProgram):
         outcome = "success" if episode.success else "failure"
         for i, u in enumerate(units):
             kind = memolib.action_type(u.action) or (u.text.split(":")[0].lower() if ":" in u.text[:30] else "round")
-            self.nodes.append({
-                "episode": episode.task_id, "unit": i, "pos": float(u.position), "order": order,
-                "text": text[i], "img": img[i], "has_img": float(i in with_img), "host": host,
-                "know": knowledge_vector([f"act:{kind}", f"host:{host}", f"out:{outcome}", f"img:{bool(u.images)}"]),
-                "atype": kind, "reward": episode.reward, "scope": memolib.scope_of(episode),
-            })
-        self.built = None
+            node = {"episode": episode.task_id, "unit": i, "pos": float(u.position), "order": order,
+                    "has_img": float(i in with_img), "host": host, "atype": kind, "reward": episode.reward,
+                    "scope": memolib.scope_of(episode)}
+            vectors = {"text": text[i], "img": img[i],
+                       "know": knowledge_vector([f"act:{kind}", f"host:{host}", f"out:{outcome}", f"img:{bool(u.images)}"])}
+            self.nodes.append(node)
+            for key, column in self.columns.items():
+                column.append(vectors[key] if key in vectors else node[key])
+            if self.built is not None:
+                self._insert(len(self.nodes) - 1)
 
     # --- index -------------------------------------------------------------------------------
 
+    def _new_columns(self) -> dict:
+        """Every node's vectors and fields as growing arrays, by row (what the index reads)."""
+        columns = {"text": memolib.GrowingArray(np.float32, self.text_dim), "img": memolib.GrowingArray(np.float32, self.image_dim),
+                   "know": memolib.GrowingArray(np.float32, KNOWLEDGE_DIM)}
+        columns.update({k: memolib.GrowingArray(np.float64) for k in ("has_img", "pos", "reward")})
+        columns["order"] = memolib.GrowingArray(np.int64)
+        columns.update({k: memolib.GrowingArray(object) for k in ("host", "atype", "scope")})
+        return columns
+
+    def _arrays(self) -> dict:
+        return {k: column.view for k, column in self.columns.items()}
+
     def _build(self):
-        arrays = {k: np.stack([x[k] for x in self.nodes]) for k in ("text", "img", "know")}
-        arrays.update({k: np.array([x[k] for x in self.nodes]) for k in ("host", "has_img", "pos", "order", "atype", "scope", "reward")})
-        self.built = {"arrays": arrays, "tiers": {}}
+        """Train the gate on the whole memory and build each owner's tier."""
+        arrays = self._arrays()
+        self.built = {"tiers": {}, "size": len(self.nodes), "scopes": set(arrays["scope"])}
         self._train_gate(arrays, np.random.default_rng(0))
-        for scope in sorted(set(arrays["scope"]) - {""}):  # per-owner indexes now, not mid-query
+        for scope in sorted(self.built["scopes"] - {""}):  # per-owner indexes now, not mid-query
             self._tier(scope)
+
+    def _insert(self, i):
+        """Node `i`, added after the build, into its tiers; the gate retrained once memory doubled."""
+        if len(self.nodes) >= 2 * self.built["size"]:
+            self.built["size"] = len(self.nodes)
+            self.gate = EdgeGate()
+            self._train_gate(self._arrays(), np.random.default_rng(len(self.nodes)))
+        scope = self.nodes[i]["scope"]
+        self.built["scopes"].add(scope)
+        arrays = self._arrays()
+        if scope and scope not in self.built["tiers"]:
+            self._tier(scope)  # a new owner: their tier starts now, with this one node
+            return
+        for name in memolib.dedupe((scope, "")):
+            tier = self.built["tiers"].get(name)
+            if tier is None:
+                continue  # the all-owners tier is built from every node when first asked
+            tier["recent"].append(i)
+            if len(tier["recent"]) > RECENT:
+                self._descend_insert(tier, tier["recent"].pop(0), arrays)
+            self._link_pairs(np.array(tier["recent"], dtype=int), arrays, tier["edges"])
+
+    def _descend_insert(self, tier, i, arrays):
+        """Online k-means step: node `i` joins the leaf whose centroids it is closest to, greedily
+        from the root; the leaf's centroid follows, and a leaf past 2 * LEAF_SIZE is split."""
+        vec = arrays["text"][i]
+        if tier["tree"] is None:
+            tier["tree"] = {"centroid": vec.copy(), "ids": np.array([i]), "count": 1}
+            return
+        node = tier["tree"]
+        while True:
+            node["count"] = node.get("count", 0) + 1
+            node["centroid"] = node["centroid"] + (vec - node["centroid"]) / node["count"]
+            if "children" not in node:
+                break
+            # by cosine: a raw dot product favours small clusters (their means are longer) and
+            # would pile every new node into the newest split, a chain instead of a tree
+            centres = np.stack([c["centroid"] for c in node["children"]])
+            norms = np.linalg.norm(centres, axis=1)
+            node = node["children"][int(np.argmax(centres @ vec / np.where(norms > 0, norms, 1.0)))]
+        node["ids"] = np.append(node["ids"], i)
+        if len(node["ids"]) > 2 * LEAF_SIZE:
+            split = self._split(node["ids"], arrays["text"], np.random.default_rng(i))
+            node.clear()
+            node.update(split)
+        for leaf in self._leaves(node):
+            self._link_pairs(leaf, arrays, tier["edges"])
 
     def _tier(self, scope: str) -> dict:
         """The two-tier index over one owner's nodes ("" = every node, built on first use):
         ACGM indexes one history; a user's memory is that user's history."""
         tiers = self.built["tiers"]
         if scope not in tiers:
-            arrays = self.built["arrays"]
+            arrays = self._arrays()
             ids = np.flatnonzero(arrays["scope"] == scope) if scope else np.arange(len(self.nodes))
             recent, older = ids[len(ids) - min(RECENT, len(ids)):], ids[: len(ids) - min(RECENT, len(ids))]
             tree = self._split(older, arrays["text"], np.random.default_rng(0)) if len(older) else None
@@ -167,10 +235,11 @@ class Memo(MemoProgram):
         return tiers[scope]
 
     def _split(self, ids, vectors, rng):
-        """A 4-ary tree node: {"centroid", "children"} or a leaf {"centroid", "ids"}."""
+        """A 4-ary tree node: {"centroid", "children"} or a leaf {"centroid", "ids"}, with the
+        number of nodes under it ("count": online insertion moves centroids as running means)."""
         centroid = vectors[ids].mean(axis=0)
         if len(ids) <= LEAF_SIZE:
-            return {"centroid": centroid, "ids": ids}
+            return {"centroid": centroid, "ids": ids, "count": len(ids)}
         k = 4
         centres = vectors[rng.choice(ids, size=k, replace=False)]
         for _ in range(8):
@@ -179,7 +248,7 @@ class Memo(MemoProgram):
         groups = [ids[assign == c] for c in range(k) if np.any(assign == c)]
         if len(groups) == 1:  # identical vectors: split by order so the tree still shrinks
             groups = np.array_split(ids, k)
-        return {"centroid": centroid, "children": [self._split(g, vectors, rng) for g in groups]}
+        return {"centroid": centroid, "children": [self._split(g, vectors, rng) for g in groups], "count": len(ids)}
 
     def _leaves(self, tree):
         if tree is None:
@@ -207,7 +276,7 @@ class Memo(MemoProgram):
         self.gate.fit(feats, labels, np.clip(1.0 + advantage, 0.1, None).astype(np.float32))
 
     def _features_of(self, i, arrays, others):
-        a = self.nodes[i]
+        a = {**self.nodes[i], "text": arrays["text"][i], "img": arrays["img"][i], "know": arrays["know"][i]}
         return pair_features(a, arrays["text"][others], arrays["img"][others], arrays["know"][others],
                              arrays["host"][others], arrays["has_img"][others], arrays["pos"][others])
 
@@ -219,6 +288,25 @@ class Memo(MemoProgram):
             p = self.gate.prob(self._features_of(int(i), arrays, others))
             keep = [int(others[j]) for j in np.argsort(-p)[:EDGE_DEGREE] if p[j] > GATE]
             edges[int(i)] = keep
+
+    def _link_pairs(self, ids, arrays, edges):
+        """`_link` with every pair's features at once (they are symmetric): what an online
+        insertion re-links (the recent tier, one leaf) for a small fraction of `_link`'s cost."""
+        if len(ids) < 2:
+            return
+        text, img, know = arrays["text"][ids], arrays["img"][ids], arrays["know"][ids]
+        has_img, host, pos = arrays["has_img"][ids], arrays["host"][ids], arrays["pos"][ids]
+        both = np.outer(has_img, has_img)
+        same_host = (host[:, None] == host[None, :]) & (host != "")[:, None]
+        w = self.gate.w
+        logits = (w[0] * (text @ text.T) + w[1] * (img @ img.T) * both + w[2] * (know @ know.T) + w[3] * same_host
+                  + w[4] * both + w[5] * np.abs(pos[:, None] - pos[None, :]) / 10.0 + self.gate.b)
+        p = 1.0 / (1.0 + np.exp(-logits))
+        np.fill_diagonal(p, -np.inf)
+        best = np.argsort(-p, axis=1)[:, :EDGE_DEGREE]
+        passed = np.take_along_axis(p, best, axis=1) > GATE
+        for i, row, keep in zip(ids.tolist(), best.tolist(), passed.tolist()):
+            edges[i] = [int(ids[j]) for j, ok in zip(row, keep) if ok]
 
     def _beam(self, tree, q_text):
         if tree is None:
@@ -238,10 +326,10 @@ class Memo(MemoProgram):
             return memolib.make_payload([], budget=budget)
         if self.built is None:
             self._build()
-        arrays = self.built["arrays"]
+        arrays = self._arrays()
         query = self._query_node(task)
         scope = memolib.scope_of(task)
-        tier = self._tier(scope if scope and scope in set(arrays["scope"]) else "")
+        tier = self._tier(scope if scope and scope in self.built["scopes"] else "")
         cands = memolib.dedupe(tier["recent"] + self._beam(tier["tree"], query["text"]))
         cands = np.array(memolib.dedupe(cands + [j for i in cands for j in tier["edges"].get(i, [])]), dtype=int)
         feats = pair_features(query, arrays["text"][cands], arrays["img"][cands], arrays["know"][cands],

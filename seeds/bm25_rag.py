@@ -40,7 +40,7 @@ class Memo(MemoProgram):
 
     def retrieve(self, task: PartialRecorder) -> MemoryPayload:
         budget = memolib.budget_of(task)
-        hits = self.index.search(memolib.query_text(task), TOP_K, self.store.allowed(memolib.scope_of(task)))
+        hits = self.index.search(memolib.query_text(task), TOP_K, self.store.allowed_rows(memolib.scope_of(task)))
         ranked = self.store.ranked([row for row, _ in hits])
         if not ranked:
             return memolib.make_payload([], budget=budget)

@@ -33,7 +33,7 @@ class Memo(MemoProgram):
     def __init__(self, toolkit):
         super().__init__(toolkit)
         self.lexical = memolib.BM25Index()
-        self.dense = memolib.DenseIndex(toolkit.embed_text, toolkit.embedding_dims()["text"])
+        self.dense = memolib.DenseIndex(toolkit.embed_text, toolkit.embedding_dims()["text"], vector_index=toolkit.vector_index)
         self.store = memolib.UnitStore()  # the units by row, as both indexes number them
 
     def update(self, episode: EpisodeRecorder) -> None:
@@ -46,7 +46,7 @@ class Memo(MemoProgram):
 
     def retrieve(self, task: PartialRecorder) -> MemoryPayload:
         budget = memolib.budget_of(task)
-        query, allowed = memolib.query_text(task), self.store.allowed(memolib.scope_of(task))
+        query, allowed = memolib.query_text(task), self.store.allowed_rows(memolib.scope_of(task))
         rankings = [self.lexical.search(query, CANDIDATES, allowed), self.dense.search(query, CANDIDATES, allowed)]
         fused = memolib.rrf(rankings, k=RRF_K, weights=[LEXICAL_WEIGHT, DENSE_WEIGHT])[:TOP_K]
         ranked = self.store.ranked([row for row, _ in fused])

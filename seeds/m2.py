@@ -64,12 +64,11 @@ class Memo(MemoProgram):
         dims = toolkit.embedding_dims()
         self.text_dim, self.image_dim = dims["text"], dims["image"]
         self.use_llm = toolkit.has_llm()
-        # M2 searches its bank by brute-force cosine; rows are appended per update and stacked
-        # once before the first retrieve (the memory is frozen by then).
-        self.key_rows: list[np.ndarray] = []
-        self.shot_rows: list[np.ndarray] = []
-        self.scopes: list[str] = []
-        self.matrices: tuple[np.ndarray, np.ndarray] | None = None
+        # M2 searches its bank by brute-force cosine: the keys in a faiss flat index per owner
+        # (exact; a served memory adds to it in place), the screenshots in a growing buffer.
+        self.keys = memolib.ScopedIndex(toolkit.vector_index, self.text_dim)
+        self.shots = memolib.GrowingArray(np.float32, width=self.image_dim)
+        self.scope_rows: dict[str, memolib.GrowingArray] = {}  # the entry rows of each owner
         self.entries: list[dict] = []
 
     # --- update ------------------------------------------------------------------------------
@@ -92,16 +91,16 @@ class Memo(MemoProgram):
             }]
         else:
             return  # M2 learns from successes only
-        self.key_rows.append(memolib.as_matrix(self.toolkit.embed_text([e["key"] for e in entries]), self.text_dim))
+        rows = self.keys.add(memolib.as_matrix(self.toolkit.embed_text([e["key"] for e in entries]), self.text_dim),
+                             memolib.scope_of(episode))
         shots = np.zeros((len(entries), self.image_dim), dtype=np.float32)
         with_shot = [i for i, e in enumerate(entries) if e["shot"] is not None]
         if with_shot:
             embedded = self.toolkit.embed_image([entries[i]["shot"] for i in with_shot])
             shots[with_shot] = memolib.as_matrix(embedded, self.image_dim)
-        self.shot_rows.append(shots)
+        self.shots.extend(shots)
         self.entries += entries
-        self.scopes += [memolib.scope_of(episode)] * len(entries)
-        self.matrices = None
+        self.scope_rows.setdefault(memolib.scope_of(episode), memolib.GrowingArray(np.int64)).extend(rows)
 
     @staticmethod
     def _summary_chain(episode: EpisodeRecorder) -> list[str]:
@@ -145,8 +144,7 @@ class Memo(MemoProgram):
         budget = memolib.budget_of(task)
         if not self.entries:
             return memolib.make_payload([], budget=budget)
-        scores = self._scores(task)
-        top = [i for i in memolib.top_indices(scores, TOP_I) if np.isfinite(scores[i])]
+        top = self._top(task)
         chosen = [self.entries[i] for i in top]
         hints = memolib.dedupe(h for e in chosen for h in e["insights"])[:MAX_HINTS]
         grouped: dict[str, list[str]] = {}
@@ -162,17 +160,20 @@ class Memo(MemoProgram):
         return memolib.make_payload(sections, budget=budget, images=images,
                                     evidence=[x for e in chosen for x in e["evidence"]])
 
-    def _scores(self, task: PartialRecorder) -> np.ndarray:
-        if self.matrices is None:
-            self.matrices = (np.vstack(self.key_rows), np.vstack(self.shot_rows), np.array(self.scopes))
-        keys, shots, scopes = self.matrices
+    def _top(self, task: PartialRecorder) -> list[int]:
+        """The TOP_I best entries' rows (ties by row), from the task's user's entries if known."""
         q = memolib.as_matrix(self.toolkit.embed_text([memolib.query_text(task)]), self.text_dim)[0]
-        scores = keys @ q
-        images = memolib.task_images(task)
-        if IMAGE_FUSION and images:
-            qi = memolib.as_matrix(self.toolkit.embed_image(images[-1:]), self.image_dim)[0]
-            scores = scores + IMAGE_FUSION * (shots @ qi)
         scope = memolib.scope_of(task)
-        if scope and scope in set(self.scopes):  # a user's question is answered from that user's memory
-            scores = np.where(scopes == scope, scores, -np.inf)
-        return scores
+        images = memolib.task_images(task)
+        if not (IMAGE_FUSION and images):  # text only: the index's own (scoped) search
+            hits = sorted(self.keys.search(q, TOP_I + 16, scope), key=lambda h: (-h[1], h[0]))
+            return [row for row, _ in hits[:TOP_I]]
+        # with the screenshot: both views scored over the (scoped) rows in numpy
+        mine = self.scope_rows[scope].view if scope and scope in self.scope_rows else None
+        keys, shots = self.keys.matrix, self.shots.view
+        qi = memolib.as_matrix(self.toolkit.embed_image(images[-1:]), self.image_dim)[0]
+        if mine is None:
+            scores = keys @ q + IMAGE_FUSION * (shots @ qi)
+            return memolib.top_indices(scores, TOP_I)
+        scores = keys[mine] @ q + IMAGE_FUSION * (shots[mine] @ qi)
+        return [int(mine[i]) for i in memolib.top_indices(scores, TOP_I)]

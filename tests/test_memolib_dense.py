@@ -30,3 +30,25 @@ def test_an_empty_index_finds_nothing_and_long_texts_are_cut():
     assert index.search("bike", 3) == []
     index.add("bike " * 100)
     assert len(seen[0]) == 10
+
+
+def test_a_faiss_backed_index_ranks_as_numpy_past_its_faiss_threshold(monkeypatch):
+    import faiss
+
+    from automemo.toolkit.memolib import dense
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((300, 8)).astype(np.float32)
+    vectors[50] = vectors[10]  # a tie: equal scores rank by row on both paths
+    plain, backed = DenseIndex(bag, 8), DenseIndex(bag, 8, vector_index=faiss.IndexFlatIP)
+    for start in range(0, 300, 37):  # added in pieces, as a served memory grows
+        plain.add_vectors(vectors[start:start + 37])
+        backed.add_vectors(vectors[start:start + 37])
+    assert np.array_equal(backed.matrix, plain.matrix) and backed.size == 300
+    monkeypatch.setattr(dense, "FAISS_ROWS", 100)
+    query = vectors[10] + 0.01
+    for allowed in (None, list(range(0, 300, 7)), [10, 50, 3], []):
+        want, got = plain.search(query, 5, allowed), backed.search(query, 5, allowed)
+        assert [r for r, _ in got] == [r for r, _ in want]
+        assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-5)
+    assert [r for r, _ in backed.search(query, 2)] == [10, 50]

@@ -66,7 +66,7 @@ def test_two_tier_index_leaves_and_beam_search(tmp_path):
     narrow = memo._beam(tier["tree"], q)
     assert len(narrow) <= 4  # width 1: one leaf
     wide = load_seed("acgm", LEAF_SIZE=4, RECENT=3, BEAM=8).Memo(toolkit(tmp_path / "w"))
-    wide.nodes, wide.episodes, wide.built = memo.nodes, memo.episodes, None
+    wide.nodes, wide.columns, wide.episodes, wide.built = memo.nodes, memo.columns, memo.episodes, None
     wide.retrieve(web_task("Buy a lamp", SHOP))
     assert len(wide._beam(wide._tier("")["tree"], q)) > len(narrow)
 

@@ -12,6 +12,8 @@ BENCHES = {
     "eval": "evaluation speed-up from concurrency and per-episode framework overhead",
     "search": "framework time per search step with a zero-latency fake LLM",
     "seeds": "update throughput and retrieve latency of every seed at 1k and 10k episodes",
+    "memory": "a memory at the size of a life: update throughput, retrieve p50/p95 with an update before "
+              "each, RSS, snapshot size/time and restart time at 10^3, 10^4, 10^5 units (PROGRAM|EXPORT)",
     "report": "size and browser render time of the HTML report of a synthetic 20-node run",
     "serve": "automemo serve over loopback: recall latency and overhead at 1, 8, 32 clients, kill -9 "
              "durability, restart time with 1k and 10k logged episodes",

@@ -26,6 +26,7 @@ import shutil
 import socket
 import sys
 import tarfile
+import time
 import traceback
 import types
 from pathlib import Path
@@ -125,6 +126,8 @@ class Runner:
             "output_tail": self.output.text,
             "loaded_modules": sorted(m for m in ("numpy", "faiss", "networkx", "PIL")
                                      if m in sys.modules),
+            "cpu_s": time.process_time(),  # the guest's CPU time so far: a program's cost under load
+            **resident_memory_kb(),
         }
 
     def do_load(self, params: dict) -> dict[str, Any]:
@@ -220,6 +223,20 @@ class Runner:
         finally:
             if os.getpid() != MAIN_PID:
                 os._exit(0)
+
+
+def resident_memory_kb() -> dict[str, int]:
+    """The guest's resident memory now and at its peak (kB), as the kernel counts it: what
+    `automemo bench memory` reports for a memory at the size of a life."""
+    out = {}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out["rss_kb" if key == "VmRSS" else "peak_rss_kb"] = int(value.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass  # no /proc in this guest: no figure rather than a failed describe
+    return out
 
 
 SNAPSHOT_MAGIC = b"AMSNAP1\n"

@@ -11,16 +11,18 @@ sandbox. A fix here lands in every program that uses it.
 | `text` | tokens, clipping, hosts, action verbs, a task's query text |
 | `bm25` | `BM25Index`: Okapi BM25 lexical search |
 | `dense` | `DenseIndex`: embedded texts, cosine search |
-| `vectors` | normalised matrices, top-k, cosine and faiss search, `ScopedIndex` |
+| `buffers` | `GrowingArray`: numpy rows appended at amortised O(1), read in place |
+| `vectors` | normalised matrices, top-k, cosine and faiss search, `ScopedIndex`, a faiss index's rows as numpy |
 | `fusion` | `rrf` (reciprocal rank) and `weighted` (min-max normalised) fusion |
 | `expand` | `expand` hits with their neighbours, `mmr` diversity |
 | `filters` | `in_scope`, `in_time`, `recency`, `recency_rerank`, `parse_time` |
-| `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope |
+| `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope and tag, kept for queries |
 | `router` | `QuestionRouter`: a question's type learned from its text |
 | `payload` | the budget, `fit_sections`, `chronological` memory lines, `make_payload` with ranked citations |
 """
 
 from automemo.toolkit.memolib.bm25 import BM25Index
+from automemo.toolkit.memolib.buffers import GrowingArray
 from automemo.toolkit.memolib.dense import DenseIndex
 from automemo.toolkit.memolib.expand import expand, mmr, neighbours
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
@@ -32,10 +34,10 @@ from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe,
                                            query_text, task_images, tokens)
 from automemo.toolkit.memolib.units import (Unit, episode_evidence, episode_units, image_units, indexed_text,
                                             is_conversation, scope_of, session, units, windows)
-from automemo.toolkit.memolib.vectors import ScopedIndex, as_matrix, cosine_top_k, faiss_search, top_indices
+from automemo.toolkit.memolib.vectors import ScopedIndex, allowed_rows, as_matrix, cosine_top_k, faiss_matrix, faiss_search, top_indices
 
 __all__ = [
-    "BM25Index", "DenseIndex",
+    "BM25Index", "DenseIndex", "GrowingArray",
     "expand", "mmr", "neighbours",
     "in_scope", "in_time", "parse_time", "recency", "recency_rerank",
     "rrf", "weighted",
@@ -45,5 +47,5 @@ __all__ = [
     "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",
     "tokens",
     "Unit", "episode_evidence", "episode_units", "image_units", "indexed_text", "is_conversation", "scope_of", "session", "units", "windows",
-    "ScopedIndex", "as_matrix", "cosine_top_k", "faiss_search", "top_indices",
+    "ScopedIndex", "allowed_rows", "as_matrix", "cosine_top_k", "faiss_matrix", "faiss_search", "top_indices",
 ]

@@ -38,14 +38,15 @@ def neighbours(turns: Sequence[Unit], radius: int = 1) -> list[list[int]]:
 
 def expand(hits: Sequence[int], turns: Sequence[Unit], radius: int = 1, limit: int | None = None) -> list[int]:
     """`hits` (rows of `turns`, best first) each followed by its neighbours within `radius`,
-    without repeats, cut at `limit` rows. Computes only the hits' neighbours."""
-    at = _first_rows(turns)
+    without repeats, cut at `limit` rows. `turns` a `UnitStore` costs O(hits * radius) (it keeps
+    the row at each position); a list of units O(all units) to index them first."""
+    row_at = turns.row_at if hasattr(turns, "row_at") else (lambda e, p, at=_first_rows(turns): at.get((e, p)))
     out: list[int] = []
     seen: set[int] = set()
     for hit in hits:
         u = turns[hit]
-        chain = [hit] + [at[(u.episode_id, p)] for d in range(1, radius + 1) for p in (u.position - d, u.position + d)
-                         if (u.episode_id, p) in at]
+        near = (row_at(u.episode_id, p) for d in range(1, radius + 1) for p in (u.position - d, u.position + d))
+        chain = [hit] + [row for row in near if row is not None]
         for row in chain:
             if row not in seen:
                 seen.add(row)

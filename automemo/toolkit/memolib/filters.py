@@ -77,10 +77,14 @@ def recency(turns: Sequence[Unit]) -> list[float]:
 
 def recency_rerank(hits: Sequence[tuple[int, float]], turns: Sequence[Unit], weight: float = 0.2) -> list[tuple[int, float]]:
     """`hits` re-scored as `(1 - weight) * relevance + weight * recency`, relevance min-max
-    normalised over the hits; best first (ties keep the hits' order)."""
+    normalised over the hits; best first (ties keep the hits' order). `turns` a `UnitStore`
+    costs O(hits) (its time bounds are kept as units arrive); a list of units O(all units)."""
     if not hits:
         return []
-    fresh = recency(turns)
+    if hasattr(turns, "recency_of"):
+        fresh = dict(zip((row for row, _ in hits), turns.recency_of([row for row, _ in hits])))
+    else:
+        fresh = recency(turns)
     scores = [s for _, s in hits]
     low, high = min(scores), max(scores)
     rescored = [(row, (1 - weight) * ((s - low) / (high - low) if high > low else 1.0) + weight * fresh[row])

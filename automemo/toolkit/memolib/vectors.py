@@ -1,4 +1,7 @@
-"""Vectors: normalised matrices, top-k by score, cosine search, and a faiss index split by scope."""
+"""Vectors: normalised matrices, top-k by score, cosine search, and a faiss index split by scope.
+
+faiss indexes come from the toolkit (`toolkit.vector_index`); this module imports faiss only to
+view such an index's storage as numpy (`faiss_matrix`), so memolib stays importable without it."""
 
 from __future__ import annotations
 
@@ -59,6 +62,35 @@ class ScopedIndex:
             ids += rows
         return rows
 
+    # A snapshot holds each vector once (the all-rows index's) and each scope's row ids; loading
+    # rebuilds the scope indexes from them: half the bytes of pickling every faiss index.
+
+    def __getstate__(self) -> dict[str, Any]:
+        vectors = self.all.reconstruct_n(0, self.all.ntotal) if self.all.ntotal else np.zeros((0, self.dim), np.float32)
+        return {"new_index": self._new_index, "dim": self.dim, "vectors": vectors,
+                "scopes": {scope: np.asarray(ids, dtype=np.int64) for scope, (_, ids) in self._scoped.items()}}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if "new_index" not in state:  # a snapshot from before this layout: the attributes as they were
+            vars(self).update(state)
+            return
+        self._new_index, self.dim = state["new_index"], state["dim"]
+        vectors = np.ascontiguousarray(state["vectors"], dtype=np.float32)
+        self.all = self._new_index(self.dim)
+        if len(vectors):
+            self.all.add(vectors)
+        self._scoped = {}
+        for scope, ids in state["scopes"].items():
+            index = self._new_index(self.dim)
+            if len(ids):
+                index.add(np.ascontiguousarray(vectors[ids]))
+            self._scoped[scope] = (index, ids.tolist())
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """Every row's vector, shape (size, dim): a view of the all-rows index, valid until the next add."""
+        return faiss_matrix(self.all, self.dim)
+
     def search(self, query: np.ndarray, k: int, scope: str = "") -> list[tuple[int, float]]:
         if scope in self._scoped:
             index, ids = self._scoped[scope]
@@ -72,3 +104,24 @@ def faiss_search(index: Any, query: np.ndarray, k: int) -> list[tuple[int, float
         return []
     scores, ids = index.search(np.asarray(query, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
     return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
+
+
+def allowed_rows(allowed: Any, size: int) -> np.ndarray:
+    """`allowed` (rows in any iterable, or an int array such as `UnitStore.allowed_rows`) as an
+    int64 array of the rows below `size`, order kept; an array is filtered without a Python loop."""
+    if isinstance(allowed, np.ndarray):
+        rows = allowed.astype(np.int64, copy=False).reshape(-1)
+    else:
+        rows = np.fromiter(allowed, dtype=np.int64)
+    return rows[(rows >= 0) & (rows < size)]
+
+
+def faiss_matrix(index: Any, dim: int) -> np.ndarray:
+    """The rows of a faiss flat index (`toolkit.vector_index`) as a numpy array, shape (ntotal,
+    dim): a view of the index's own storage, not a copy, valid until the next add. faiss is
+    imported here only when such an index exists, i.e. inside a guest that made one."""
+    if index.ntotal == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    import faiss
+
+    return faiss.rev_swig_ptr(index.get_xb(), index.ntotal * dim).reshape(index.ntotal, dim)
