@@ -12,13 +12,17 @@ from automemo.interaction import evidence
 
 
 def evidence_score(
-    payload: MemoryPayload | None, clues: Sequence[str], k: int, aliases: Mapping[str, Sequence[str]] | None = None
+    payload: MemoryPayload | None, clues: Sequence[str], k: int, aliases: Mapping[str, Sequence[str]] | None = None,
+    *, refusal: bool = False,
 ) -> TaskScore:
     """Recall@k as the value, nDCG@k and Hit@k beside it, and feedback naming format problems
-    and missed clues. Questions without clues (refusals) are not counted, as in Mem-Gallery."""
+    and missed clues. Questions without clues, and refusal questions (Mem-Gallery's AR, LoCoMo's
+    adversarial category, whose released evidence they keep), are not counted, as in Mem-Gallery."""
     ranked, problems = evidence.cited_evidence(payload, k)
-    if not clues:
-        why = "not counted: this question has no gold evidence to retrieve (left out of retrieval metrics, as in Mem-Gallery)"
+    if not clues or refusal:
+        why = ("not counted: a refusal question (its answer was never given; left out of retrieval metrics)"
+               if refusal else
+               "not counted: this question has no gold evidence to retrieve (left out of retrieval metrics, as in Mem-Gallery)")
         return TaskScore(0.0, {}, counted=False, feedback="; ".join([why, *problems]))
     matched = evidence.matched_clues(ranked, clues, k, aliases)
     metrics = {

@@ -84,6 +84,12 @@ class ConversationBenchmark(Benchmark):
                 f"({self.data.source}): {shown}; set unknown_clues = \"error\" to refuse such a file",
                 file=sys.stderr,
             )
+        if self.data.repaired_clues:
+            repaired = self.data.repaired_clues
+            shown = "; ".join(f"{r.where}: {r.clue!r} as {', '.join(r.read_as)}" for r in repaired[:5]) + (
+                "; ..." if len(repaired) > 5 else "")
+            print(f"{self.name}: read {len(repaired)} joined or misspelled gold clue(s) as the turns they name "
+                  f"({self.data.source}): {shown}", file=sys.stderr)
         self._sessions = {s.session_id: s for s in self.data.sessions}
         self._questions = {q.question_id: q for q in self.data.questions}
         rest, taken = stratified_split(
@@ -194,7 +200,8 @@ class ConversationBenchmark(Benchmark):
     # scoring ---------------------------------------------------------------------------------
 
     def _retrieval_score(self, task: Task, payload: MemoryPayload | None) -> TaskScore:
-        return evidence_score(payload, task.data["clues"], self.options.k, self.data.aliases)
+        return evidence_score(payload, task.data["clues"], self.options.k, self.data.aliases,
+                              refusal=task.data["refusal"])
 
     @staticmethod
     def _answer_f1(task: Task, answer: str) -> float:
@@ -227,6 +234,9 @@ class ConversationBenchmark(Benchmark):
             "images": {"total": self.data.images_total, "missing": self.data.images_missing},
             "dropped_clues": {"source": self.data.source, "count": len(self.data.dropped_clues),
                               "items": [f"{d.where}: {d.clue}" for d in self.data.dropped_clues]},
+            "repaired_clues": {"count": len(self.data.repaired_clues),
+                               "items": [f"{r.where}: {r.clue} -> {' '.join(r.read_as)}"
+                                         for r in self.data.repaired_clues]},
             "metrics": f"recall@{o.k} (value), ndcg@{o.k}, hit@{o.k}" if o.mode == "retrieval" else
                        ("judge (value), f1, em" if o.judge == "llm" else "f1 (value), em"),
         }
