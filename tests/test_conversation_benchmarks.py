@@ -182,7 +182,13 @@ def test_eval_prints_the_per_type_table_and_no_memory_scores_zero(dataset, relea
     assert f"murag on {dataset} (test split" in printed
     assert all(f"category {t}" in printed for t in types)
     assert set(table["per_category"]) == set(types)  # refusal questions are not counted
-    assert table["score"]["mean"] > 0.5 and set(table["metrics"]) == {"recall@10", "ndcg@10", "hit@10"}
+    assert table["score"]["mean"] > 0.5
+    assert set(table["metrics"]) == {"recall@10", "ndcg@10", "hit@10", "session_hit@10", "locomo_recall@10"}
+    adversarial = "AR" if dataset == "memgallery" else "cat5"
+    # The breakdown: every category (the adversarial one too), all questions, all but adversarial.
+    assert set(table["breakdown"]) == {*types, adversarial, "all questions", "all but adversarial"}
+    assert "locomo_recall@10" in table["breakdown"][adversarial]
+    assert "all questions" in printed and "adversarial" in printed  # the breakdown is printed too
     assert run_eval(tmp_path, "no_memory", dataset, *path)["score"]["mean"] == 0.0
 
 
