@@ -143,17 +143,20 @@ def render_breakdown(table: ResultsTable, console: Any) -> None:
 
     if not table.breakdown:
         return
-    metrics = list(dict.fromkeys(m for row in table.breakdown.values() for m in row if m != "questions"))
+    metrics = sorted({m for row in table.breakdown.values() for m in row if m != "questions"})
     if not metrics:
         return
-    out = Table(title="by category (mean over the questions that have each figure; ± std over repeats)",
+    # One repeat: the means alone, so that the table fits a terminal.
+    show = (lambda stat: stat.show()) if table.repeats > 1 else (lambda stat: f"{stat.mean:.3f}")
+    out = Table(title="by category: each figure over the questions that have it"
+                      + (" (mean ± std over repeats)" if table.repeats > 1 else ""),
                 show_header=True, header_style="bold")
     out.add_column("category", no_wrap=True)
-    out.add_column("questions", justify="right")
+    out.add_column("n", justify="right")
     for m in metrics:
-        out.add_column(m, justify="right")
+        out.add_column(m.replace("_", " "), justify="right")  # a header that may wrap: it fits 80 columns
     for name, row in table.breakdown.items():
         size = row.get("questions")
         out.add_row(name, f"{size.mean:.0f}" if size else "—",
-                    *[row[m].show() if m in row else "—" for m in metrics])
+                    *[show(row[m]) if m in row else "—" for m in metrics])
     console.print(out)
