@@ -79,3 +79,30 @@ def test_breakdown_per_category_with_and_without_the_adversarial_category(tmp_pa
     # Without adversarial categories there is no second total; excluded tasks are left out.
     plain = breakdown_of([*results, TaskResult("x", "cat1", 0.0, {"session_hit@10": 0.0}, excluded=True)])
     assert [r.name for r in plain.rows][-1] == ALL and plain.row(ALL).questions == 6
+
+
+def test_the_report_node_page_shows_the_breakdown(tmp_path):
+    from automemo.bench.synthetic_run import write_synthetic_run
+    from automemo.report.build import build_report
+
+    run = write_synthetic_run(tmp_path, nodes=3, tasks_per_eval=3, screenshots_per_task=0, run_id="t")
+    node = next(n for n in run.nodes() if n["status"] != "failed")
+    ev = run.evaluations(node["id"])[-1]
+    summary_file = run.path / ev["evidence_dir"] / "summary.json"
+    summary = json.loads(summary_file.read_text())
+    tasks = summary["result"]["tasks"]
+    tasks[0].update(category="cat1", metrics={"recall@10": 0.5, "session_hit@10": 1.0, "locomo_recall@10": 0.5})
+    tasks[1].update(category="cat1", metrics={"recall@10": 0.0, "session_hit@10": 0.0, "locomo_recall@10": 0.0})
+    tasks[2].update(category="cat5", counted=False, metrics={"session_hit@10": 1.0, "locomo_recall@10": 1.0})
+    summary["result"]["info"]["adversarial_categories"] = ["cat5"]
+    summary_file.write_text(json.dumps(summary))
+    page = (build_report(run, quiet=True).parent / "nodes" / f"{node['id']}.html").read_text()
+    table = page[page.index('id="breakdown"'):]
+    table = table[:table.index("</table>")]
+    assert "all but adversarial" in table and "all questions" in table and "session_hit@10" in table
+    rows = {name: next(r for r in table.split("<tr>") if f"<strong>{name}</strong>" in r)
+            for name in ("all questions", "all but adversarial")}
+    # locomo_recall@10 and session_hit@10 over all questions: (0.5 + 0 + 1) / 3 and (1 + 0 + 1) / 3;
+    # over all but cat5: (0.5 + 0) / 2 and (1 + 0) / 2; recall@10 0.25 in both.
+    assert [c for c in ("0.500", "0.667", "0.250") if c in rows["all questions"]] == ["0.500", "0.667", "0.250"]
+    assert "0.667" not in rows["all but adversarial"] and rows["all but adversarial"].count("0.250") == 2
