@@ -67,3 +67,37 @@ def test_summary_reports_oracle_and_regret_per_strategy_with_mean_and_se():
     assert tree["regret"] == pytest.approx((0.075, 0.025))  # regrets 0.05 and 0.10
     assert tree["oracle_complete"] and not summary["strategies"]["random/k1"]["oracle_complete"]
     assert summary["strategies"]["random/k1"]["regret"] == pytest.approx((0.0, 0.0))
+
+
+def test_test_scores_keep_the_published_figures_and_score_each_program_once(tmp_path):
+    import json
+
+    from automemo.bench.discovery import TestScores
+    from automemo.evaluation.aggregate import summarize as summarize_tasks
+    from automemo.evaluation.result import TaskResult
+
+    calls = []
+
+    class Evaluator:
+        def evaluate(self, source, split):
+            calls.append((source, split))
+            tasks = [TaskResult("q1", "FR", 0.5, {"recall@10": 0.5, "session_hit@10": 1.0, "locomo_recall@10": 0.5}),
+                     TaskResult("q2", "AR", 0.0, {"locomo_recall@10": 1.0}, counted=False)]
+            return summarize_tasks(tasks, update_s=0.0, wall_s=0.0,
+                                   info={"adversarial_categories": ["AR"], "retrieve_s_mean": 0.002})
+
+    cache = tmp_path / "scores.json"
+    scores = TestScores(Evaluator(), cache, {"benchmark": "x"})
+    assert scores.score("program", "test") == (0.5, 2.0)
+    assert scores.figures("program", "test") == {
+        "all questions": {"locomo_recall@10": 0.75, "session_hit@10": 1.0},
+        "all but adversarial": {"locomo_recall@10": 0.5, "session_hit@10": 1.0}}
+    assert len(calls) == 1
+    # A second bench over the same folder scores nothing; an entry cached before the figures
+    # were kept ([mean, ms]) is scored once more.
+    assert TestScores(Evaluator(), cache, {"benchmark": "x"}).score("program", "test") == (0.5, 2.0)
+    assert len(calls) == 1
+    old = {key: value[:2] for key, value in json.loads(cache.read_text()).items()}
+    cache.write_text(json.dumps(old))
+    again = TestScores(Evaluator(), cache, {"benchmark": "x"})
+    assert again.figures("program", "test")["all questions"]["locomo_recall@10"] == 0.75 and len(calls) == 2
