@@ -50,6 +50,9 @@ def test_the_oracle_is_the_best_test_score_and_each_program_is_scored_once():
     bounded = search_oracle(candidates, test.__getitem__, limit=1, selected="root")
     assert (bounded.test, bounded.scored, bounded.complete) == (0.55, 2, False)
     assert search_oracle(candidates, test.__getitem__, limit=0, selected="a").test == 0.70
+    # A program scored already (a swept seed) costs nothing and does not use up the limit.
+    free = search_oracle(candidates, test.__getitem__, limit=1, selected="b", cached=lambda s: s == "root")
+    assert (free.test, free.scored, free.complete) == (0.70, 3, True)
     with pytest.raises(ValueError):
         search_oracle([], test.__getitem__, limit=5)
 

@@ -143,12 +143,19 @@ class TestScores:
         mean, ms, _ = self._entry(source, split)
         return mean, ms
 
+    def cached(self, source: str, split: str) -> bool:
+        """True when `source` on `split` is scored already (with its figures): free to ask."""
+        return len(self._cache.get(self._key(source, split), ())) >= 3
+
+    def _key(self, source: str, split: str) -> str:
+        return f"{self._scope}:{hashlib.sha256(source.encode()).hexdigest()}:{split}"
+
     def figures(self, source: str, split: str) -> dict[str, dict[str, float]]:
         """The published figures of `source` on `split`: `published_figures` of its evaluation."""
         return self._entry(source, split)[2]
 
     def _entry(self, source: str, split: str) -> list:
-        key = f"{self._scope}:{hashlib.sha256(source.encode()).hexdigest()}:{split}"
+        key = self._key(source, split)
         # An entry cached before the figures were kept ([mean, ms]) is scored again, once.
         if len(self._cache.get(key, ())) < 3:
             result = self.evaluator.evaluate(source, split=split)
@@ -209,7 +216,8 @@ def run_search(args, scores: TestScores, search_seed: int, strategy: str, parall
     source = run.program_source(final["node_id"])
     test, ms = scores.score(source, "test")
     oracle = search_oracle(evaluated_candidates(run), lambda program: scores.score(program, "test")[0],
-                           limit=args.oracle_limit, selected=source)
+                           limit=args.oracle_limit, selected=source,
+                           cached=lambda program: scores.cached(program, "test"))
     return SearchResult(search_seed, strategy, parallel, int(final.get("steps_done") or 0),
                         final["stop_reason"], wall, final["node_id"], final.get("summary", ""),
                         final["mean"], test, ms, oracle.test, oracle.node_id, oracle.scored, oracle.evaluated,

@@ -5,9 +5,10 @@ pick. It separates the two ways a search falls short of the best seed: a generat
 wrote a better program (oracle ≤ best seed) and a selection that missed one it wrote (regret
 > 0). Every evaluated node's program is scored on test once; scores are cached by program text
 (`TestScores`), so a swept seed costs nothing after `score_seeds` and the same program met in
-several searches is scored once. `limit` bounds the test evaluations a search may add: past it,
-the programs with the best validation means are scored (the selection always is) and the oracle
-is a lower bound, marked as such.
+several searches is scored once. `limit` bounds the test evaluations a search may add (a
+program whose test score is already cached costs none and is always taken): past it, the
+programs with the best validation means are scored (the selection always is) and the oracle is
+a lower bound, marked as such.
 """
 
 from __future__ import annotations
@@ -56,13 +57,18 @@ def evaluated_candidates(run: Any) -> list[Candidate]:
 
 
 def search_oracle(candidates: Sequence[Candidate], test_score: Callable[[str], float], *, limit: int,
-                  selected: str | None = None) -> Oracle:
-    """Score up to `limit` candidates on test (best validation first; the `selected` program
-    text always) and return the best."""
+                  selected: str | None = None, cached: Callable[[str], bool] = lambda source: False) -> Oracle:
+    """Score candidates on test, best validation first, with at most `limit` new evaluations
+    (`cached` programs are free; the `selected` program text is always scored), and return the
+    best."""
     if not candidates:
         raise ValueError("a search oracle needs at least one evaluated program")
-    chosen = list(candidates[:max(limit, 0)])
-    chosen += [c for c in candidates[len(chosen):] if c.source == selected]
+    chosen, new = [], 0
+    for c in candidates:
+        free = cached(c.source) or c.source == selected
+        if free or new < limit:
+            chosen.append(c)
+            new += not free
     scores = [(test_score(c.source), c) for c in chosen]
     top = max(s for s, _ in scores)
     node = min(c.node_id for s, c in scores if s == top)
