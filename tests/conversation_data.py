@@ -119,13 +119,22 @@ def _conversation(sample_id: str, a: str, b: str, hobby: str, city: str) -> dict
     }
 
 
-def write_locomo(path: Path, *, unknown_clue: bool = False) -> Path:
+def write_locomo(path: Path, *, unknown_clue: bool = False, dirty_clues: bool = False) -> Path:
     """With `unknown_clue`, conv-2's second question also cites `D10:19`, a turn the
-    conversation does not have, as the published locomo10.json does (conv-42, qa[58])."""
+    conversation does not have, as the published locomo10.json does (conv-42, qa[58]). With
+    `dirty_clues`, conv-1's evidence is written as the published file writes some of its own:
+    ids joined by spaces (`"D9:1 D4:4 D4:6"`, conv-49), a misspelt id (`"D:11:26"`, conv-43), a
+    leading zero (`"D30:05"`, conv-50), and a joined entry with one id naming no turn."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = [_conversation("conv-1", "Caroline", "Melanie", "pottery", "Paris"),
             _conversation("conv-2", "Jon", "Gina", "dance", "Rome")]
     if unknown_clue:
         data[1]["qa"][1]["evidence"] = ["D2:1", "D10:19"]
+    if dirty_clues:
+        qa = data[0]["qa"]
+        qa[0]["evidence"] = ["D2:1 D1:1 D1:3"]
+        qa[1]["evidence"] = ["D:2:1"]
+        qa[2]["evidence"] = ["D2:03"]
+        qa[3]["evidence"] = ["D1:3; D7:7"]
     path.write_text(json.dumps(data, indent=1))
     return path

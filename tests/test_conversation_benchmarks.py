@@ -125,6 +125,31 @@ def test_the_published_locomo_file_with_a_clue_naming_no_turn_loads_and_says_so_
         load("locomo", {"path": str(path), "unknown_clues": "error"})
 
 
+def test_locomo_clues_joined_by_spaces_or_misspelt_load_as_the_turns_they_name(tmp_path, capsys):
+    path = write_locomo(tmp_path / "locomo10.json", dirty_clues=True)
+    bench = load("locomo", {"path": str(path)})
+    clues = {t.task_id: t.data["clues"] for t in bench.split("train").retrieve + bench.split("test").retrieve}
+    assert clues["conv-1/Q001"] == ["conv-1/D2:1", "conv-1/D1:1", "conv-1/D1:3"]  # "D2:1 D1:1 D1:3": three refs
+    assert clues["conv-1/Q002"] == ["conv-1/D2:1"]  # "D:2:1"
+    assert clues["conv-1/Q003"] == ["conv-1/D2:3"]  # "D2:03"
+    assert clues["conv-1/Q004"] == ["conv-1/D1:3"]  # "D1:3; D7:7": the known part stays
+    err = capsys.readouterr().err
+    assert "read 5 joined or misspelled gold clue(s)" in err  # and conv-2's "D2:1; D2:3" and "'D2:1 D1:1 D1:3' as D2:1, D1:1, D1:3" in err
+    assert "dropped 1 gold clue" in err and "qa[3]: 'D7:7'" in err
+    described = bench.describe()
+    assert described["repaired_clues"]["count"] == 5 and described["dropped_clues"]["count"] == 1
+    with pytest.raises(DatasetError, match=r"qa\[3\]: 'D7:7' of clue 'D1:3; D7:7' names no turn of conv-1"):
+        load("locomo", {"path": str(path), "unknown_clues": "error"})
+
+
+def test_adversarial_questions_keep_their_evidence_but_stay_out_of_the_score(releases):
+    bench = load("locomo", {"path": str(releases["locomo"])})
+    adversarial = next(t for t in bench.split("test").retrieve if t.category == "cat5")
+    scope = adversarial.task_id.split("/")[0]
+    assert adversarial.data["clues"] == [f"{scope}/D2:3"]
+    assert not bench.score(adversarial, None, MemoryPayload(metadata={"evidence": [f"{scope}/D2:3"]})).counted
+
+
 # --- automemo eval end to end --------------------------------------------------------------
 
 
@@ -157,7 +182,13 @@ def test_eval_prints_the_per_type_table_and_no_memory_scores_zero(dataset, relea
     assert f"murag on {dataset} (test split" in printed
     assert all(f"category {t}" in printed for t in types)
     assert set(table["per_category"]) == set(types)  # refusal questions are not counted
-    assert table["score"]["mean"] > 0.5 and set(table["metrics"]) == {"recall@10", "ndcg@10", "hit@10"}
+    assert table["score"]["mean"] > 0.5
+    assert set(table["metrics"]) == {"recall@10", "ndcg@10", "hit@10", "session_hit@10", "locomo_recall@10"}
+    adversarial = "AR" if dataset == "memgallery" else "cat5"
+    # The breakdown: every category (the adversarial one too), all questions, all but adversarial.
+    assert set(table["breakdown"]) == {*types, adversarial, "all questions", "all but adversarial"}
+    assert "locomo_recall@10" in table["breakdown"][adversarial]
+    assert "all questions" in printed and "adversarial" in printed  # the breakdown is printed too
     assert run_eval(tmp_path, "no_memory", dataset, *path)["score"]["mean"] == 0.0
 
 

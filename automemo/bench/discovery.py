@@ -8,7 +8,12 @@ On one benchmark (its search defaults applied, as `automemo search` applies them
 - per search seed, searches of `--steps` steps with the same generator under each strategy
   (`tree`, `random`, `greedy`), each selection scored on test, with its wall-clock;
 - `--parallel K` against 1 at equal wall-clock: a tree search with K actions in flight that
-  stops starting new actions once the sequential tree search's wall-clock has passed.
+  stops starting new actions once the sequential tree search's wall-clock has passed;
+- per search, the oracle (the best test score among the programs it evaluated, bounded by
+  `--oracle-limit`; automemo.bench.oracle) and the selection regret, oracle − selection;
+- beside the score, the figures published benchmarks quote (session-level hit@k, LoCoMo's
+  evidence recall, over all questions and all but the adversarial ones) of every seed and
+  every selection, where the benchmark scores them (docs/benchmarks.md).
 
 Scores are cached by program text in the work folder (`--workdir`, scores.json), so a seed
 selected unchanged is not scored again, and a second run over the same folder scores no seed. All
@@ -27,10 +32,11 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from automemo.bench.oracle import evaluated_candidates, search_oracle
 from automemo.bench.seeds import TARGET_MS
 from automemo.bench.strategies import _mean_se
 from automemo.paths import SEEDS_DIR
@@ -55,6 +61,9 @@ def add_arguments(parser) -> None:
                         help="JSON results (default discovery.json)")
     parser.add_argument("--workdir", type=Path,
                         help="keep the run directories and stores here (default: a temporary folder)")
+    parser.add_argument("--oracle-limit", type=int, default=60, metavar="N",
+                        help="test evaluations per search for its oracle, best validation first (default 60; "
+                             "0: the selection only); cached by program text")
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,7 @@ class Scored:
     validation: float | None
     test: float
     retrieve_ms: float          # mean retrieve time per test question
+    figures: dict = field(default_factory=dict)  # published figures on test (TestScores.figures)
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,16 @@ class SearchResult:
     validation: float
     test: float
     retrieve_ms: float
+    oracle: float | None = None       # best test score among the programs the search evaluated
+    oracle_node: int | None = None
+    oracle_scored: int = 0            # distinct programs scored on test for the oracle
+    oracle_evaluated: int = 0         # distinct programs the search evaluated (> scored: a lower bound)
+    figures: dict = field(default_factory=dict)  # the selection's published figures on test
+
+    @property
+    def regret(self) -> float | None:
+        """Selection regret: oracle − selection (≥ 0; the selection is among the programs scored)."""
+        return None if self.oracle is None else self.oracle - self.test
 
 
 class WallClockCap:
@@ -120,13 +140,43 @@ class TestScores:
 
     def score(self, source: str, split: str) -> tuple[float, float]:
         """(mean, retrieve ms per question) of `source` on `split`."""
-        key = f"{self._scope}:{hashlib.sha256(source.encode()).hexdigest()}:{split}"
-        if key not in self._cache:
-            result = self.evaluator.evaluate(source, split=split)
-            self._cache[key] = [result.mean, 1000.0 * float(result.info.get("retrieve_s_mean", 0.0))]
-            self.cache_file.write_text(json.dumps(self._cache, indent=1))
-        mean, ms = self._cache[key]
+        mean, ms, _ = self._entry(source, split)
         return mean, ms
+
+    def cached(self, source: str, split: str) -> bool:
+        """True when `source` on `split` is scored already (with its figures): free to ask."""
+        return len(self._cache.get(self._key(source, split), ())) >= 3
+
+    def _key(self, source: str, split: str) -> str:
+        return f"{self._scope}:{hashlib.sha256(source.encode()).hexdigest()}:{split}"
+
+    def figures(self, source: str, split: str) -> dict[str, dict[str, float]]:
+        """The published figures of `source` on `split`: `published_figures` of its evaluation."""
+        return self._entry(source, split)[2]
+
+    def _entry(self, source: str, split: str) -> list:
+        key = self._key(source, split)
+        # An entry cached before the figures were kept ([mean, ms]) is scored again, once.
+        if len(self._cache.get(key, ())) < 3:
+            result = self.evaluator.evaluate(source, split=split)
+            self._cache[key] = [result.mean, 1000.0 * float(result.info.get("retrieve_s_mean", 0.0)),
+                                published_figures(result)]
+            self.cache_file.write_text(json.dumps(self._cache, indent=1))
+        return self._cache[key]
+
+
+PUBLISHED = ("session_hit@", "locomo_recall@")
+"""Metric name prefixes of the figures published benchmarks quote (docs/benchmarks.md)."""
+
+
+def published_figures(result: Any) -> dict[str, dict[str, float]]:
+    """The published figures of an evaluation over all questions and all but the adversarial
+    ones ({row: {metric: mean}}; empty where the benchmark scores none)."""
+    from automemo.evaluation.breakdown import ALL, NON_ADVERSARIAL, metric_breakdown
+
+    rows = metric_breakdown(result).to_dict()
+    return {row: {m: v for m, v in rows[row].items() if m.startswith(PUBLISHED)}
+            for row in (ALL, NON_ADVERSARIAL) if row in rows and any(m.startswith(PUBLISHED) for m in rows[row])}
 
 
 def score_seeds(scores: TestScores, advance: Callable[[], None]) -> list[Scored]:
@@ -137,7 +187,7 @@ def score_seeds(scores: TestScores, advance: Callable[[], None]) -> list[Scored]
         advance()
         test, ms = scores.score(source, "test")
         advance()
-        out.append(Scored(path.stem, validation, test, ms))
+        out.append(Scored(path.stem, validation, test, ms, scores.figures(source, "test")))
     return out
 
 
@@ -165,9 +215,13 @@ def run_search(args, scores: TestScores, search_seed: int, strategy: str, parall
     wall = time.monotonic() - started
     source = run.program_source(final["node_id"])
     test, ms = scores.score(source, "test")
+    oracle = search_oracle(evaluated_candidates(run), lambda program: scores.score(program, "test")[0],
+                           limit=args.oracle_limit, selected=source,
+                           cached=lambda program: scores.cached(program, "test"))
     return SearchResult(search_seed, strategy, parallel, int(final.get("steps_done") or 0),
                         final["stop_reason"], wall, final["node_id"], final.get("summary", ""),
-                        final["mean"], test, ms)
+                        final["mean"], test, ms, oracle.test, oracle.node_id, oracle.scored, oracle.evaluated,
+                        scores.figures(source, "test"))
 
 
 def summarize(seeds: list[Scored], searches: list[SearchResult]) -> dict[str, Any]:
@@ -175,6 +229,8 @@ def summarize(seeds: list[Scored], searches: list[SearchResult]) -> dict[str, An
     best_of_seeds = max(seeds, key=lambda s: (s.validation, -seeds.index(s)))
     out: dict[str, Any] = {
         "best_seed": asdict(best_seed), "best_of_seeds": asdict(best_of_seeds),
+        # Best-of-seeds selects among the seeds, whose oracle is the best seed.
+        "best_of_seeds_regret": best_seed.test - best_of_seeds.test,
         "slowest_seed_retrieve_ms": max(s.retrieve_ms for s in seeds),
         "slowest_program_retrieve_ms": max([s.retrieve_ms for s in seeds] + [r.retrieve_ms for r in searches]),
         "strategies": {},
@@ -182,13 +238,27 @@ def summarize(seeds: list[Scored], searches: list[SearchResult]) -> dict[str, An
     for key in dict.fromkeys((r.strategy, r.parallel) for r in searches):
         own = [r for r in searches if (r.strategy, r.parallel) == key]
         gaps = [r.test - best_seed.test for r in own]
+        with_oracle = [r for r in own if r.oracle is not None]
         out["strategies"][f"{key[0]}/k{key[1]}"] = {
             "searches": len(own), "test": _mean_se([r.test for r in own]),
             "minus_best_seed": _mean_se(gaps), "min_minus_best_seed": min(gaps),
+            # oracle: the best test score among the programs each search evaluated; regret =
+            # oracle − selection. A lower bound where --oracle-limit left programs out.
+            "oracle": _mean_se([r.oracle for r in with_oracle]),
+            "regret": _mean_se([r.regret for r in with_oracle]),
+            "oracle_complete": all(r.oracle_scored == r.oracle_evaluated for r in with_oracle),
+            "figures": _mean_figures([r.figures for r in own]),
             "wall_s": statistics.fmean(r.wall_s for r in own),
             "steps_done": statistics.fmean(r.steps_done for r in own),
         }
     return out
+
+
+def _mean_figures(figures: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, tuple[float, float]]]:
+    """Mean ± s.e. over searches of each published figure, row by row."""
+    rows = dict.fromkeys(row for f in figures for row in f)
+    return {row: {m: _mean_se([f[row][m] for f in figures if m in f.get(row, {})])
+                  for m in dict.fromkeys(m for f in figures for m in f.get(row, {}))} for row in rows}
 
 
 def render(console, seeds: list[Scored], searches: list[SearchResult], summary: dict[str, Any],
@@ -203,28 +273,68 @@ def render(console, seeds: list[Scored], searches: list[SearchResult], summary: 
     console.print(table)
     table = Table(title=f"{title}: searches, selection scored on test")
     for col in ("search seed", "strategy", "K", "steps", "wall-clock", "node", "validation", "test",
-                "− best seed"):
+                "− best seed", "oracle", "regret"):
         table.add_column(col, justify="right")
     best = summary["best_seed"]["test"]
     for r in searches:
         table.add_row(str(r.search_seed), r.strategy, str(r.parallel), str(r.steps_done), f"{r.wall_s:.0f} s",
-                      f"#{r.node_id}", f"{r.validation:.3f}", f"{r.test:.3f}", f"{r.test - best:+.3f}")
+                      f"#{r.node_id}", f"{r.validation:.3f}", f"{r.test:.3f}", f"{r.test - best:+.3f}",
+                      *_oracle_cells(r))
     console.print(table)
     table = Table(title=f"{title}: summary (mean ± s.e. over search seeds)")
-    for col in ("", "test", "− best seed", "worst seed's gap", "wall-clock", "steps"):
+    for col in ("", "test", "− best seed", "worst seed's gap", "oracle", "regret", "wall-clock", "steps"):
         table.add_column(col, justify="right")
     bos = summary["best_of_seeds"]
-    table.add_row(f"best seed ({summary['best_seed']['name']})", f"{best:.3f}", "+0.000", "", "", "")
+    table.add_row(f"best seed ({summary['best_seed']['name']})", f"{best:.3f}", "+0.000", "", "", "", "", "")
     table.add_row(f"best-of-seeds ({bos['name']}, by validation)", f"{bos['test']:.3f}",
-                  f"{bos['test'] - best:+.3f}", "", "", "")
+                  f"{bos['test'] - best:+.3f}", "", f"{best:.3f}", f"{summary['best_of_seeds_regret']:+.3f}", "", "")
     for name, row in summary["strategies"].items():
-        test, gap = row["test"], row["minus_best_seed"]
+        test, gap, oracle, regret = row["test"], row["minus_best_seed"], row["oracle"], row["regret"]
+        bound = "" if row["oracle_complete"] else "≥ "
         table.add_row(name, f"{test[0]:.3f} ± {test[1]:.3f}", f"{gap[0]:+.3f} ± {gap[1]:.3f}",
-                      f"{row['min_minus_best_seed']:+.3f}", f"{row['wall_s']:.0f} s", f"{row['steps_done']:.1f}")
+                      f"{row['min_minus_best_seed']:+.3f}", f"{bound}{_pm(oracle)}", f"{bound}{_pm(regret)}",
+                      f"{row['wall_s']:.0f} s", f"{row['steps_done']:.1f}")
     console.print(table)
+    render_figures(console, seeds, searches, summary, title)
     slowest = summary["slowest_program_retrieve_ms"]
     console.print(f"slowest retrieve per question: {summary['slowest_seed_retrieve_ms']:.1f} ms among seeds, "
                   f"{slowest:.1f} ms among all programs scored (target ≤ {TARGET_MS:.0f} ms)")
+
+
+def _pm(stat: tuple[float, float]) -> str:
+    return "—" if stat[0] != stat[0] else f"{stat[0]:.3f} ± {stat[1]:.3f}"  # nan: no oracle
+
+
+def _oracle_cells(r: SearchResult) -> tuple[str, str]:
+    if r.oracle is None:
+        return "—", "—"
+    bound = "" if r.oracle_scored == r.oracle_evaluated else "≥ "  # --oracle-limit left programs out
+    return f"{bound}{r.oracle:.3f} (#{r.oracle_node})", f"{bound}{r.regret:+.3f}"
+
+
+def render_figures(console, seeds: list[Scored], searches: list[SearchResult], summary: dict[str, Any],
+                   title: str) -> None:
+    """The published figures (docs/benchmarks.md) of every seed and every selection, on test."""
+    from rich.table import Table
+
+    from automemo.evaluation.breakdown import ALL, NON_ADVERSARIAL
+
+    figures = [s.figures for s in seeds] + [r.figures for r in searches]
+    columns = list(dict.fromkeys((row, m) for f in figures for row in (NON_ADVERSARIAL, ALL) for m in f.get(row, {})))
+    if not columns:
+        return
+    table = Table(title=f"{title}: published figures on test (all but adversarial / all questions)")
+    table.add_column("program")
+    for row, m in columns:
+        table.add_column(f"{m} ({'no adv.' if row == NON_ADVERSARIAL else 'all'})", justify="right")
+    for s in seeds:
+        table.add_row(f"seed {s.name}", *[f"{s.figures[row][m]:.3f}" if m in s.figures.get(row, {}) else "—"
+                                          for row, m in columns])
+    for name, row_summary in summary["strategies"].items():
+        means = row_summary.get("figures", {})
+        table.add_row(f"{name} selection (mean ± s.e.)",
+                      *[_pm(means[row][m]) if m in means.get(row, {}) else "—" for row, m in columns])
+    console.print(table)
 
 
 def run(args) -> int:
@@ -242,6 +352,8 @@ def run(args) -> int:
                         f"{', '.join(STRATEGIES)}")
     if args.search_seeds < 1 or args.steps < 1 or args.parallel < 1:
         raise UserError("--search-seeds, --steps and --parallel must each be at least 1")
+    if args.oracle_limit < 0:
+        raise UserError("--oracle-limit must be at least 0")
     if args.parallel > 1 and "tree" not in strategies:
         raise UserError("--parallel compares against the sequential tree search: keep tree in --strategies")
     console = Console()
@@ -278,7 +390,8 @@ def run(args) -> int:
                 progress.console.print(
                     f"search seed {seed} {strategy} K={result.parallel}: {result.steps_done} steps in "
                     f"{result.wall_s:.0f} s, selected #{result.node_id} validation {result.validation:.3f} "
-                    f"test {result.test:.3f}")
+                    f"test {result.test:.3f}; oracle {result.oracle:.3f} (#{result.oracle_node}, "
+                    f"{result.oracle_scored} of {result.oracle_evaluated} programs), regret {result.regret:+.3f}")
                 progress.advance(job)
                 return result
 
@@ -304,7 +417,8 @@ def _write(args, seeds: list[Scored], searches: list[SearchResult]) -> None:
     document = {"command": command, "benchmark": args.benchmark,
                 "options": _overrides(args)["benchmark"]["options"], "steps": args.steps,
                 "search_seeds": args.search_seeds, "parallel": args.parallel,
-                "seeds": [asdict(s) for s in seeds], "searches": [asdict(r) for r in searches],
+                "oracle_limit": getattr(args, "oracle_limit", None),
+                "seeds": [asdict(s) for s in seeds], "searches": [{**asdict(r), "regret": r.regret} for r in searches],
                 "summary": summarize(seeds, searches)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, indent=2))

@@ -122,6 +122,12 @@ class Benchmark(abc.ABC):
         flags override them key by key (`automemo.assembly.with_benchmark_defaults`)."""
         return {}
 
+    def adversarial_categories(self) -> frozenset[str]:
+        """Categories whose questions are adversarial (their answer was never given: LoCoMo's
+        category 5, Mem-Gallery's AR). Published figures are quoted with and without them; the
+        breakdown of `automemo eval` and the report show both. Default: none."""
+        return frozenset()
+
     def describe(self) -> dict[str, Any]:
         """Config-like facts for the run record (sizes, seed, scoring mode)."""
         return {"name": self.name, "family": self.family}

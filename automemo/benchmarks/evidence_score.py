@@ -12,22 +12,42 @@ from automemo.interaction import evidence
 
 
 def evidence_score(
-    payload: MemoryPayload | None, clues: Sequence[str], k: int, aliases: Mapping[str, Sequence[str]] | None = None
+    payload: MemoryPayload | None, clues: Sequence[str], k: int, aliases: Mapping[str, Sequence[str]] | None = None,
+    *, refusal: bool = False, sessions: Mapping[str, str] | None = None,
 ) -> TaskScore:
     """Recall@k as the value, nDCG@k and Hit@k beside it, and feedback naming format problems
-    and missed clues. Questions without clues (refusals) are not counted, as in Mem-Gallery."""
+    and missed clues. Questions without clues, and refusal questions (Mem-Gallery's AR, LoCoMo's
+    adversarial category, whose released evidence they keep), are not counted, as in Mem-Gallery.
+
+    With `sessions` (turn ref -> session), the figures published benchmarks quote are added for
+    every question, counted or not: session_hit@k (questions with clues) and locomo_recall@k
+    (every question; 1 without evidence, as LoCoMo's scorer has it). The aggregation reads them
+    per category and with and without the adversarial category (automemo.evaluation.breakdown).
+    """
     ranked, problems = evidence.cited_evidence(payload, k)
-    if not clues:
-        why = "not counted: this question has no gold evidence to retrieve (left out of retrieval metrics, as in Mem-Gallery)"
-        return TaskScore(0.0, {}, counted=False, feedback="; ".join([why, *problems]))
+    published = _published(ranked, clues, k, aliases, sessions) if sessions is not None else {}
+    if not clues or refusal:
+        why = ("not counted: a refusal question (its answer was never given; left out of retrieval metrics)"
+               if refusal else
+               "not counted: this question has no gold evidence to retrieve (left out of retrieval metrics, as in Mem-Gallery)")
+        return TaskScore(0.0, published, counted=False, feedback="; ".join([why, *problems]))
     matched = evidence.matched_clues(ranked, clues, k, aliases)
     metrics = {
         f"recall@{k}": evidence.recall_at_k(ranked, clues, k, aliases),
         f"ndcg@{k}": evidence.ndcg_at_k(ranked, clues, k, aliases),
         f"hit@{k}": evidence.hit_at_k(ranked, clues, k, aliases),
+        **published,
     }
     missed = [c for c in clues if c not in matched]
     feedback = [f"gold evidence: {', '.join(clues)}", *problems] + (
         [f"missed clues: {', '.join(missed)}"] if missed else []
     )
     return TaskScore(metrics[f"recall@{k}"], metrics, counted=True, feedback="; ".join(feedback))
+
+
+def _published(ranked: Sequence[str], clues: Sequence[str], k: int, aliases: Mapping[str, Sequence[str]] | None,
+               sessions: Mapping[str, str]) -> dict[str, float]:
+    out = {f"locomo_recall@{k}": evidence.locomo_recall_at_k(ranked, clues, k, aliases)}
+    if any(c in sessions for c in clues):
+        out[f"session_hit@{k}"] = evidence.session_hit_at_k(ranked, clues, k, sessions, aliases)
+    return out

@@ -422,4 +422,6 @@ class Evaluator:
             "retrieve_s_mean": sum(retrieve_times) / len(retrieve_times) if retrieve_times else 0.0,
             "infra_retries": sum(len(r.infra_errors) for r in records),
             "fatal": f"{fatal.kind}: {fatal.detail}" if fatal else None,
+            # Read by the breakdown (automemo.evaluation.breakdown): figures with and without them.
+            "adversarial_categories": sorted(self.benchmark.adversarial_categories()),
         }

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import collections
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from automemo.evaluation.breakdown import metric_breakdown
 from automemo.evaluation.result import EvaluationResult
 
 
@@ -51,6 +52,9 @@ class ResultsTable:
     wall_s: Stat              # wall time of one evaluation
     update_s: Stat            # time in `update` over all update episodes
     errors: Mapping[str, int]  # program failures by kind, summed over repeats
+    # Every metric per category, over all questions and all but the adversarial ones
+    # (automemo.evaluation.breakdown): row -> metric -> Stat; "questions" is the row's size.
+    breakdown: Mapping[str, Mapping[str, Stat]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,7 +87,16 @@ def build_table(
         wall_s=Stat.of(r.wall_s for r in results),
         update_s=Stat.of(r.update_s for r in results),
         errors=dict(sorted(errors.items())),
+        breakdown=_breakdown(results),
     )
+
+
+def _breakdown(results: Sequence[EvaluationResult]) -> dict[str, dict[str, Stat]]:
+    per_repeat = [metric_breakdown(r).to_dict() for r in results]
+    rows = list(dict.fromkeys(name for b in per_repeat for name in b))
+    return {row: {m: Stat.of(b[row][m] for b in per_repeat if m in b.get(row, {}))
+                  for m in dict.fromkeys(m for b in per_repeat for m in b.get(row, {}))}
+            for row in rows}
 
 
 def _mean_steps(result: EvaluationResult) -> float:
@@ -119,4 +132,31 @@ def render(table: ResultsTable, console: Any = None) -> None:
     out.add_row("wall time (s)", table.wall_s.show(2))
     for kind, count in table.errors.items():
         out.add_row(f"[red]program failures: {kind}[/red]", str(count))
+    console.print(out)
+    render_breakdown(table, console)
+
+
+def render_breakdown(table: ResultsTable, console: Any) -> None:
+    """Every metric per category and over all questions, with and without the adversarial
+    category: the figures published benchmarks quote (docs/benchmarks.md says which is which)."""
+    from rich.table import Table
+
+    if not table.breakdown:
+        return
+    metrics = sorted({m for row in table.breakdown.values() for m in row if m != "questions"})
+    if not metrics:
+        return
+    # One repeat: the means alone, so that the table fits a terminal.
+    show = (lambda stat: stat.show()) if table.repeats > 1 else (lambda stat: f"{stat.mean:.3f}")
+    out = Table(title="by category: each figure over the questions that have it"
+                      + (" (mean ± std over repeats)" if table.repeats > 1 else ""),
+                show_header=True, header_style="bold")
+    out.add_column("category", no_wrap=True)
+    out.add_column("n", justify="right")
+    for m in metrics:
+        out.add_column(m.replace("_", " "), justify="right")  # a header that may wrap: it fits 80 columns
+    for name, row in table.breakdown.items():
+        size = row.get("questions")
+        out.add_row(name, f"{size.mean:.0f}" if size else "—",
+                    *[show(row[m]) if m in row else "—" for m in metrics])
     console.print(out)

@@ -75,3 +75,38 @@ def ndcg_at_k(ranked: Sequence[str], gold: Sequence[str], k: int, aliases: Mappi
 
 def hit_at_k(ranked: Sequence[str], gold: Sequence[str], k: int, aliases: Mapping[str, Sequence[str]] | None = None) -> float:
     return 1.0 if any(m is not None for m in matched_clues(ranked, gold, k, aliases)) else 0.0
+
+
+# --- the figures published memory benchmarks quote -------------------------------------------
+
+
+def session_hit_at_k(
+    ranked: Sequence[str], gold: Sequence[str], k: int, session_of: Mapping[str, str],
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> float:
+    """Session-level any-hit@K: 1 when any of the first `k` cited ids lies in a session that
+    holds a gold clue (`session_of`: turn ref -> its session; a cited image id lies where the
+    turn it stands for lies), else 0. The granularity most published memory benchmarks report
+    retrieval at: finding the right session counts, whichever of its turns was cited."""
+    gold_sessions = {session_of[c] for c in gold if c in session_of}
+    if not gold_sessions:
+        raise ValueError("session hit is undefined without clues that lie in a session")
+    for rid in ranked[:k]:
+        if any(session_of.get(ref) in gold_sessions for ref in (rid, *(aliases or {}).get(rid, ()))):
+            return 1.0
+    return 0.0
+
+
+def locomo_recall_at_k(
+    ranked: Sequence[str], gold: Sequence[str], k: int, aliases: Mapping[str, Sequence[str]] | None = None
+) -> float:
+    """LoCoMo's official evidence recall (snap-research/locomo, task_eval/evaluation.py,
+    `eval_question_answering`: `recall_acc = sum(ev in context for ev in evidence) /
+    len(evidence)`, and 1 for a question without evidence): the fraction of the gold evidence
+    ids found among the retrieved ids, here the first `k` cited (a cited image id counts as the
+    turn it stands for). Averaged over every question, adversarial ones included, by the
+    official `analyze_aggr_acc`."""
+    if not gold:
+        return 1.0
+    retrieved = {ref for rid in ranked[:k] for ref in (rid, *(aliases or {}).get(rid, ()))}
+    return sum(g in retrieved for g in gold) / len(gold)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from automemo.contract import ContractError, EpisodeRecorder, ImageRef
+from automemo.evaluation.breakdown import metric_breakdown
 from automemo.evaluation.evidence import Evidence, TaskEvidence, read_evidence, result_from_dict
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.report.config import ReportConfig
@@ -100,6 +101,9 @@ class EvaluationView:
     wall_s: float
     update_s: float
     tasks: tuple[TaskRow, ...]   # empty when the evaluation left no per-task result
+    # Every metric per category, over all questions and all but the adversarial ones
+    # (automemo.evaluation.breakdown): row -> {"questions": n, metric: mean}; empty without tasks.
+    breakdown: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -260,6 +264,7 @@ def _evaluations(view: RunView, node_id: int) -> tuple[tuple[EvaluationView, ...
                 wall_s=ev.wall_s or 0.0,
                 update_s=ev.update_s or 0.0,
                 tasks=tuple(_task_row(t) for t in result.tasks) if result else (),
+                breakdown=metric_breakdown(result).to_dict() if result and result.tasks else {},
             )
         )
     return tuple(views), latest

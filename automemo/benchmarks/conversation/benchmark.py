@@ -84,8 +84,16 @@ class ConversationBenchmark(Benchmark):
                 f"({self.data.source}): {shown}; set unknown_clues = \"error\" to refuse such a file",
                 file=sys.stderr,
             )
+        if self.data.repaired_clues:
+            repaired = self.data.repaired_clues
+            shown = "; ".join(f"{r.where}: {r.clue!r} as {', '.join(r.read_as)}" for r in repaired[:5]) + (
+                "; ..." if len(repaired) > 5 else "")
+            print(f"{self.name}: read {len(repaired)} joined or misspelled gold clue(s) as the turns they name "
+                  f"({self.data.source}): {shown}", file=sys.stderr)
         self._sessions = {s.session_id: s for s in self.data.sessions}
         self._questions = {q.question_id: q for q in self.data.questions}
+        # Turn ref -> its session, for session-level figures; scoring only (labels stay on the host).
+        self._session_of = {t.ref: s.session_id for s in self.data.sessions for t in s.turns}
         rest, taken = stratified_split(
             list(self.data.scopes), lambda s: self.data.strata.get(s, ""), options.train_fraction,
             options.seed, salt=f"{self.name}-scopes",
@@ -98,6 +106,11 @@ class ConversationBenchmark(Benchmark):
     def agent_kind(self) -> str | None:
         """The agent `automemo.agents.build_agent` must build: none in retrieval mode."""
         return None if self.options.mode == "retrieval" else "visual"
+
+    def adversarial_categories(self) -> frozenset[str]:
+        """The types of the refusal questions: Mem-Gallery's AR ("not mentioned" answers, no
+        clues), LoCoMo's cat5 (adversarial, with the evidence the release cites)."""
+        return frozenset(q.qtype for q in self.data.questions if q.refusal)
 
     def scoring_is_deterministic(self) -> bool:
         """Retrieval mode scores cited refs against clues: the same payload, the same score."""
@@ -194,7 +207,8 @@ class ConversationBenchmark(Benchmark):
     # scoring ---------------------------------------------------------------------------------
 
     def _retrieval_score(self, task: Task, payload: MemoryPayload | None) -> TaskScore:
-        return evidence_score(payload, task.data["clues"], self.options.k, self.data.aliases)
+        return evidence_score(payload, task.data["clues"], self.options.k, self.data.aliases,
+                              refusal=task.data["refusal"], sessions=self._session_of)
 
     @staticmethod
     def _answer_f1(task: Task, answer: str) -> float:
@@ -227,6 +241,10 @@ class ConversationBenchmark(Benchmark):
             "images": {"total": self.data.images_total, "missing": self.data.images_missing},
             "dropped_clues": {"source": self.data.source, "count": len(self.data.dropped_clues),
                               "items": [f"{d.where}: {d.clue}" for d in self.data.dropped_clues]},
-            "metrics": f"recall@{o.k} (value), ndcg@{o.k}, hit@{o.k}" if o.mode == "retrieval" else
+            "repaired_clues": {"count": len(self.data.repaired_clues),
+                               "items": [f"{r.where}: {r.clue} -> {' '.join(r.read_as)}"
+                                         for r in self.data.repaired_clues]},
+            "metrics": f"recall@{o.k} (value), ndcg@{o.k}, hit@{o.k}, session_hit@{o.k}, locomo_recall@{o.k}"
+                       if o.mode == "retrieval" else
                        ("judge (value), f1, em" if o.judge == "llm" else "f1 (value), em"),
         }

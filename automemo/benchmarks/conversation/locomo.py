@@ -6,7 +6,8 @@ answer | adversarial_answer, evidence [dia_id], category 1..5}], event_summary, 
 session_summary}`. Each turn is one step, cited by `"<sample_id>/<dia_id>"`; `img_url` points at
 the web, so a shared photo is its `blip_caption` unless `image_dir` holds the file (looked up
 by the URL's file name). Categories are the per-type table's rows; category 5 is adversarial:
-the right answer is a refusal, and retrieval mode does not count it.
+the right answer is a refusal, and retrieval mode does not count it (its evidence is kept for
+the with-adversarial figures). Joined, misspelt and unknown evidence ids: see clues.py.
 """
 
 from __future__ import annotations
@@ -17,20 +18,16 @@ from typing import Any, Mapping
 from urllib.parse import urlparse
 
 from automemo.benchmarks.conversation.benchmark import ConversationBenchmark
+from automemo.benchmarks.conversation.clues import ClueResolver
 from automemo.benchmarks.conversation.files import as_list, read_json, readable_image
 from automemo.benchmarks.conversation.model import (
-    REFUSAL, ClueResolver, Conversations, DatasetError, Question, Session, Turn, TurnImage, UnknownClues,
+    REFUSAL, Conversations, DatasetError, Question, Session, Turn, TurnImage, UnknownClues,
     qualified,
 )
 
 FORMAT = "the LoCoMo release locomo10.json: a list of {sample_id, conversation, qa}"
 ADVERSARIAL = 5
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
-
-
-def _evidence_ids(raw: Any) -> list[str]:
-    # A few released entries join two ids in one string ("D8:6; D9:17").
-    return [part.strip() for item in as_list(raw) for part in re.split(r"[;,]", str(item)) if part.strip()]
 
 
 class _Photos:
@@ -96,16 +93,16 @@ def read_release(path: Path, image_dir: Path | None, unknown_clues: UnknownClues
             except (TypeError, ValueError):
                 raise DatasetError(f"{q_where}: category must be 1..5, got {qa['category']!r}") from None
             refusal = category == ADVERSARIAL
-            # A refusal question's clues are never scored, so only the others are checked.
-            clues = () if refusal else resolve(_evidence_ids(qa.get("evidence")), turns_by_id, q_where,
-                                               f"turn of {scope}")
+            # A refusal question keeps its clues (LoCoMo's adversarial evidence): the main figures
+            # leave it out, the with-adversarial ones score them.
+            clues = resolve(as_list(qa.get("evidence")), turns_by_id, q_where, f"turn of {scope}")
             answer = REFUSAL if refusal else str(qa.get("answer", ""))
             questions.append(Question(
                 qualified(scope, f"Q{qi + 1:03d}"), scope, f"cat{category}", str(qa["question"]), answer,
                 tuple(clues), refusal,
             ))
     return Conversations(str(path), tuple(scopes), {}, tuple(sessions), tuple(questions),
-                         photos.total, photos.missing, aliases, tuple(resolve.dropped))
+                         photos.total, photos.missing, aliases, tuple(resolve.dropped), tuple(resolve.repaired))
 
 
 class LoCoMo(ConversationBenchmark):

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from automemo.benchmarks.conversation.benchmark import ConversationBenchmark
+from automemo.benchmarks.conversation.clues import ClueResolver
 from automemo.benchmarks.conversation.files import as_list, read_json, readable_image, resolve_image
 from automemo.benchmarks.conversation.model import (
-    REFUSAL, ClueResolver, Conversations, DatasetError, Question, Session, Turn, TurnImage, UnknownClues,
+    REFUSAL, Conversations, DatasetError, Question, Session, Turn, TurnImage, UnknownClues,
     qualified,
 )
 
@@ -97,9 +98,9 @@ def read_release(root: Path, image_dir: Path | None, unknown_clues: UnknownClues
                 raise DatasetError(f"{where}: expected {{point, question, answer, clue, ...}}")
             qtype = str(qa["point"]).strip()
             refusal = qtype == "AR"
-            # A refusal question's clues are never scored, so only the others are checked.
-            clues = () if refusal else resolve(as_list(qa.get("clue")), rounds, where,
-                                               f"round of scenario {scope!r}")
+            # An AR question keeps any clue it has (released AR questions have none): the main
+            # figures leave it out, the with-adversarial ones score it.
+            clues = resolve(as_list(qa.get("clue")), rounds, where, f"round of scenario {scope!r}")
             answer = ", ".join(str(a) for a in as_list(qa.get("answer")))
             q_images = images(scope, [f"Q{qi + 1}:IMG{i + 1}" for i in range(len(as_list(qa.get("question_image"))))],
                               as_list(qa.get("question_image")), as_list(qa.get("image_caption")), file.parent)
@@ -108,7 +109,7 @@ def read_release(root: Path, image_dir: Path | None, unknown_clues: UnknownClues
                 REFUSAL if refusal else answer, tuple(clues), refusal, q_images,
             ))
     return Conversations(str(root), tuple(scopes), strata, tuple(sessions), tuple(questions),
-                         images.total, images.missing, aliases, tuple(resolve.dropped))
+                         images.total, images.missing, aliases, tuple(resolve.dropped), tuple(resolve.repaired))
 
 
 class MemGallery(ConversationBenchmark):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Literal, Mapping
+from typing import Literal
 
 REFUSAL = "Not mentioned."
 """The gold answer of a question whose answer was never given (Mem-Gallery's AR, LoCoMo's
@@ -37,32 +37,14 @@ class DroppedClue:
     clue: str
 
 
-class ClueResolver:
-    """One policy for clues that name no turn, shared by every release reader: `drop` (the
-    default: real releases are dirty, and one bad clue must not refuse a whole file) keeps a
-    record of each dropped clue; `error` stops at the first."""
+@dataclass(frozen=True)
+class RepairedClue:
+    """A gold clue that names no turn as written but does once split or spelled canonically
+    (LoCoMo's `"D9:1 D4:4 D4:6"`, `"D:11:26"`), kept as the turns it names."""
 
-    def __init__(self, policy: UnknownClues) -> None:
-        if policy not in ("drop", "error"):
-            raise DatasetError(f'unknown_clues must be "drop" or "error", got {policy!r}')
-        self.policy, self.dropped = policy, []
-
-    def __call__(self, clues: Iterable, known: Mapping[str, str], where: str, names_no: str) -> list[str]:
-        """The qualified refs of `clues` found in `known`; `names_no` completes "clue X names no
-        ..." in the error sentence."""
-        out = []
-        for clue in clues:
-            ref = known.get(str(clue))
-            if ref is not None:
-                out.append(ref)
-                continue
-            if self.policy == "error":
-                raise DatasetError(
-                    f"{where}: clue {str(clue)!r} names no {names_no}; fix the file, or set the option "
-                    f"unknown_clues = \"drop\" (the default) to drop such clues"
-                )
-            self.dropped.append(DroppedClue(where, str(clue)))
-        return list(dict.fromkeys(out))
+    where: str
+    clue: str
+    read_as: tuple[str, ...]  # the local ids it was read as, e.g. ("D9:1", "D4:4", "D4:6")
 
 
 @dataclass(frozen=True)
@@ -95,7 +77,7 @@ class Question:
     qtype: str               # the per-type table's row: FR..AR, or LoCoMo's category
     question: str
     answer: str              # REFUSAL when the answer was never given
-    clues: tuple[str, ...]   # qualified refs; empty for refusal questions
+    clues: tuple[str, ...]   # qualified refs; a refusal question keeps what the release cites (LoCoMo cat 5)
     refusal: bool = False
     images: tuple[TurnImage, ...] = ()
 
@@ -114,3 +96,4 @@ class Conversations:
     images_missing: int
     aliases: dict[str, tuple[str, ...]]  # cited id -> refs it stands for (an image id -> its round)
     dropped_clues: tuple[DroppedClue, ...] = ()  # clues naming no turn, left out (unknown_clues = "drop")
+    repaired_clues: tuple[RepairedClue, ...] = ()  # joined or misspelled clues read as the turns they name
