@@ -33,11 +33,21 @@ _ON = {
     "diversify": lambda p: p.mmr,
     "recency": lambda p: p.recency > 0,
     "images": lambda p: p.images,
+    "late": lambda p: p.late,
+    "entities": lambda p: p.entities,
+    "hierarchy": lambda p: p.sessions > 0,
+    "feedback": lambda p: p.feedback,
+    "temporal": lambda p: p.temporal,
+    "speakers": lambda p: p.speakers,
 }
 _TURN_ON = {"expand": {"window": 1}, "diversify": {"mmr": True}, "recency": {"recency": 0.3},
-            "images": {"images": True}}
+            "images": {"images": True}, "late": {"late": True}, "entities": {"entities": True},
+            "hierarchy": {"sessions": 2}, "feedback": {"feedback": True}, "temporal": {"temporal": True},
+            "speakers": {"speakers": True}}
 _TURN_OFF = {"expand": {"window": 0}, "diversify": {"mmr": False}, "recency": {"recency": 0.0},
-             "images": {"images": False}}
+             "images": {"images": False}, "late": {"late": False}, "entities": {"entities": False},
+             "hierarchy": {"sessions": 0}, "feedback": {"feedback": False}, "temporal": {"temporal": False},
+             "speakers": {"speakers": False}}
 
 
 def pipeline_additions(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
