@@ -30,9 +30,12 @@ _NOT_NAMES = frozenset(
 
 def query_phrases(question: str) -> list[str]:
     """The quoted phrases and capitalised names of `question`, lower-cased, longest first. A
-    capitalised word that opens a sentence counts only as part of a longer run ("New York")."""
-    phrases = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(question or "")]
-    for match in _CAPITALISED_RUN.finditer(question or ""):
+    capitalised word that opens a sentence counts only as part of a longer run ("New York").
+    Only the question itself is read, up to its first question mark: what follows is how to
+    answer ("Please answer using an Arabic numeral (e.g., "2" instead of "Two")"), not what."""
+    question = (question or "").split("?", 1)[0]
+    phrases = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(question)]
+    for match in _CAPITALISED_RUN.finditer(question):
         # An all-caps word with a hyphen is a format placeholder ("YYYY-MM-DD"), not a name.
         words = [w for w in match.group(0).split() if not (w.isupper() and "-" in w)]
         before = question[: match.start()].rstrip()
@@ -76,9 +79,11 @@ class PhraseIndex:
         return self.add_many([text])[0]
 
     def search(self, question: str, k: int, allowed: Collection[int] | None = None,
-               prior: Sequence[int | tuple[int, float]] = ()) -> list[tuple[int, float]]:
+               prior: Sequence[int | tuple[int, float]] = (), max_share: float = 0.2) -> list[tuple[int, float]]:
         """Rows holding the question's phrases, best first; ties in the order of `prior` (a first
-        stage's ranking), then by row. Empty when the question names nothing."""
+        stage's ranking), then by row. A phrase found in more than `max_share` of the rows
+        searched is left out: the user's own name, said every few rounds, tells no round apart.
+        Empty when the question names nothing that narrows the rows."""
         phrases = query_phrases(question)
         if not phrases:
             return []
@@ -87,7 +92,7 @@ class PhraseIndex:
         found = {p: [r for r in rows if _pattern(p).search(self.texts[r])] for p in phrases}
         scores: dict[int, float] = {}
         for phrase, hits in found.items():
-            if not hits:
+            if not hits or len(hits) > max_share * len(rows):
                 continue
             weight = len(phrase.split()) * math.log(1.0 + len(rows) / len(hits))
             for r in hits:
