@@ -34,7 +34,7 @@ def maxsim(query: np.ndarray, document: np.ndarray) -> float:
 
 
 class TokenIndex:
-    """Token matrices of the texts added (`embed_tokens` is e.g. `toolkit.embed_tokens`), rows
+    """Token matrices of the texts added, from `embed_tokens` (`toolkit.embed_tokens`); rows
     numbered in insertion order like `BM25Index` and `DenseIndex`, so a ranking of one reranks
     with the others' rows. `max_chars` cuts a text before embedding (MiniLM reads 256 word
     pieces)."""

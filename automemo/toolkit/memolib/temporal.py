@@ -64,7 +64,7 @@ class DateSpan:
     end: date
     phrase: str
 
-    def distance(self, other: "DateSpan") -> int:
+    def distance(self, other: DateSpan) -> int:
         """Days between the two spans (0 when they overlap)."""
         if self.end < other.start:
             return (other.start - self.end).days
