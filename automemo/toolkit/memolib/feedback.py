@@ -47,9 +47,10 @@ def expanded_search(index: BM25Index, query: str, expansion: Sequence[tuple[str,
     extra = np.zeros_like(base)
     for term, weight in expansion:
         extra += weight * index.scores(term)
-    scores = sum(w * s / s.max() for w, s in ((original_weight, base), (1 - original_weight, extra)) if s.size and s.max() > 0)
-    if not isinstance(scores, np.ndarray):
-        return []
+    scores = np.zeros_like(base)
+    for weight, part in ((original_weight, base), (1 - original_weight, extra)):
+        if part.size and part.max() > 0:
+            scores += weight * part / part.max()
     rows = range(len(scores)) if allowed is None else sorted(r for r in allowed if 0 <= r < len(scores))
     ranked = sorted(((r, float(scores[r])) for r in rows if scores[r] > 0), key=lambda rs: (-rs[1], rs[0]))
     return ranked[:k]
