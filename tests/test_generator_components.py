@@ -10,7 +10,8 @@ import pytest
 
 from automemo.contract import EpisodeRecorder, Step
 from automemo.meta.codeblock import check_program
-from automemo.meta.moves import add_stage, pipeline_additions, pipeline_removals, remove_stage
+from automemo.meta.moves import (add_stage, pipeline_additions, pipeline_removals, pipeline_swaps, remove_stage,
+                                 swap_stage)
 from automemo.meta.recipe import Pipeline, Recipe, describe, parse_recipe, render_recipe, with_values
 from seedtools import question, toolkit
 
@@ -59,6 +60,17 @@ def test_add_and_remove_stage_reach_every_component():
     assert seen == set(COMPONENTS)
     child, move = remove_stage(full, random.Random(0))
     assert move.kind == "remove_stage" and child != full
+
+
+def test_swap_stage_trades_a_component_the_recipe_has_for_one_it_lacks():
+    recipe = with_values(Recipe(), {"temporal": True})
+    swaps = dict(pipeline_swaps(recipe.pipeline))
+    assert swaps["temporal→late"] == {"temporal": False, "late": True}
+    assert len([s for s in swaps if s.startswith("temporal→")]) == len(COMPONENTS) - 1
+    assert not [s for s in dict(pipeline_swaps(Recipe().pipeline)) if "→" in s]
+    rng = random.Random(1)
+    traded = [swap_stage(recipe, rng)[0] for _ in range(40)]
+    assert any(not r.pipeline.temporal and r.pipeline.late for r in traded)
 
 
 @pytest.mark.parametrize("stage", sorted(COMPONENTS))

@@ -65,12 +65,20 @@ def pipeline_removals(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+# memolib's further rankings (late interaction, entities, sessions-then-turns, RM3, temporal,
+# speakers): a swap trades one the recipe has for one it lacks.
+RANKING_STAGES = ("late", "entities", "hierarchy", "feedback", "temporal", "speakers")
+
+
 def pipeline_swaps(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     if p.indexes == "both":
         out.append(("fusion", {"fusion": "weighted" if p.fusion == "rrf" else "rrf"}))
     else:
         out.append(("index", {"indexes": "dense" if p.indexes == "bm25" else "bm25"}))
+    on = [s for s in RANKING_STAGES if _ON[s](p)]
+    off = [s for s in RANKING_STAGES if not _ON[s](p)]
+    out += [(f"{a}→{b}", {**_TURN_OFF[a], **_TURN_ON[b]}) for a in on for b in off]
     return out
 
 
