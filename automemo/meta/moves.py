@@ -33,11 +33,21 @@ _ON = {
     "diversify": lambda p: p.mmr,
     "recency": lambda p: p.recency > 0,
     "images": lambda p: p.images,
+    "late": lambda p: p.late,
+    "entities": lambda p: p.entities,
+    "hierarchy": lambda p: p.sessions > 0,
+    "feedback": lambda p: p.feedback,
+    "temporal": lambda p: p.temporal,
+    "speakers": lambda p: p.speakers,
 }
 _TURN_ON = {"expand": {"window": 1}, "diversify": {"mmr": True}, "recency": {"recency": 0.3},
-            "images": {"images": True}}
+            "images": {"images": True}, "late": {"late": True}, "entities": {"entities": True},
+            "hierarchy": {"sessions": 2}, "feedback": {"feedback": True}, "temporal": {"temporal": True},
+            "speakers": {"speakers": True}}
 _TURN_OFF = {"expand": {"window": 0}, "diversify": {"mmr": False}, "recency": {"recency": 0.0},
-             "images": {"images": False}}
+             "images": {"images": False}, "late": {"late": False}, "entities": {"entities": False},
+             "hierarchy": {"sessions": 0}, "feedback": {"feedback": False}, "temporal": {"temporal": False},
+             "speakers": {"speakers": False}}
 
 
 def pipeline_additions(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
@@ -55,12 +65,20 @@ def pipeline_removals(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+# memolib's further rankings (late interaction, entities, sessions-then-turns, RM3, temporal,
+# speakers): a swap trades one the recipe has for one it lacks.
+RANKING_STAGES = ("late", "entities", "hierarchy", "feedback", "temporal", "speakers")
+
+
 def pipeline_swaps(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     if p.indexes == "both":
         out.append(("fusion", {"fusion": "weighted" if p.fusion == "rrf" else "rrf"}))
     else:
         out.append(("index", {"indexes": "dense" if p.indexes == "bm25" else "bm25"}))
+    on = [s for s in RANKING_STAGES if _ON[s](p)]
+    off = [s for s in RANKING_STAGES if not _ON[s](p)]
+    out += [(f"{a}→{b}", {**_TURN_OFF[a], **_TURN_ON[b]}) for a in on for b in off]
     return out
 
 

@@ -6,7 +6,10 @@ with the text of its neighbours; a session), which
 indexes hold them (BM25, dense, both), how their rankings are fused (reciprocal rank or weighted),
 how hits are expanded (a window of neighbouring units) and diversified (MMR), whether recent
 memories are favoured, whether each image is searched as a unit of its own, whose memory a question searches (its user's, or all), and how many units
-the payload carries. A learned question router may send each predicted question type to its
+the payload carries; and which further rankings join the fusion (late interaction over token
+embeddings, the question's names and phrases, sessions-then-turns, RM3 feedback, temporal
+anchoring, named speakers: memolib's `late`, `entities`, `hierarchy`, `feedback`, `temporal`,
+`speakers`). A learned question router may send each predicted question type to its
 own variant of the retrieve stages (`routes`).
 
 The child's source keeps the recipe as plain module constants: one declared tunable per stage
@@ -72,6 +75,13 @@ class Pipeline:
     mmr_lambda: float = 0.7       # relevance vs. novelty in MMR
     recency: float = 0.0          # weight of a boost for later sessions (0: off)
     images: bool = False          # search the image units too (each image a unit, cited by its id)
+    late: bool = False            # MaxSim over token embeddings reranks the fused candidates
+    late_weight: float = 2.0      # the MaxSim order's weight against the first stage's (RRF)
+    entities: bool = False        # the question's names and quoted phrases matched whole (a fused ranking)
+    sessions: int = 0             # hierarchical: turns inside the best N sessions (a fused ranking; 0: off)
+    feedback: bool = False        # RM3: BM25 again with the first hits' terms (a fused ranking)
+    temporal: bool = False        # time questions: units dated near the date asked about move up
+    speakers: bool = False        # a question naming a speaker: that speaker's turns move up
 
 
 @dataclass(frozen=True)
@@ -113,6 +123,13 @@ KNOBS: tuple[Knob, ...] = (
     Knob("recency", "RECENCY", "float 0.0..1.0", "recency", "boost for later sessions (0: off)"),
     Knob("payload_units", "PAYLOAD_UNITS", "int 3..30", "payload", "units in the payload"),
     Knob("images", "IMAGES", "bool", "images", "search image units too: each image a unit, cited by its image id"),
+    Knob("late", "LATE", "bool", "late", "late interaction: MaxSim over MiniLM token embeddings reranks the candidates"),
+    Knob("late_weight", "LATE_WEIGHT", "float 0.5..4.0", "late", "the MaxSim order's weight against the first stage's"),
+    Knob("entities", "ENTITIES", "bool", "entities", "names and quoted phrases of the question, matched whole"),
+    Knob("sessions", "SESSIONS", "int 0..5", "hierarchy", "sessions ranked first, then turns inside the best N (0: off)"),
+    Knob("feedback", "FEEDBACK", "bool", "feedback", "RM3 pseudo-relevance feedback: BM25 with the first hits' terms"),
+    Knob("temporal", "TEMPORAL", "bool", "temporal", "relative dates resolved; time questions prefer units dated near the asked date"),
+    Knob("speakers", "SPEAKERS", "bool", "speakers", "a question naming a speaker ranks that speaker's turns up"),
 )
 KNOB_BY_FIELD = {k.field: k for k in KNOBS}
 PIPELINE_FIELDS = frozenset(f.name for f in dataclasses.fields(Pipeline))
@@ -221,6 +238,11 @@ def describe(recipe: Recipe) -> str:
         parts.append(f"recency {p.recency}")
     if p.images:
         parts.append("image units")
+    extras = [name for name, on in (("MaxSim", p.late), ("entities", p.entities), ("RM3", p.feedback),
+                                    ("temporal", p.temporal), ("speakers", p.speakers)) if on]
+    if p.sessions:
+        extras.append(f"sessions→turns top {p.sessions}")
+    parts += extras
     parts.append(f"{recipe.payload_units} units")
     if recipe.router and recipe.routes:
         parts.append("routed: " + ", ".join(sorted(recipe.routes)))

@@ -5,7 +5,8 @@ sandbox; the methods marked *host* travel over the session channel to `HostServi
 counted in the run's ledger under the role `memo`, and are limited by a per-session quota.
 
 Embeddings come back as lists of float lists (JSON-friendly); a program that wants numpy calls
-`numpy.asarray(...)`. Text embeddings are L2-normalised, so a dot product is a cosine.
+`numpy.asarray(...)`. Token embeddings (`embed_tokens`) come back as numpy float16 matrices: they
+travel compactly (`automemo.toolkit.token_wire`). Text embeddings are L2-normalised, so a dot product is a cosine.
 """
 
 from __future__ import annotations
@@ -39,6 +40,13 @@ class ToolkitAPI(Protocol):
 
     def embed_text(self, texts: Sequence[str]) -> list[list[float]]:
         """*host* L2-normalised text embeddings (default: all-MiniLM-L6-v2, 384 dims)."""
+
+    def embed_tokens(self, texts: Sequence[str]) -> list[Any]:
+        """*host* Each text's token embeddings from the same model as `embed_text` (its
+        contextual word-piece outputs before pooling): a `numpy.ndarray` of shape
+        (tokens, dim), float16, rows L2-normalised, one per text (lengths differ). For
+        ColBERT-style late interaction: `memolib.TokenIndex` / `memolib.maxsim`. Raises
+        `ToolkitUnavailable` when the run's encoder has no token outputs (an endpoint)."""
 
     def embed_image(self, refs: Sequence[ImageRef]) -> list[list[float]]:
         """*host* L2-normalised image embeddings: open_clip when configured, otherwise the

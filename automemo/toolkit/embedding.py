@@ -92,6 +92,27 @@ class CachedTextEncoder(_CachedEncoder):
             found.update(computed)
         return _stack(keys, found, self.dim if not keys else None)
 
+    @property
+    def has_tokens(self) -> bool:
+        """Whether the encoder exposes token embeddings (the local MiniLM does; an endpoint
+        returns pooled vectors only)."""
+        return hasattr(self.encoder, "encode_tokens")
+
+    def embed_tokens(self, texts: Sequence[str], *, node: Any = None) -> list[np.ndarray]:
+        """Each text's token matrix (tokens x dim, float16, rows L2-normalised), cached by
+        content like `embed`."""
+        if not self.has_tokens:
+            raise NotImplementedError(f"{self.name} has no token embeddings")
+        keys = [content_key(self.encoder.name + "/tokens", t.encode("utf-8")) for t in texts]
+        found = self.cache.get_matrices(keys)
+        todo = {k: t for k, t in zip(keys, texts) if k not in found}
+        if todo:
+            fresh = self.encoder.encode_tokens(list(todo.values()), node=node)
+            computed = {k: np.asarray(m, dtype=np.float16) for k, m in zip(todo, fresh)}
+            self.cache.put_matrices(computed)
+            found.update(computed)
+        return [found[k] for k in keys]
+
 
 class CachedImageEncoder(_CachedEncoder):
     def embed_files(self, paths: Sequence[Path]) -> np.ndarray:

@@ -34,6 +34,11 @@ class EmbeddingCache:
                 self._conn.execute(
                     "create table if not exists embeddings (key text primary key, dim int, vector blob)"
                 )
+                # Token matrices (late interaction): float16, a variable number of rows per text.
+                self._conn.execute(
+                    "create table if not exists token_embeddings (key text primary key, rows int, dim int, matrix blob)"
+                )
+        self._matrices: dict[str, np.ndarray] = {}
 
     def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
@@ -64,6 +69,40 @@ class EmbeddingCache:
                     self._conn.executemany(
                         "insert or replace into embeddings values (?, ?, ?)",
                         [(k, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+                    )
+
+    def get_matrices(self, keys: list[str]) -> dict[str, np.ndarray]:
+        """Token matrices (rows x dim, float16) stored under `keys`, as `get_many` for vectors."""
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for key in keys:
+                if key in self._matrices:
+                    found[key] = self._matrices[key]
+            missing = [k for k in keys if k not in found]
+            if missing and self._conn is not None:
+                for start in range(0, len(missing), 500):
+                    chunk = missing[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    for key, rows, dim, blob in self._conn.execute(
+                        f"select key, rows, dim, matrix from token_embeddings where key in ({marks})", chunk
+                    ):
+                        matrix = np.frombuffer(blob, dtype=np.float16, count=rows * dim).reshape(rows, dim).copy()
+                        self._matrices[key] = found[key] = matrix
+            self.hits += len(found)
+            self.misses += len(set(keys) - set(found))
+        return found
+
+    def put_matrices(self, items: dict[str, np.ndarray]) -> None:
+        """Store token matrices as float16: half the bytes of float32, and MaxSim's ranking does
+        not move at that precision."""
+        with self._lock:
+            stored = {k: np.asarray(m, dtype=np.float16) for k, m in items.items()}
+            self._matrices.update(stored)
+            if self._conn is not None:
+                with self._conn:
+                    self._conn.executemany(
+                        "insert or replace into token_embeddings values (?, ?, ?, ?)",
+                        [(k, int(m.shape[0]), int(m.shape[1]), m.tobytes()) for k, m in stored.items()],
                     )
 
     def __len__(self) -> int:

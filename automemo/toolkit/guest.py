@@ -69,6 +69,20 @@ class Toolkit:
             return []
         return _expect(self._host("embed_text", {"texts": texts}), list, "embed_text")
 
+    def embed_tokens(self, texts: Sequence[str]) -> list[Any]:
+        if isinstance(texts, str):
+            raise TypeError("toolkit.embed_tokens takes a list of strings, not one string")
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"toolkit.embed_tokens: texts[{i}] is {type(t).__name__}, not str")
+        if not texts:
+            return []
+        from automemo.toolkit import token_wire
+
+        packed = _expect(self._host("embed_tokens", {"texts": texts}), list, "embed_tokens")
+        return [token_wire.unpack(p) for p in packed]
+
     def embed_image(self, refs: Sequence[ImageRef]) -> list[list[float]]:
         payload = [_ref(r).to_dict() for r in refs]
         if not payload:

@@ -1,6 +1,6 @@
 """`MemoServices`: the host side of a session's toolkit calls.
 
-One instance per sandbox session. It answers "llm", "embed_text", "embed_image",
+One instance per sandbox session. It answers "llm", "embed_text", "embed_tokens", "embed_image",
 "embedding_dims" and "has_llm" for the guest, which never sees a model, a key or the network.
 Everything arriving here was produced by untrusted code, so every parameter is validated and
 every error message says what was wrong in terms the program's author (an LLM) can act on:
@@ -19,6 +19,7 @@ from automemo.failures import HostServiceFailed
 from automemo.llm.budget import BudgetExceeded
 from automemo.llm.messages import user_message
 from automemo.toolkit.api import ToolkitUnavailable
+from automemo.toolkit import token_wire
 from automemo.toolkit.embedding import Encoders
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ class MemoServices:
         self._methods: dict[str, Callable[[dict], Any]] = {
             "llm": self._llm,
             "embed_text": self._embed_text,
+            "embed_tokens": self._embed_tokens,
             "embed_image": self._embed_image,
             "embedding_dims": lambda params: self.encoders.dims(),
             "has_llm": lambda params: self._has_llm(),
@@ -150,6 +152,19 @@ class MemoServices:
             raise ServiceError("toolkit.embed_text: texts must be a list of strings")
         self._spend("embed_items", len(texts), self.quota.max_embed_items, "embedded items")
         return self.encoders.text.embed(texts, node=self.node).tolist()
+
+    def _embed_tokens(self, params: dict) -> list[dict[str, Any]]:
+        _known(params, "embed_tokens", {"texts"})
+        texts = params.get("texts")
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise ServiceError("toolkit.embed_tokens: texts must be a list of strings")
+        if not getattr(self.encoders.text, "has_tokens", False):
+            raise ToolkitUnavailable(
+                f"toolkit.embed_tokens: the run's text encoder ({self.encoders.text.name}) gives pooled "
+                "vectors only; fall back to toolkit.embed_text"
+            )
+        self._spend("embed_items", len(texts), self.quota.max_embed_items, "embedded items")
+        return [token_wire.pack(m) for m in self.encoders.text.embed_tokens(texts, node=self.node)]
 
     def _embed_image(self, params: dict) -> list[list[float]]:
         _known(params, "embed_image", {"refs"})

@@ -110,6 +110,21 @@ class MiniLMEncoder:
             )
         return l2_normalise(rows)
 
+    def encode_tokens(self, texts: Sequence[str], *, node: Any = None) -> list[np.ndarray]:
+        """Each text's contextual token embeddings (word pieces, [CLS] and [SEP] included, no
+        padding), one L2-normalised row per token: what ColBERT-style late interaction
+        (MaxSim) compares. The same forward pass as `encode`, read before mean pooling."""
+        if not texts:
+            return []
+        model = _load_minilm()
+        with self._lock:
+            per_text = model.encode(
+                list(texts), batch_size=self.batch_size, output_value="token_embeddings",
+                show_progress_bar=False,
+            )
+        return [l2_normalise(np.asarray(t.float().cpu().numpy() if hasattr(t, "cpu") else t))
+                for t in per_text]
+
 
 class OpenAIEmbeddingEncoder:
     """Embeddings from the run's `memo` role endpoint; calls go through the ledger and caps."""

@@ -12,19 +12,31 @@ sandbox. A fix here lands in every program that uses it.
 | `bm25` | `BM25Index`: Okapi BM25 lexical search |
 | `dense` | `DenseIndex`: embedded texts, cosine search |
 | `buffers` | `GrowingArray`: numpy rows appended at amortised O(1), read in place |
-| `vectors` | normalised matrices, top-k, cosine and faiss search, `ScopedIndex`, a faiss index's rows as numpy |
+| `vectors` | normalised matrices, top-k, cosine and faiss search, `ScopedIndex` |
 | `fusion` | `rrf` (reciprocal rank) and `weighted` (min-max normalised) fusion |
 | `expand` | `expand` hits with their neighbours, `mmr` diversity |
 | `filters` | `in_scope`, `in_time`, `recency`, `recency_rerank`, `parse_time` |
-| `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope and tag, kept for queries |
+| `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope |
 | `router` | `QuestionRouter`: a question's type learned from its text |
 | `payload` | the budget, `fit_sections`, `chronological` memory lines, `make_payload` with ranked citations |
+| `late` | `TokenIndex`, `maxsim`: ColBERT-style late interaction over MiniLM's token embeddings |
+| `entities` | `PhraseIndex`, `query_phrases`: a question's names and quoted phrases matched whole |
+| `temporal` | `DateIndex`, `date_mentions`, `is_time_question`: relative dates resolved, time questions anchored |
+| `hierarchy` | `SessionIndex`, `hierarchical`: sessions ranked first, then the turns inside them |
+| `feedback` | `feedback_terms`, `expanded_search`: RM3 pseudo-relevance feedback |
+| `speakers` | `named_speakers`, `speaker_ranking`: a named speaker's turns ranked up |
 """
 
 from automemo.toolkit.memolib.bm25 import BM25Index
 from automemo.toolkit.memolib.buffers import GrowingArray
 from automemo.toolkit.memolib.dense import DenseIndex
+from automemo.toolkit.memolib.entities import PhraseIndex, query_phrases
 from automemo.toolkit.memolib.expand import expand, mmr, neighbours
+from automemo.toolkit.memolib.feedback import expanded_search, feedback_terms
+from automemo.toolkit.memolib.hierarchy import SessionIndex, hierarchical
+from automemo.toolkit.memolib.late import TokenIndex, maxsim
+from automemo.toolkit.memolib.speakers import named_speakers, speaker_ranking
+from automemo.toolkit.memolib.temporal import DateIndex, DateSpan, date_mentions, is_time_question
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
 from automemo.toolkit.memolib.fusion import rrf, weighted
 from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, chronological, fit_sections, make_payload
@@ -48,4 +60,10 @@ __all__ = [
     "tokens",
     "Unit", "episode_evidence", "episode_units", "image_units", "indexed_text", "is_conversation", "scope_of", "session", "units", "windows",
     "ScopedIndex", "allowed_rows", "as_matrix", "cosine_top_k", "faiss_matrix", "faiss_search", "top_indices",
+    "TokenIndex", "maxsim",
+    "PhraseIndex", "query_phrases",
+    "DateIndex", "DateSpan", "date_mentions", "is_time_question",
+    "SessionIndex", "hierarchical",
+    "expanded_search", "feedback_terms",
+    "named_speakers", "speaker_ranking",
 ]

@@ -28,7 +28,8 @@ class Unit:
     `position` is the step/round index inside its episode; `evidence` the ids a payload cites when
     this unit is used, best first; `images` the unit's images (a round's picture or a web step's
     screenshot); `scope` whose memory it belongs to (`scope_of` its episode); `time` as the
-    episode states it (see `filters.parse_time`)."""
+    episode states it (see `filters.parse_time`); `speaker` who said a dialogue round, as the
+    benchmark names them ("" when unknown)."""
 
     episode_id: str
     position: int
@@ -39,6 +40,7 @@ class Unit:
     error: str | None = None
     time: str = ""
     scope: str = ""
+    speaker: str = ""
 
 
 def is_conversation(episode: EpisodeRecorder | PartialRecorder) -> bool:
@@ -79,6 +81,7 @@ def units(episode: EpisodeRecorder) -> list[Unit]:
                     evidence=(round_id, *image_ids),
                     time=str(info.get("time") or episode.metadata.get("time") or ""),
                     scope=scope,
+                    speaker=str(info.get("speaker") or ""),
                 )
             )
         else:
@@ -145,7 +148,7 @@ def windows(turns: Sequence[Unit], radius: int = 1) -> list[Unit]:
             episode_id=unit.episode_id, position=unit.position, text="\n".join(u.text for u in around),
             action=unit.action, images=tuple(dedupe((i for u in around for i in u.images), key=lambda i: i.sha256)),
             evidence=tuple(dedupe(e for u in (unit, *near) for e in u.evidence)),
-            error=unit.error, time=unit.time, scope=unit.scope,
+            error=unit.error, time=unit.time, scope=unit.scope, speaker=unit.speaker,
         ))
     return out
 
