@@ -8,6 +8,7 @@ others unchanged. Outputs keep the input order.
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 from typing import Callable, Sequence, TypeVar
@@ -22,10 +23,12 @@ def stratified_split(
     seed: int,
     *,
     salt: str = "",
+    round_up: bool = False,
 ) -> tuple[list[T], list[T]]:
-    """Split `items` into (rest, taken), taking `fraction` of every category (rounded, but at
-    least one and at most all-but-one of a category with two or more items, so that both sides
-    see every category that can be shared)."""
+    """Split `items` into (rest, taken), taking `fraction` of every category (rounded to the
+    nearest, or up with `round_up` so that `taken` never holds less than `fraction` of a
+    category; but at least one and at most all-but-one of a category with two or more items, so
+    that both sides see every category that can be shared)."""
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"split fraction must be within [0, 1], got {fraction}")
     by_category: dict[str, list[int]] = defaultdict(list)
@@ -35,7 +38,7 @@ def stratified_split(
     for cat in sorted(by_category):
         idx = by_category[cat]
         n = len(idx)
-        k = round(n * fraction)
+        k = math.ceil(n * fraction - 1e-9) if round_up else round(n * fraction)
         if n >= 2 and 0.0 < fraction < 1.0:
             k = min(max(k, 1), n - 1)
         order = list(idx)
