@@ -135,7 +135,8 @@ class ConversationBenchmark(Benchmark):
         )
         retrieve = tuple(
             Task(q.question_id, self.name, q.qtype, q.question,
-                 {"kind": "question", "answer": q.answer, "clues": list(q.clues), "refusal": q.refusal})
+                 {"kind": "question", "answer": q.answer, "clues": list(q.clues), "refusal": q.refusal,
+                  "user": q.scope})
             for q in self.data.questions if q.scope in scopes
         )
         return Split(name, update, retrieve)
