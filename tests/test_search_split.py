@@ -69,6 +69,13 @@ def test_an_unknown_protocol_or_a_fraction_out_of_range_fails_fast(tmp_path, cap
         MemGallery(ConversationOptions(path=root, train_fraction=1.0))
 
 
+def test_lone_conversations_round_up_but_one_stays_held_out(tmp_path, capsys):
+    bench = MemGallery(ConversationOptions(path=str(_release(tmp_path, 4, folders=4))))
+    assert len(bench.describe()["conversations"]["train"]) == 3  # each folder a stratum of one
+    single = MemGallery(ConversationOptions(path=str(_release(tmp_path / "one", 1))))
+    assert single.describe()["conversations"]["train"] == []  # nothing to hold out: train is empty
+
+
 def test_rounding_up_never_takes_less_than_the_fraction_of_a_category():
     items = [(i, "a" if i < 5 else "b") for i in range(8)]
     _, nearest = stratified_split(items, lambda t: t[1], 0.5, 0)

@@ -27,7 +27,7 @@ def stratified_split(
 ) -> tuple[list[T], list[T]]:
     """Split `items` into (rest, taken), taking `fraction` of every category (rounded to the
     nearest, or up with `round_up` so that `taken` never holds less than `fraction` of a
-    category; but at least one and at most all-but-one of a category with two or more items, so
+    category, but never every item; and at least one and at most all-but-one of a category with two or more items, so
     that both sides see every category that can be shared)."""
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"split fraction must be within [0, 1], got {fraction}")
@@ -44,6 +44,10 @@ def stratified_split(
         order = list(idx)
         random.Random(f"{seed}:{salt}:{cat}").shuffle(order)
         taken.update(order[:k])
+    if round_up and taken and len(taken) == len(items):
+        # Rounding up lone items of their category can take everything: one item, drawn with
+        # the seed, stays in `rest` (a single item stays there alone, as rounding would leave it).
+        taken.discard(random.Random(f"{seed}:{salt}:rest").choice(sorted(taken)))
     rest = [item for i, item in enumerate(items) if i not in taken]
     return rest, [items[i] for i in sorted(taken)]
 
