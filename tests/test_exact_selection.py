@@ -192,6 +192,12 @@ def test_search_on_exact_evaluations_spends_no_step_on_a_repeat(tmp_path):
     assert all(c["clears"] for c in held["candidates"]) and not held["kept_hand_design"]
     view = RunView.load(run)
     assert view.uncertainty_source == "tasks" and "SE" in view.uncertainty_rule
+    # search.heldout_test: the selection and the bar scored on the test split, paired per question
+    from automemo.search.heldout import compare_on_test
+
+    test = compare_on_test(view, ExactEvaluator(run.store_root))
+    assert test["programs"]["selection"]["node_id"] == final["node_id"] and test["programs"]["hand_design"]["node_id"] == 0
+    assert test["selection_vs_hand_design"]["difference"] == pytest.approx(7 / 8) and test["questions"] == 8
     assert view.node(final["node_id"]).lcb == pytest.approx(7 / 8 - 0.125)
     # ... and the tree command and the report print that ± and the paired lead
     import subprocess

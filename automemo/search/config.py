@@ -70,6 +70,10 @@ class SearchConfig:
     # the final selection is the best hand design unless a node beats it on the same tasks) and
     # as parents to build on. The sweep's steps count against `steps`.
     seed_sweep: bool = False
+    # After the search, score the selection and the best hand design on the held-out test split
+    # and say how they compare (final.json "heldout_test"; two test evaluations, three when the
+    # hand design is kept). The embedded sample's preset turns it on.
+    heldout_test: bool = False
 
     def __post_init__(self) -> None:
         problems = []

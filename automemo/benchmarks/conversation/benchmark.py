@@ -11,6 +11,7 @@ stratified, seeded: by default half the conversations (rounded up) go to the sea
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
@@ -22,11 +23,12 @@ from automemo.benchmarks.splits import stratified_split
 from automemo.contract import EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder, Step
 from automemo.episode_store import EpisodeStore
 from automemo.interaction import answers
+from automemo.paths import shipped_data
 
 
 @dataclass(frozen=True)
 class ConversationOptions:
-    path: str = ""                    # the release on disk (required); see the benchmark's docs
+    path: str = ""                    # the release on disk (required), or @mem-gallery-sample (shipped)
     image_dir: str = ""               # where images live; "" = where the release files point
     seed: int = 0                     # fixes which conversations are train and which are test
     # Which conversations the search gets. "search": train_fraction 0.5, rounded up per stratum,
@@ -68,6 +70,10 @@ class ConversationBenchmark(Benchmark):
     def __init__(self, options: ConversationOptions = ConversationOptions(), *, llm: Any = None) -> None:
         if not options.path:
             raise ValueError(f"{self.name}: set the option `path` ({self.format_hint})")
+        try:  # `@mem-gallery-sample`: a data set shipped inside the package
+            options = dataclasses.replace(options, path=shipped_data(options.path))
+        except FileNotFoundError as exc:
+            raise ValueError(f"{self.name}: {exc}") from None
         if not 0.0 <= options.train_fraction < 1.0:
             raise ValueError(f"{self.name}: train_fraction must be within (0, 1) (0 = the protocol's), "
                              f"got {options.train_fraction}")
