@@ -116,7 +116,8 @@ def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None 
 
 def benchmark_options(items: list[str]) -> dict[str, Any] | None:
     """--option KEY=VALUE pairs; a relative `path` is made absolute, so that the run's config
-    names the same data when it is resumed from another directory."""
+    names the same data when it is resumed from another directory (a shipped data set,
+    `@mem-gallery-sample`, is a name and stays one)."""
     options = parse_options(items)
     if isinstance(options.get("path"), str) and options["path"] and not options["path"].startswith("@"):
         options["path"] = str(Path(options["path"]).expanduser().resolve())
