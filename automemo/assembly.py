@@ -343,10 +343,12 @@ def record_image_encoder(run: Any, embeddings: EmbeddingConfig) -> None:
         run.write_config({**stored, "embeddings": {**section, "image": kind}})
 
 
-def train_questions(evaluator: Any) -> list[tuple[str, str]]:
-    """The train split's retrieve questions with their labels, for the meta agent's router
-    fitting on the host (a label never reaches a program's `retrieve`)."""
-    return [(t.instruction, t.category) for t in evaluator.split("train").retrieve]
+def train_questions(evaluator: Any) -> list[tuple[str, str, str, str]]:
+    """The train split's retrieve questions with their labels, conversations ("" when the
+    benchmark names none) and task ids, for the meta agent's router fitting on the host,
+    cross-fitted by conversation (a label never reaches a program's `retrieve`)."""
+    return [(t.instruction, t.category, str(t.data.get("user") or ""), t.task_id)
+            for t in evaluator.split("train").retrieve]
 
 
 def task_description(benchmark: Any, embeddings: EmbeddingConfig | None = None) -> str:

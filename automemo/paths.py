@@ -21,6 +21,10 @@ SEEDS_DIR = ASSETS_DIR / "seeds"
 SANDBOX_DIR = ASSETS_DIR / "sandbox"
 # An episode store in the layout `automemo exam --episodes` reads (made by tests/fixtures/make_episodes.py).
 EXAMPLE_EPISODES_DIR = ASSETS_DIR / "tests" / "fixtures" / "episodes"
+# Data sets shipped inside the package (package data, in the wheel too), named `@<folder>` where a
+# benchmark option takes a path: `@mem-gallery-sample` is ten real Mem-Gallery scenarios (MIT;
+# their LICENSE and SOURCE.txt say where they come from).
+SHIPPED_DATA_DIR = PACKAGE_DIR / "data"
 CACHE_DIR = Path(os.environ.get("AUTOMEMO_CACHE", Path.home() / ".cache" / "automemo"))
 
 
@@ -38,3 +42,14 @@ def file_in_the_way(folder: Path) -> Path | None:
     parents that exists, when that is not a directory. None when `folder` can be made."""
     existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
     return existing if existing is not None and not existing.is_dir() else None
+
+
+def shipped_data(path: str) -> str:
+    """`path`, or for `@<name>` the shipped data set of that name (`automemo/data/<name>`)."""
+    if not path.startswith("@"):
+        return path
+    target = SHIPPED_DATA_DIR / path[1:]
+    if not path[1:] or "/" in path[1:] or not target.is_dir():
+        known = sorted(f"@{p.name}" for p in SHIPPED_DATA_DIR.iterdir() if p.is_dir()) if SHIPPED_DATA_DIR.is_dir() else []
+        raise FileNotFoundError(f"no shipped data set {path!r}; shipped: {', '.join(known) or 'none'}")
+    return str(target)

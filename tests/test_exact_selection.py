@@ -182,8 +182,22 @@ def test_search_on_exact_evaluations_spends_no_step_on_a_repeat(tmp_path):
     # SE of (1,1,1,1,1,1,1,0): sd = sqrt(1/8) → SE = sqrt(1/8)/sqrt(8) = 1/8
     assert final["uncertainty"] == pytest.approx(0.125)
     assert final["lead"]["over"] != final["node_id"] and final["lead"]["tasks"] == 8
+    # The final confirmation: the three best children by μ paired with the root (the only hand
+    # design; its source has no HITS, so it scores 0) on all 8 questions; 7 hits: d = .875,
+    # SE = .125, bound .75 > 0, the highest.
+    held = final["confirmation"]
+    assert held["bar"] == 0 and held["tasks"] == 8 and held["chosen"] == final["node_id"]
+    assert [c["mean"] for c in held["candidates"]] == [7 / 8, 6 / 8, 5 / 8]
+    assert held["candidates"][0]["bound"] == pytest.approx(0.75)
+    assert all(c["clears"] for c in held["candidates"]) and not held["kept_hand_design"]
     view = RunView.load(run)
     assert view.uncertainty_source == "tasks" and "SE" in view.uncertainty_rule
+    # search.heldout_test: the selection and the bar scored on the test split, paired per question
+    from automemo.search.heldout import compare_on_test
+
+    test = compare_on_test(view, ExactEvaluator(run.store_root))
+    assert test["programs"]["selection"]["node_id"] == final["node_id"] and test["programs"]["hand_design"]["node_id"] == 0
+    assert test["selection_vs_hand_design"]["difference"] == pytest.approx(7 / 8) and test["questions"] == 8
     assert view.node(final["node_id"]).lcb == pytest.approx(7 / 8 - 0.125)
     # ... and the tree command and the report print that ± and the paired lead
     import subprocess
@@ -192,11 +206,18 @@ def test_search_on_exact_evaluations_spends_no_step_on_a_repeat(tmp_path):
     shown = subprocess.run([sys.executable, "-m", "automemo", "tree", str(run.path)],
                            capture_output=True, text=True, check=True).stdout
     assert "±0.125 LCB=0.750" in shown and "SE of the per-task scores" in shown and "paired SE" in shown
+    assert "final confirmation on 8 search questions against the best hand design #0" in shown
+    assert f"chosen: #{final['node_id']}" in shown and "bound 0.750 vs 0.000: clears" in shown
+    # (the doubled evaluator writes no evidence, which `show` reads after the selection lines)
+    node = subprocess.run([sys.executable, "-m", "automemo", "show", str(run.path), str(final["node_id"])],
+                          capture_output=True, text=True).stdout
+    assert "final confirmation on 8 search questions" in node
     from automemo.report.build import build_report
 
     build_report(run, tmp_path / "report", quiet=True)
     index = (tmp_path / "report" / "index.html").read_text()
     assert "SE of the per-task scores" in index and 'id="paired-lead"' in index
+    assert 'id="confirmation"' in index and "clears" in index
 
 
 def test_real_data_search_with_bad_data_says_what_to_change(tmp_path):

@@ -27,7 +27,7 @@ from automemo.meta.tunables import apply, parse_tunables
 ROUTER = {"labels": ["A", "B"], "prior": [-0.69, -0.69], "weights": {"^when": [-1.0, -3.0]}}
 
 
-def _fit(questions, labels):
+def _fit(questions, labels, scopes=()):
     return dict(ROUTER)
 
 

@@ -84,8 +84,11 @@ def test_the_wheel_carries_the_assets_and_the_venv_imports_it(venv):
     names = zipfile.ZipFile(venv.wheel).namelist()
     for shipped in ("automemo/_assets/prompts/meta_generate.j2", "automemo/_assets/seeds/no_memory.py",
                     "automemo/_assets/sandbox/requirements.txt", "automemo/presets/minigallery.toml",
-                    "automemo/report/templates/index.html"):
+                    "automemo/report/templates/index.html", "automemo/presets/memgallery-sample.toml",
+                    "automemo/data/mem-gallery-sample/LICENSE", "automemo/data/mem-gallery-sample/SOURCE.txt"):
         assert shipped in names
+    # The embedded real example: all ten scenario files, found by name from the installed package.
+    assert sum(n.startswith("automemo/data/mem-gallery-sample/") and n.endswith(".json") for n in names) == 10
     assert any(n.startswith("automemo/_assets/tests/fixtures/episodes/episodes/update/") for n in names)
     # Every module of the package is in the wheel: one missing would be imported silently from
     # the machine's editable install (its finder sits on the venv's path via the system site).
@@ -96,11 +99,13 @@ def test_the_wheel_carries_the_assets_and_the_venv_imports_it(venv):
         import json, automemo, automemo.paths as p
         from automemo.sandbox.image import load_definition
         print(json.dumps({"package": automemo.__file__, "assets": str(p.ASSETS_DIR),
-                          "seed": str(p.seed_path("no_memory")), "tag": load_definition().tag}))
+                          "seed": str(p.seed_path("no_memory")), "tag": load_definition().tag,
+                          "sample": p.shipped_data("@mem-gallery-sample")}))
     """))
     package = Path(found["package"]).resolve()
     assert venv.prefix.resolve() in package.parents, f"imported {package}, not the venv's automemo"
     assert Path(found["assets"]) == package.parent / "_assets"
+    assert Path(found["sample"]) == package.parent / "data" / "mem-gallery-sample"
     assert Path(found["seed"]).read_text() == (CHECKOUT / "seeds" / "no_memory.py").read_text()
     # Same sandbox definition as the checkout's, so the image already built here is found.
     assert found["tag"] == load_definition().tag

@@ -8,6 +8,7 @@ others unchanged. Outputs keep the input order.
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 from typing import Callable, Sequence, TypeVar
@@ -22,10 +23,12 @@ def stratified_split(
     seed: int,
     *,
     salt: str = "",
+    round_up: bool = False,
 ) -> tuple[list[T], list[T]]:
-    """Split `items` into (rest, taken), taking `fraction` of every category (rounded, but at
-    least one and at most all-but-one of a category with two or more items, so that both sides
-    see every category that can be shared)."""
+    """Split `items` into (rest, taken), taking `fraction` of every category (rounded to the
+    nearest, or up with `round_up` so that `taken` never holds less than `fraction` of a
+    category, but never every item; and at least one and at most all-but-one of a category with two or more items, so
+    that both sides see every category that can be shared)."""
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"split fraction must be within [0, 1], got {fraction}")
     by_category: dict[str, list[int]] = defaultdict(list)
@@ -35,12 +38,16 @@ def stratified_split(
     for cat in sorted(by_category):
         idx = by_category[cat]
         n = len(idx)
-        k = round(n * fraction)
+        k = math.ceil(n * fraction - 1e-9) if round_up else round(n * fraction)
         if n >= 2 and 0.0 < fraction < 1.0:
             k = min(max(k, 1), n - 1)
         order = list(idx)
         random.Random(f"{seed}:{salt}:{cat}").shuffle(order)
         taken.update(order[:k])
+    if round_up and taken and len(taken) == len(items):
+        # Rounding up lone items of their category can take everything: one item, drawn with
+        # the seed, stays in `rest` (a single item stays there alone, as rounding would leave it).
+        taken.discard(random.Random(f"{seed}:{salt}:rest").choice(sorted(taken)))
     rest = [item for i, item in enumerate(items) if i not in taken]
     return rest, [items[i] for i in sorted(taken)]
 

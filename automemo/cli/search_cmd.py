@@ -116,9 +116,10 @@ def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None 
 
 def benchmark_options(items: list[str]) -> dict[str, Any] | None:
     """--option KEY=VALUE pairs; a relative `path` is made absolute, so that the run's config
-    names the same data when it is resumed from another directory."""
+    names the same data when it is resumed from another directory (a shipped data set,
+    `@mem-gallery-sample`, is a name and stays one)."""
     options = parse_options(items)
-    if isinstance(options.get("path"), str) and options["path"]:
+    if isinstance(options.get("path"), str) and options["path"] and not options["path"].startswith("@"):
         options["path"] = str(Path(options["path"]).expanduser().resolve())
     return options or None
 
@@ -258,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
         upkeep.refresh()  # a page from the start: the root's evaluation can take a while
     try:
         final = search.loop.run_search()
+        heldout = _heldout_test(run_dir, config, search, final)
     finally:
         search.close()
         if upkeep is not None:
@@ -269,6 +271,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"inspect: automemo tree {run_dir.path}   export: automemo export {run_dir.path} --out DIR")
         if upkeep is not None:
             print(f"report: {run_dir.path / 'report' / 'index.html'}")
+    for line in heldout:
+        print(line)
     if final["stop_reason"] == "endpoint":
         print("automemo: error: the search stopped because an LLM endpoint kept failing (see the "
               "last step line); everything committed is kept. Once the server answers again, "
@@ -281,6 +285,21 @@ def run(args: argparse.Namespace) -> int:
               f"kept. Once it is fixed, continue with: {args.resume_command}", file=sys.stderr)
         return 1
     return 0
+
+
+def _heldout_test(run_dir, config, search, final) -> list[str]:
+    """`search.heldout_test`: the selection and the best hand design scored on the test split,
+    recorded in final.json and returned as the lines to print last."""
+    if not config.search.heldout_test or final.get("node_id") is None:
+        return []
+    from automemo.search.heldout import compare_on_test, sentences
+    from automemo.search.view import RunView
+
+    doc = compare_on_test(RunView.load(run_dir), search.setup.evaluator)
+    if doc is None:
+        return ["Held-out test split: not compared (the search's evaluation was not exact)."]
+    run_dir.write_final({**final, "heldout_test": doc})
+    return sentences(doc)
 
 
 def _build(run_dir, config, args):

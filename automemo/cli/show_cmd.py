@@ -29,6 +29,7 @@ def run(args) -> int:
     from automemo.report.node_page import diagnosis_view, transplant_of
     from automemo.evaluation.evidence import read_evidence
     from automemo.search.meta_context import unified_diff
+    from automemo.search.view import confirmation_lines
 
     view = load_view(args.run)
     run_dir = view.run
@@ -46,6 +47,11 @@ def run(args) -> int:
     console.print(f"summary: {escape(node.summary)}")
     if node.evaluated:
         console.print(f"uncertainty: {view.uncertainty_rule}")
+    held = view.confirmation
+    if held is not None and (node.selected or node.id == held["bar"]
+                             or node.id in {c["node_id"] for c in held["candidates"]}):
+        for line in confirmation_lines(held):  # this node was part of the final choice
+            console.print(escape(line))
     if node.failure:
         console.print(f"[red]failure:[/red] {escape(node.failure)}")
 

@@ -83,4 +83,11 @@ def run(args) -> int:
         lead = view.lead
         console.print(f"selection vs #{lead['over']} on {lead['tasks']} shared tasks: "
                       f"{lead['difference']:+.3f} ± {lead['se']:.3f} (paired SE)")
+    if view.confirmation is not None:
+        from rich.markup import escape
+
+        from automemo.search.view import confirmation_lines
+
+        for line in confirmation_lines(view.confirmation):
+            console.print(escape(line))
     return 0

@@ -27,14 +27,15 @@ def build_meta_agent(
     limits: Limits = Limits(),
     image_roots: Sequence[Path] = (),
     root_seed: str = "no_memory",
-    train_questions: Sequence[tuple[str, str]] = (),
+    train_questions: Sequence[tuple[str, ...]] = (),
     benchmark: Any = None,
 ) -> MetaAgent:
     """`llm` is an `automemo.llm.LLMClient` (or None). With its `meta` role configured: the LLM
     meta agent, told `task_description`, the run's `budget` and sandbox `limits`, resolving
     evidence images under `image_roots`. Otherwise: `ParameterMutator` over `seeds_dir`, which never
     transplants `root_seed` (the search's root) and fits question routers on `train_questions`
-    ((question, label) pairs of the train split, kept on the host). With both, and
+    ((question, label, conversation, task id) rows of the train split, kept on the host;
+    cross-fitted by conversation). With both, and
     `config.mixed_tune_rate` > 0, the LLM agent shares the steps with the mutator (mixed mode)."""
     from automemo.meta.mutator import ParameterMutator
 
@@ -63,13 +64,24 @@ def build_meta_agent(
     return mutator()
 
 
-def _train(pairs: Sequence[tuple[str, str]]):
+def _train(rows: Sequence[tuple[str, ...]]):
+    """TrainQuestions from (question, label) or (question, label, scope, task id) rows."""
     from automemo.meta.generator import TrainQuestions
 
-    return TrainQuestions(tuple(q for q, _ in pairs), tuple(str(l) for _, l in pairs)) if pairs else None
+    if not rows:
+        return None
+    full = [tuple(r) + ("", "")[: max(0, 4 - len(r))] for r in rows]
+    return TrainQuestions(tuple(r[0] for r in full), tuple(str(r[1]) for r in full),
+                          tuple(str(r[2]) for r in full), tuple(str(r[3]) for r in full))
 
 
-def fit_question_router(questions: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
+def fit_question_router(questions: Sequence[str], labels: Sequence[str],
+                        scopes: Sequence[str] = ()) -> dict[str, Any]:
+    """The router's params: cross-fitted by conversation when the questions' conversations are
+    known (a validation score must not come from a router fitted on the scored conversation),
+    else fitted on all of them."""
     from automemo.toolkit import memolib
 
+    if any(scopes):
+        return memolib.QuestionRouter.cross_fit(questions, labels, scopes).params()
     return memolib.QuestionRouter.fit(questions, labels).params()

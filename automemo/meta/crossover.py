@@ -54,10 +54,13 @@ def crossover_source(source_a: str, source_b: str, *, name_a: str, name_b: str,
                   router=repr(router.params()) if routes and router is not None else "")
 
 
-def fit_router(*programs: ScoredProgram) -> QuestionRouter | None:
+def fit_router(*programs: ScoredProgram, scopes: Mapping[str, str] | None = None) -> QuestionRouter | None:
     """A question router fitted on the questions the programs' evaluations scored (the train
     split's retrieve tasks, with their types: labels are known on the host at search time), or
-    None when no question text was recorded or there is a single type."""
+    None when no question text was recorded or there is a single type. With `scopes` (task id ->
+    conversation) it is cross-fitted by conversation (`QuestionRouter.cross_fit`): the search
+    scores each question with a prediction made without its conversation; None when the
+    questions span fewer than two conversations (nothing could be held out)."""
     labelled: dict[str, tuple[str, str]] = {}
     for program in programs:
         for task_id, task in program.tasks.items():
@@ -65,7 +68,13 @@ def fit_router(*programs: ScoredProgram) -> QuestionRouter | None:
                 labelled[task_id] = (task.question, task.category)
     if len({category for _, category in labelled.values()}) < 2:
         return None
-    questions, labels = zip(*(labelled[t] for t in sorted(labelled)))
+    ids = sorted(labelled)
+    questions, labels = zip(*(labelled[t] for t in ids))
+    if scopes and any(scopes.get(t) for t in ids):
+        try:
+            return QuestionRouter.cross_fit(questions, labels, [scopes.get(t, "") for t in ids])
+        except ValueError:
+            return None
     return QuestionRouter.fit(questions, labels)
 
 

@@ -45,10 +45,20 @@ class TrainQuestions:
 
     questions: tuple[str, ...]
     labels: tuple[str, ...]
+    # Each question's conversation ("" unknown) and task id: the router is cross-fitted by
+    # conversation (memolib.QuestionRouter.cross_fit), so no question is routed, when the search
+    # scores it, by a router fitted on its own conversation.
+    scopes: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()
+
+    def scope_of_task(self) -> dict[str, str]:
+        """Task id -> its conversation, for routers fitted on scored tasks (the crossover's)."""
+        return dict(zip(self.task_ids, self.scopes))
 
 
-RouterFit = Callable[[Sequence[str], Sequence[str]], Mapping[str, Any]]
-"""Fits a question router: (questions, labels) -> the params baked into the child."""
+RouterFit = Callable[[Sequence[str], Sequence[str], Sequence[str]], Mapping[str, Any]]
+"""Fits a question router: (questions, labels, scopes) -> the params baked into the child,
+cross-fitted by scope when scopes are known."""
 
 
 class CompositionalGenerator:
@@ -67,7 +77,8 @@ class CompositionalGenerator:
                 return None
             if self._router is None:
                 try:
-                    self._router = dict(self.fit_router(self.train.questions, self.train.labels))
+                    self._router = dict(self.fit_router(self.train.questions, self.train.labels,
+                                                        self.train.scopes or ("",) * len(self.train.questions)))
                 except ValueError:  # nothing a router can learn from: routing is off for the run
                     self.train = None
                     return None

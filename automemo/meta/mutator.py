@@ -54,6 +54,8 @@ class ParameterMutator(MetaAgent):
         self.root = root  # never transplanted: it is the root already (search.root)
         self.seeds = self._load_seeds(Path(seeds_dir))
         self.generator = CompositionalGenerator(config, train=train, fit_router=fit_router)
+        # Each train question's conversation, by task id: the crossover's router is cross-fitted.
+        self._scope_of_task = train.scope_of_task() if train is not None else {}
         # What the search observed before a propose is kept per thread: a parallel search
         # observes and proposes in each worker thread, and one worker's tree must not leak into
         # another's choice. The origins of proposed programs are shared (repair reads them).
@@ -237,7 +239,7 @@ class ParameterMutator(MetaAgent):
         lead = 0.5 + (0.05 if parent.mean >= partner.mean else -0.05) + rng.uniform(-0.05, 0.05)
         # Categories the evidence decides go to the parent that wins them; the rest are fused.
         # The child predicts a question's type with a router fitted on the scored train questions.
-        router = fit_router(parent, partner)
+        router = fit_router(parent, partner, scopes=self._scope_of_task)
         routed = routable(routes(parent, partner, self.config.route_significance), router, (parent, partner))
         source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
                                   name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)),

@@ -39,6 +39,8 @@ class RunOverview:
     config_json: str
     generated_at: str
     live: LiveStatus | None = None   # set while a search is running: the page follows it
+    # Exact evaluation: the final confirmation against the best hand design (RunView.confirmation)
+    confirmation: Mapping[str, Any] | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -94,6 +96,7 @@ def gather_run(run: RunDir, *, live: bool = False) -> RunData:
         c_e=view.search.c_e,
         uncertainty_rule=view.uncertainty_rule,
         lead=view.lead,
+        confirmation=view.confirmation,
         config_json=json.dumps(config, indent=2, sort_keys=True),
         generated_at=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         live=live_status(view, points) if running else None,

@@ -48,6 +48,9 @@ class SearchConfig:
     # z: standard errors in the exact bounds μ ± z · SE (1.0: about a 68% interval; the bound
     # orders near-ties, it does not test significance).
     z: float = 1.0
+    # With exact evaluation, how many of the best nodes by μ (hand designs aside) the final
+    # confirmation pairs with the best hand design on every search question.
+    confirm_top: int = 3
     # Training tasks the quick exam samples per candidate.
     exam_tasks: int = 5
     # Repair attempts after a failed exam; the child is a failed generation after the last one.
@@ -67,6 +70,10 @@ class SearchConfig:
     # the final selection is the best hand design unless a node beats it on the same tasks) and
     # as parents to build on. The sweep's steps count against `steps`.
     seed_sweep: bool = False
+    # After the search, score the selection and the best hand design on the held-out test split
+    # and say how they compare (final.json "heldout_test"; two test evaluations, three when the
+    # hand design is kept). The embedded sample's preset turns it on.
+    heldout_test: bool = False
 
     def __post_init__(self) -> None:
         problems = []
@@ -74,6 +81,8 @@ class SearchConfig:
             problems.append(f"search.strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
         if self.uncertainty not in UNCERTAINTIES:
             problems.append(f"search.uncertainty must be one of {', '.join(UNCERTAINTIES)}, got {self.uncertainty!r}")
+        if self.confirm_top < 1:
+            problems.append(f"search.confirm_top must be >= 1, got {self.confirm_top}")
         if self.steps < 0:
             problems.append(f"search.steps must be >= 0, got {self.steps}")
         for name in ("c_e", "c_g", "kappa", "z"):

@@ -31,6 +31,12 @@ so a node is chosen over b only if it beats b on the same tasks by more than z p
 errors. Picking the best μ of many candidates rewards the luckiest; the paired bound against a
 fixed bar does not (per-node SEs are dominated by task difficulty, which pairing cancels).
 
+The final choice is a confirmation (`confirm_final`): the best few nodes by μ that are not hand
+designs (`SearchConfig.confirm_top`) are each paired with b on every search question (every
+question b was scored on: all of the train split's retrieve questions), and the one with the
+highest LCB_b that clears μ(b) is chosen; when none clears it, b is kept. Only the few best are
+held to the bar, so a node far down the ranking cannot be chosen on one lucky pairing.
+
 One addition (`SearchConfig.widen_blocked`, on by default): a node that may not be expanded yet
 because its parent is narrower than W still gets its U_gen, as a generate action on that parent
 (`Action.via` names it). Without it, a first child far better than the root wins every step by
@@ -282,12 +288,69 @@ def selection_bound(v: NodeStats, stats: TreeStats, config: SearchConfig) -> flo
     return bar.mean + d.difference - config.z * d.se
 
 
+@dataclass(frozen=True)
+class ConfirmedCandidate:
+    """One of the best few nodes, paired with the bar b on the search questions."""
+
+    node_id: int
+    mean: float
+    difference: float   # d(v, b): mean paired difference on the questions both were scored on
+    se: float           # its standard error
+    tasks: int          # how many questions were paired
+    bound: float        # LCB_b(v) = μ(b) + d − z · SE(d)
+    complete: bool      # v was scored on every question b was (else it cannot be confirmed)
+    clears: bool        # complete and LCB_b(v) > μ(b): a lead bigger than z paired SEs
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The final choice with exact evaluation and its evidence (final.json's "confirmation")."""
+
+    bar: int            # the best hand design b
+    bar_mean: float     # μ(b)
+    tasks: int          # the search questions: every question b was scored on
+    z: float
+    candidates: tuple[ConfirmedCandidate, ...]
+    chosen: int         # the candidate with the highest clearing bound, else the bar
+
+    @property
+    def rule(self) -> str:
+        return (f"the best {len(self.candidates)} non-hand-designed node(s) by μ, each paired with the "
+                f"best hand design #{self.bar} on all {self.tasks} search questions; chosen if "
+                f"μ(b) + d − {self.z:g}·SE(d) > μ(b), the highest such bound wins; else #{self.bar} is kept")
+
+
+def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
+    """The confirmation of the final choice (exact evaluation; see the module docstring)."""
+    if not uses_task_uncertainty(stats, config):
+        raise ValueError("the final confirmation needs exact evaluation (per-task scores)")
+    bar = reference(stats)
+    designs = {v.id for v in stats.nodes if v.reference or v.parent is None}
+    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and v.id not in designs),
+                    key=lambda v: (-v.mean, v.id))
+    out: list[ConfirmedCandidate] = []
+    for v in ranked[:config.confirm_top]:
+        try:
+            d = paired(v, bar)
+        except ValueError:  # no shared question: nothing says v beats the bar
+            continue
+        bound = bar.mean + d.difference - config.z * d.se
+        complete = set(bar.task_scores) <= set(v.task_scores)
+        out.append(ConfirmedCandidate(v.id, v.mean, d.difference, d.se, d.tasks, bound, complete,
+                                      complete and bound - bar.mean > TIE_TOLERANCE))
+    clearing = [c for c in out if c.clears]
+    chosen = max(clearing, key=lambda c: (c.bound, -c.node_id)).node_id if clearing else bar.id
+    return Confirmation(bar.id, bar.mean, len(bar.task_scores), config.z, tuple(out), chosen)
+
+
 def select_final(stats: TreeStats, config: SearchConfig) -> NodeStats:
-    """argmax of `selection_bound` over evaluated nodes; a tie goes to the bar (exact
-    evaluation), then to the older node."""
+    """With exact evaluation, the confirmation's choice (`confirm_final`); otherwise argmax of
+    `selection_bound` (the LCB) over evaluated nodes, a tie to the older node."""
     evaluated = [v for v in stats.nodes if not v.failed and v.n > 0]
     if not evaluated:
         raise ValueError("no evaluated node to select from")
+    if uses_task_uncertainty(stats, config):
+        return stats.node(confirm_final(stats, config).chosen)
     bounds = {v.id: selection_bound(v, stats, config) for v in evaluated}
     best = max(bounds.values())
     bar = reference(stats).id if uses_task_uncertainty(stats, config) else None

@@ -90,6 +90,9 @@ class RunView:
     uncertainty_source: str = "repeats"
     # The selection's paired lead over the runner-up on their shared tasks (exact evaluation).
     lead: Mapping[str, Any] | None = None
+    # Exact evaluation: the final confirmation (candidates paired with the best hand design on
+    # every search question, their bounds, the rule and the choice); final.json's once written.
+    confirmation: Mapping[str, Any] | None = None
     _by_id: Mapping[int, NodeView] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -101,7 +104,7 @@ class RunView:
         lcbs: dict[int, float] = {}
         spreads: dict[int, float] = {}
         leader: int | None = None
-        source, lead = "repeats", None
+        source, lead, confirmation = "repeats", None, None
         final = run.final()
         if tree.total_evaluations:
             stats = tree.stats()
@@ -112,6 +115,7 @@ class RunView:
                 source = "tasks"
                 chosen = final.get("node_id") if final is not None else leader
                 lead = _paired_lead(stats, chosen)
+                confirmation = (final or {}).get("confirmation") or confirmation_document(stats, search)
         selected = final.get("node_id") if final is not None else leader
         records = [NodeRecord.from_row(row) for row in run.nodes()]
         nodes = tuple(
@@ -124,7 +128,7 @@ class RunView:
             evaluations=tuple(EvaluationRecord.from_row(e) for e in run.evaluations()),
             actions=tuple(ActionRecord.from_row(a) for a in run.actions()),
             final=final, selected_id=selected, total_evaluations=tree.total_evaluations,
-            spend=_spend(run, config), uncertainty_source=source, lead=lead,
+            spend=_spend(run, config), uncertainty_source=source, lead=lead, confirmation=confirmation,
             _by_id={n.id: n for n in nodes},
         )
 
@@ -203,6 +207,7 @@ class RunView:
             **base, "node_id": chosen.id, "mean": chosen.mean, "n": chosen.n, "lcb": chosen.lcb,
             "uncertainty_source": source, "uncertainty": chosen.uncertainty,
             "lead": _paired_lead(stats, chosen.id) if source == "tasks" else None,
+            "confirmation": confirmation_document(stats, self.search) if source == "tasks" else None,
             "total_evaluations": self.total_evaluations, "program_path": chosen.program_path,
             "summary": chosen.summary,
             # the number each candidate was selected by (policy.selection_bound)
@@ -211,6 +216,35 @@ class RunView:
                             "bound": policy.selection_bound(stats.node(n.id), stats, self.search)}
                            for n in evaluated],
         }
+
+
+def confirmation_document(stats: policy.TreeStats, search: SearchConfig) -> dict[str, Any] | None:
+    """`policy.confirm_final` as plain data (final.json's "confirmation"); None for a strategy
+    that does not select by the tree's bound."""
+    if strategy_for(search).selection != "lcb":
+        return None
+    c = policy.confirm_final(stats, search)
+    return {"rule": c.rule, "bar": c.bar, "bar_mean": c.bar_mean, "tasks": c.tasks, "z": c.z,
+            "chosen": c.chosen, "kept_hand_design": c.chosen == c.bar,
+            "candidates": [{"node_id": x.node_id, "mean": x.mean, "difference": x.difference, "se": x.se,
+                            "tasks": x.tasks, "bound": x.bound, "complete": x.complete, "clears": x.clears}
+                           for x in c.candidates]}
+
+
+def confirmation_lines(confirmation: Mapping[str, Any]) -> list[str]:
+    """The confirmation in plain words, as `automemo tree` and `show` print it."""
+    c = confirmation
+    lines = [f"final confirmation on {c['tasks']} search questions against the best hand design "
+             f"#{c['bar']} (μ {c['bar_mean']:.3f}):"]
+    for x in c["candidates"]:
+        verdict = "clears" if x["clears"] else ("not scored on every question" if not x["complete"] else "does not clear")
+        lines.append(f"  #{x['node_id']}: μ {x['mean']:.3f}, paired d {x['difference']:+.3f} ± {x['se']:.3f} "
+                     f"(SE), bound {x['bound']:.3f} vs {c['bar_mean']:.3f}: {verdict}")
+    if not c["candidates"]:
+        lines.append("  no node other than the hand designs was evaluated")
+    lines.append(f"  chosen: #{c['chosen']}" + (" (the hand design is kept)" if c["kept_hand_design"] else ""))
+    lines.append(f"  rule: {c['rule']}")
+    return lines
 
 
 def _paired_lead(stats: policy.TreeStats, chosen: int | None) -> dict[str, Any] | None:

@@ -5,11 +5,13 @@ Retrieval mode scores the refs a payload cites against the question's clues (Rec
 refusal questions not counted). QA mode has the visual agent answer from the payload, scored by
 token F1 / exact match (a refusal counts as right when the gold is a refusal) or by a binary LLM
 judge that knows the answer conventions of each question type. Splits are by conversation,
-stratified, seeded, about 1:4 train:test as in the papers.
+stratified, seeded: by default half the conversations (rounded up) go to the search
+(`protocol = "search"`), `protocol = "paper"` keeps the papers' 1:4 train:test.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
@@ -21,20 +23,30 @@ from automemo.benchmarks.splits import stratified_split
 from automemo.contract import EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder, Step
 from automemo.episode_store import EpisodeStore
 from automemo.interaction import answers
+from automemo.paths import shipped_data
 
 
 @dataclass(frozen=True)
 class ConversationOptions:
-    path: str = ""                    # the release on disk (required); see the benchmark's docs
+    path: str = ""                    # the release on disk (required), or @mem-gallery-sample (shipped)
     image_dir: str = ""               # where images live; "" = where the release files point
     seed: int = 0                     # fixes which conversations are train and which are test
-    train_fraction: float = 0.2       # share of conversations in train (the papers' 1:4)
+    # Which conversations the search gets. "search": train_fraction 0.5, rounded up per stratum,
+    # so the search scores its candidates on at least half the conversations (at 1:4, ten
+    # conversations left it two, and a real lead could not clear one paired SE); "paper": the
+    # papers' 1:4 (train_fraction 0.2, rounded to the nearest), the split of their figures.
+    protocol: Literal["search", "paper"] = "search"
+    train_fraction: float = 0.0       # share of conversations in train; 0 = the protocol's
     mode: Literal["retrieval", "qa"] = "retrieval"  # retrieval: no agent, score cited refs
     judge: Literal["f1", "llm"] = "f1"  # qa mode: token F1 of the answer, or a binary LLM judge
     k: int = 10                       # cited refs that count (Recall@k, nDCG@k, Hit@k)
     # A gold clue naming no turn of its conversation (published releases hold a few): "drop"
     # leaves it out of its question and says so once; "error" refuses the file.
     unknown_clues: Literal["drop", "error"] = "drop"
+
+
+PROTOCOL_TRAIN_FRACTION = {"search": 0.5, "paper": 0.2}
+"""The train share of each protocol when `train_fraction` is not set."""
 
 
 # Phrases that mean "the conversation never said": a refusal answers a refusal question.
@@ -58,8 +70,13 @@ class ConversationBenchmark(Benchmark):
     def __init__(self, options: ConversationOptions = ConversationOptions(), *, llm: Any = None) -> None:
         if not options.path:
             raise ValueError(f"{self.name}: set the option `path` ({self.format_hint})")
-        if not 0.0 < options.train_fraction < 1.0:
-            raise ValueError(f"{self.name}: train_fraction must be within (0, 1), got {options.train_fraction}")
+        try:  # `@mem-gallery-sample`: a data set shipped inside the package
+            options = dataclasses.replace(options, path=shipped_data(options.path))
+        except FileNotFoundError as exc:
+            raise ValueError(f"{self.name}: {exc}") from None
+        if not 0.0 <= options.train_fraction < 1.0:
+            raise ValueError(f"{self.name}: train_fraction must be within (0, 1) (0 = the protocol's), "
+                             f"got {options.train_fraction}")
         if options.k < 1:
             raise ValueError(f"{self.name}: k must be at least 1, got {options.k}")
         if options.mode == "qa" and options.judge == "llm" and (llm is None or not llm.configured("judge")):
@@ -95,13 +112,18 @@ class ConversationBenchmark(Benchmark):
         # Turn ref -> its session, for session-level figures; scoring only (labels stay on the host).
         self._session_of = {t.ref: s.session_id for s in self.data.sessions for t in s.turns}
         rest, taken = stratified_split(
-            list(self.data.scopes), lambda s: self.data.strata.get(s, ""), options.train_fraction,
-            options.seed, salt=f"{self.name}-scopes",
+            list(self.data.scopes), lambda s: self.data.strata.get(s, ""), self.train_fraction,
+            options.seed, salt=f"{self.name}-scopes", round_up=options.protocol == "search",
         )
         self._scopes = {"train": set(taken), "test": set(rest)}
 
     def read(self) -> Conversations:
         raise NotImplementedError
+
+    @property
+    def train_fraction(self) -> float:
+        """The share of conversations in train: the option, or its protocol's (0.5 / 0.2)."""
+        return self.options.train_fraction or PROTOCOL_TRAIN_FRACTION[self.options.protocol]
 
     def agent_kind(self) -> str | None:
         """The agent `automemo.agents.build_agent` must build: none in retrieval mode."""
@@ -132,7 +154,8 @@ class ConversationBenchmark(Benchmark):
         )
         retrieve = tuple(
             Task(q.question_id, self.name, q.qtype, q.question,
-                 {"kind": "question", "answer": q.answer, "clues": list(q.clues), "refusal": q.refusal})
+                 {"kind": "question", "answer": q.answer, "clues": list(q.clues), "refusal": q.refusal,
+                  "user": q.scope})
             for q in self.data.questions if q.scope in scopes
         )
         return Split(name, update, retrieve)
@@ -236,6 +259,7 @@ class ConversationBenchmark(Benchmark):
         return {
             "name": self.name, "family": self.family,
             "options": {k: getattr(o, k) for k in o.__dataclass_fields__},
+            "train_fraction": self.train_fraction,
             "conversations": {name: sorted(scopes) for name, scopes in self._scopes.items()},
             "sessions": len(self.data.sessions), "questions": per_type,
             "images": {"total": self.data.images_total, "missing": self.data.images_missing},

@@ -6,6 +6,18 @@ train split's questions and their labels, and the fitted router is plain data (`
 log priors, per-feature log weights) written into the program's source, where
 `QuestionRouter.from_params(...)` rebuilds it inside the sandbox. Deployment needs the question only.
 
+Cross-fitting (`QuestionRouter.cross_fit`): the search scores a routed program on the very train
+questions its router was fitted on, and a router that memorised them would route them better than
+it will route anyone's new questions. So a cross-fitted router also carries, for each train
+conversation (scope) and each of its questions, the type predicted by a router fitted *without
+that conversation* (`held_out`: scope -> question key -> type). `predict(question, scope)` answers
+a train question of its own conversation from that table, and every other question (a test
+conversation's, a deployed user's) with the router fitted on all train questions: the validation
+score is the score of an honestly held-out router, and the deployed program is still one router
+fitted on everything, with the question's text and its conversation id as its only inputs.
+Predictions rather than the held-out routers themselves are carried because they are what
+validation needs and they take a few kilobytes, where each fold's router would take ~30.
+
 The model is a multinomial naive Bayes over the question's words, word pairs and its opening words
 (`^when`, `^how many`: the strongest cue of a question's type), keeping the `max_features`
 features that say most about the label so the baked-in parameters stay a few kilobytes.
@@ -13,13 +25,24 @@ features that say most about the label so the baked-in parameters stay a few kil
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 _WORD = re.compile(r"[a-z0-9]+")
+
+CROSS_FIT_FOLDS = 10
+"""At most this many held-out fits: conversations are grouped into this many folds (sorted, dealt
+round-robin); up to 10 train conversations, every conversation is held out on its own."""
+
+
+def question_key(question: str) -> str:
+    """A short stable key of a question's text, the `held_out` table's index (12 hex digits of
+    its sha256: collisions among a few thousand questions are out of reach)."""
+    return hashlib.sha256((question or "").encode("utf-8")).hexdigest()[:12]
 
 
 def router_features(question: str) -> list[str]:
@@ -41,6 +64,9 @@ class QuestionRouter:
     labels: tuple[str, ...]
     prior: tuple[float, ...]
     weights: Mapping[str, tuple[float, ...]]
+    # Cross-fitted predictions (`cross_fit`): scope -> question key -> the type a router fitted
+    # without that scope's questions predicts; empty for a router made by `fit`.
+    held_out: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @classmethod
     def fit(cls, questions: Sequence[str], labels: Sequence[str], *, max_features: int = 300,
@@ -66,15 +92,45 @@ class QuestionRouter:
         return cls(names, prior, weights)
 
     @classmethod
+    def cross_fit(cls, questions: Sequence[str], labels: Sequence[str], scopes: Sequence[str], *,
+                  folds: int = CROSS_FIT_FOLDS, **fit_args: Any) -> QuestionRouter:
+        """The router fitted on all questions, with the `held_out` predictions for each
+        question of a scope (conversation) made by a router fitted without that scope's fold.
+        Questions of no scope ("") are never held out (nothing could key them at retrieve time).
+        Raises ValueError when fewer than two scopes hold questions: no conversation could be
+        held out while others remain to fit on."""
+        if len(scopes) != len(questions):
+            raise ValueError(f"QuestionRouter.cross_fit: {len(questions)} questions but {len(scopes)} scopes")
+        full = cls.fit(questions, labels, **fit_args)
+        names = sorted({str(s) for s in scopes} - {""})
+        if len(names) < 2:
+            raise ValueError("QuestionRouter.cross_fit: needs questions of two or more conversations")
+        k = max(2, min(folds, len(names)))
+        fold_of = {name: i % k for i, name in enumerate(names)}
+        held: dict[str, dict[str, str]] = {}
+        for fold in range(k):
+            inside = [i for i, s in enumerate(scopes) if fold_of.get(str(s)) != fold]
+            router = cls.fit([questions[i] for i in inside], [labels[i] for i in inside], **fit_args)
+            for i, scope in enumerate(scopes):
+                if fold_of.get(str(scope)) == fold:
+                    held.setdefault(str(scope), {})[question_key(questions[i])] = router.predict(questions[i])
+        return replace(full, held_out={s: dict(sorted(held[s].items())) for s in sorted(held)})
+
+    @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> QuestionRouter:
         """The router `params()` describes (as written into a program's source)."""
+        held = params.get("held_out") or {}
         return cls(tuple(params["labels"]), tuple(params["prior"]),
-                   {str(f): tuple(w) for f, w in params["weights"].items()})
+                   {str(f): tuple(w) for f, w in params["weights"].items()},
+                   {str(s): {str(q): str(t) for q, t in table.items()} for s, table in held.items()})
 
     def params(self) -> dict[str, Any]:
         """Plain JSON-able data (lists, floats, strings) that `from_params` reads back."""
-        return {"labels": list(self.labels), "prior": list(self.prior),
-                "weights": {f: list(w) for f, w in sorted(self.weights.items())}}
+        out: dict[str, Any] = {"labels": list(self.labels), "prior": list(self.prior),
+                               "weights": {f: list(w) for f, w in sorted(self.weights.items())}}
+        if self.held_out:
+            out["held_out"] = {s: dict(t) for s, t in self.held_out.items()}
+        return out
 
     def scores(self, question: str) -> dict[str, float]:
         """Each label's log score for `question` (higher is likelier)."""
@@ -85,8 +141,15 @@ class QuestionRouter:
                 total = [t + w for t, w in zip(total, row)]
         return dict(zip(self.labels, total))
 
-    def predict(self, question: str) -> str:
-        """The likeliest label (ties: the first in label order)."""
+    def predict(self, question: str, scope: str = "") -> str:
+        """The likeliest label (ties: the first in label order). With the question's conversation
+        `scope`, a train question of that conversation gets its cross-fitted (`held_out`)
+        prediction; every other question the prediction of the router fitted on all of them."""
+        held = self.held_out.get(scope) if scope else None
+        if held:
+            label = held.get(question_key(question))
+            if label is not None:
+                return label
         scores = self.scores(question)
         return max(self.labels, key=lambda label: scores[label])
 
