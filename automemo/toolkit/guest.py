@@ -59,23 +59,13 @@ class Toolkit:
         return _expect(self._host("llm", params), str, "llm")
 
     def embed_text(self, texts: Sequence[str]) -> list[list[float]]:
-        if isinstance(texts, str):
-            raise TypeError("toolkit.embed_text takes a list of strings, not one string")
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"toolkit.embed_text: texts[{i}] is {type(t).__name__}, not str")
+        texts = _texts(texts, "embed_text")
         if not texts:
             return []
         return _expect(self._host("embed_text", {"texts": texts}), list, "embed_text")
 
     def embed_tokens(self, texts: Sequence[str]) -> list[Any]:
-        if isinstance(texts, str):
-            raise TypeError("toolkit.embed_tokens takes a list of strings, not one string")
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"toolkit.embed_tokens: texts[{i}] is {type(t).__name__}, not str")
+        texts = _texts(texts, "embed_tokens")
         if not texts:
             return []
         from automemo.toolkit import token_wire
@@ -153,6 +143,17 @@ def _reduce_database(db: Any) -> tuple:
 
 def _reopen_database(name: str) -> Any:
     return live_toolkit().db(name)
+
+
+def _texts(texts: Sequence[str], method: str) -> list[str]:
+    """A program's list of texts to embed, checked before it crosses to the host."""
+    if isinstance(texts, str):
+        raise TypeError(f"toolkit.{method} takes a list of strings, not one string")
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"toolkit.{method}: texts[{i}] is {type(t).__name__}, not str")
+    return texts
 
 
 def _ref(value: Any) -> ImageRef:
