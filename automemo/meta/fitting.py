@@ -37,6 +37,7 @@ class Trim:
     improvements: int | None = None       # earlier parent→child gains shown
     helpers: bool = True                  # signatures of the helper modules the program imports
     source_chars: int | None = None       # the program itself
+    memolib_notes: bool = True            # memolib's listing with each name's one-line description
 
     def evidence_config(self, config: MetaConfig) -> MetaConfig:
         changes: dict[str, Any] = {}
@@ -59,13 +60,19 @@ class Trim:
 
 TRIMS: tuple[Trim, ...] = (
     Trim(""),
-    Trim("observations cut to 8,000 and payloads to 4,000 characters", 8_000, 4_000),
+    # memolib's listing is the largest fixed part (about 6,000 tokens with its notes, 3,000
+    # without): past the first level it is listed by signature alone.
+    Trim("observations cut to 8,000 and payloads to 4,000 characters; memolib listed by signature "
+         "alone", 8_000, 4_000, memolib_notes=False),
     Trim("observations cut to 2,000 and payloads to 1,000 characters, one image per episode, "
-         "no menu of ideas, one earlier improvement", 2_000, 1_000, 1, None, False, 1),
+         "no menu of ideas, one earlier improvement; memolib listed by signature alone",
+         2_000, 1_000, 1, None, False, 1, memolib_notes=False),
     Trim("one success and one failure, observations cut to 600 and payloads to 300 characters, "
-         "no images, no menu of ideas or earlier improvements", 600, 300, 0, 1, False, 0),
-    Trim("no trajectories, no menu of ideas, earlier improvements or helper signatures; the "
-         "program cut to 6,000 characters", 0, 0, 0, 0, False, 0, False, 6_000),
+         "no images, no menu of ideas or earlier improvements; memolib listed by signature alone",
+         600, 300, 0, 1, False, 0, memolib_notes=False),
+    Trim("no trajectories, no menu of ideas, earlier improvements or helper signatures; memolib "
+         "listed by signature alone; the program cut to 6,000 characters", 0, 0, 0, 0, False, 0, False,
+         6_000, memolib_notes=False),
 )
 
 

@@ -30,7 +30,7 @@ from automemo.meta.compact import example_edit, profile_for, shown_source, tunab
 from automemo.meta.fitting import (CHARS_PER_TOKEN, TRIMS, PromptRoom, Trim, estimate_tokens, fit,
                                    prompt_room)
 from automemo.meta.edits import EditError, edited
-from automemo.meta.prompts import (contract_context, helpers_context, improvements_context,
+from automemo.meta.prompts import (contract_context, helpers_context, improvements_context, memolib_api,
                                    inspirations_context, render_meta, siblings_context)
 from automemo.meta.samples import data_samples
 from automemo.meta.syntax import normalised
@@ -161,7 +161,7 @@ class LLMMetaAgent(MetaAgent):
                                        config=config, image_roots=self.image_roots)
             images = [img.path for img in evidence.images()] if self.vision else []
             prompt = render_meta(
-                "meta_analysis", context, helpers=helpers if trim.helpers else "",
+                "meta_analysis", context, helpers=helpers if trim.helpers else "", memolib_api=memolib_api(described=trim.memolib_notes),
                 task_description=self.task_description, parent=_parent_vars(parent, config),
                 evidence=evidence.to_prompt(),
                 image_labels=[img.label for img in evidence.images()] if self.vision else [],
@@ -206,7 +206,7 @@ class LLMMetaAgent(MetaAgent):
                 {**i, "source": i["source"][: self.config.inspiration_chars // 2]}
                 for i in inspirations[:1]] if level == 1 else []
             variables = dict(
-                helpers=helpers if trim.helpers else "", task_description=self.task_description,
+                helpers=helpers if trim.helpers else "", memolib_api=memolib_api(described=trim.memolib_notes), task_description=self.task_description,
                 parent=_parent_vars(parent, config), feedback=feedback,
                 improvements=improvements_context(improvements, config), show_ideas=trim.ideas,
                 siblings=siblings, inspirations=shown_inspirations,
@@ -324,7 +324,7 @@ class LLMMetaAgent(MetaAgent):
         def build(trim: Trim) -> tuple[list[dict], int]:
             config = trim.evidence_config(self.config)
             prompt = render_meta(
-                "meta_repair", self.context, helpers=helpers if trim.helpers else "",
+                "meta_repair", self.context, helpers=helpers if trim.helpers else "", memolib_api=memolib_api(described=trim.memolib_notes),
                 source=clip(source, config.source_chars), attempt=attempt,
                 report=_report_view(exam_report),
                 failing_input=clip(json.dumps(failing, indent=2, ensure_ascii=False, default=str),

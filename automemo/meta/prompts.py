@@ -115,11 +115,12 @@ def helpers_context(source: str) -> str:
 MEMOLIB = "automemo.toolkit.memolib"
 
 
-@functools.lru_cache(maxsize=1)
-def memolib_api(module: str = MEMOLIB) -> str:
+@functools.lru_cache(maxsize=4)
+def memolib_api(module: str = MEMOLIB, *, described: bool = True) -> str:
     """memolib's public API as the model needs it: each public function's and class's signature
-    with its docstring's first paragraph, public constants with their values. Read by importing
-    the module, so it lists whatever the library holds today ("" when there is none)."""
+    with its docstring's first sentence (`described=False`: the signatures alone, for a small
+    context), public constants with their values. Read by importing the module, so it lists
+    whatever the library holds today ("" when there is none)."""
     try:
         lib = importlib.import_module(module)
     except ImportError:
@@ -132,7 +133,7 @@ def memolib_api(module: str = MEMOLIB) -> str:
         if inspect.isfunction(obj) or inspect.isclass(obj):
             if not home.startswith(module):
                 continue  # imported from elsewhere (typing, the contract): not memolib's own
-            lines.extend(_described(name, obj))
+            lines.extend(_described(name, obj, described))
         elif name.isupper() and isinstance(obj, (int, float, str, bool, tuple, frozenset)):
             lines.append(f"memolib.{name} = {obj!r}"[:160])
     return "\n".join(lines)
@@ -165,9 +166,9 @@ def _first_sentence(doc: str | None, limit: int = 140) -> str:
     return (text if end < 0 else text[:end + 1])[:limit]
 
 
-def _described(name: str, obj: Any) -> list[str]:
+def _described(name: str, obj: Any, described: bool = True) -> list[str]:
     signature = _runtime_signature(obj)
-    doc = _first_sentence(obj.__doc__)
+    doc = _first_sentence(obj.__doc__) if described else ""
     kind = "class" if inspect.isclass(obj) else "def"
     out = [f"{kind} memolib.{name}{signature}" + (f"  # {doc}" if doc else "")]
     if inspect.isclass(obj):
@@ -175,7 +176,7 @@ def _described(name: str, obj: Any) -> list[str]:
             if member.startswith("_") or not callable(value):
                 continue
             sig = _runtime_signature(value)
-            note = _first_sentence(getattr(value, "__doc__", ""), limit=80)
+            note = _first_sentence(getattr(value, "__doc__", ""), limit=80) if described else ""
             out.append(f"    def {member}{sig}" + (f"  # {note}" if note else ""))
     return out
 
