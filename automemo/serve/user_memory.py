@@ -152,7 +152,7 @@ class UserMemory:
         try:
             return self.memory.retrieve(task)
         except ProgramError:
-            raise
+            raise  # the program's own error: the memory lives on
         except SandboxError as exc:
             self._died(exc)
 

@@ -12,6 +12,7 @@ import hashlib
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -47,18 +48,21 @@ class EmbeddingCache:
                 if key in self._memory:
                     found[key] = self._memory[key]
             missing = [k for k in keys if k not in found]
-            if missing and self._conn is not None:
-                for start in range(0, len(missing), 500):  # sqlite caps bound parameters
-                    chunk = missing[start : start + 500]
-                    marks = ",".join("?" * len(chunk))
-                    for key, dim, blob in self._conn.execute(
-                        f"select key, dim, vector from embeddings where key in ({marks})", chunk
-                    ):
-                        vector = np.frombuffer(blob, dtype=np.float32, count=dim).copy()
-                        self._memory[key] = found[key] = vector
+            for key, dim, blob in self._stored("select key, dim, vector from embeddings", missing):
+                vector = np.frombuffer(blob, dtype=np.float32, count=dim).copy()
+                self._memory[key] = found[key] = vector
             self.hits += len(found)
             self.misses += len(set(keys) - set(found))
         return found
+
+    def _stored(self, select: str, keys: list[str]) -> Iterator[tuple]:
+        """The file's rows of `select ... where key in keys`, asked in chunks (sqlite caps bound
+        parameters); nothing without a file."""
+        if self._conn is None:
+            return
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            yield from self._conn.execute(f"{select} where key in ({','.join('?' * len(chunk))})", chunk)
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:
         with self._lock:
@@ -79,15 +83,9 @@ class EmbeddingCache:
                 if key in self._matrices:
                     found[key] = self._matrices[key]
             missing = [k for k in keys if k not in found]
-            if missing and self._conn is not None:
-                for start in range(0, len(missing), 500):
-                    chunk = missing[start : start + 500]
-                    marks = ",".join("?" * len(chunk))
-                    for key, rows, dim, blob in self._conn.execute(
-                        f"select key, rows, dim, matrix from token_embeddings where key in ({marks})", chunk
-                    ):
-                        matrix = np.frombuffer(blob, dtype=np.float16, count=rows * dim).reshape(rows, dim).copy()
-                        self._matrices[key] = found[key] = matrix
+            for key, rows, dim, blob in self._stored("select key, rows, dim, matrix from token_embeddings", missing):
+                matrix = np.frombuffer(blob, dtype=np.float16, count=rows * dim).reshape(rows, dim).copy()
+                self._matrices[key] = found[key] = matrix
             self.hits += len(found)
             self.misses += len(set(keys) - set(found))
         return found
