@@ -143,7 +143,7 @@ def run(args) -> int:
     from rich.table import Table
 
     from automemo.cli import UserError
-    from automemo.fakellm import FakeLLM
+    from automemo.testing.fakellm import FakeLLM
     from automemo.paths import SEEDS_DIR
 
     names = [n.strip() for n in args.parents.split(",") if n.strip()]
