@@ -267,9 +267,10 @@ class AssembledSearch:
 
 
 def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: Sandbox | None = None,
-                 unsafe_confirmed: bool = False) -> AssembledSearch:
+                 unsafe_confirmed: bool = False, preflight: bool = True) -> AssembledSearch:
     """A search over run directory `run` (`automemo.runs.RunDir`): the evaluation above with the
-    run's ledger and episode store, the meta agent, and the loop."""
+    run's ledger and episode store, the meta agent, and the loop. With `preflight` the loop
+    first checks that every LLM endpoint the run uses answers (`preflight_roles`)."""
     from automemo.meta import build_meta_agent
     from automemo.runs.journal import recover
     from automemo.search.loop import Collaborators, SearchLoop
@@ -298,7 +299,18 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
         services_factory=services_factory(setup.encoders, setup.store.root, setup.llm),
         budget=config.budget, limits=config.sandbox.limits, seeds_dir=seeds,
     )
-    return AssembledSearch(SearchLoop(run, config.search, parts, quiet=quiet), setup)
+    roles = preflight_roles(setup) if preflight else ()
+    return AssembledSearch(SearchLoop(run, config.search, parts, quiet=quiet, preflight_roles=roles), setup)
+
+
+def preflight_roles(setup: EvaluationSetup) -> tuple[str, ...]:
+    """The LLM roles a search over `setup` calls: the meta agent's when configured (the LLM
+    agent then writes the children), the execution agent's when the benchmark has one, the
+    judge's and the memo programs' when configured (a benchmark that scores with a judge, and
+    `toolkit.llm`, read them only then)."""
+    used = {"meta": setup.llm.configured("meta"), "agent": setup.agent is not None,
+            "judge": setup.llm.configured("judge"), "memo": setup.llm.configured("memo")}
+    return tuple(role for role, yes in used.items() if yes)
 
 
 def require_questions(setup: EvaluationSetup, split: str) -> None:

@@ -1,5 +1,4 @@
-"""Where the project's non-Python assets live: prompts, seeds, the sandbox image definition and a
-small example episode store.
+"""Where the project's non-Python assets live: prompts, seeds and the sandbox image definition.
 
 They sit at the repository root so that people can read and edit them without digging into the
 package. A checkout (the editable install) reads them there; a wheel has no repository root, so
@@ -19,8 +18,6 @@ ASSETS_DIR = Path(os.environ.get("AUTOMEMO_HOME")
 PROMPTS_DIR = ASSETS_DIR / "prompts"
 SEEDS_DIR = ASSETS_DIR / "seeds"
 SANDBOX_DIR = ASSETS_DIR / "sandbox"
-# An episode store in the layout `automemo exam --episodes` reads (made by tests/fixtures/make_episodes.py).
-EXAMPLE_EPISODES_DIR = ASSETS_DIR / "tests" / "fixtures" / "episodes"
 # Data sets shipped inside the package (package data, in the wheel too), named `@<folder>` where a
 # benchmark option takes a path: `@mem-gallery-sample` is ten real Mem-Gallery scenarios (MIT;
 # their LICENSE and SOURCE.txt say where they come from).

@@ -1,9 +1,12 @@
-"""`automemo bench meta` runs end to end against the fake server and reports the ratio the
-issue's target is stated in (diff vs rewrite completion tokens per valid child)."""
+"""`automemo bench meta` runs end to end against the fake server: both modes on the same parents,
+and the figures it reports follow from the ledger's counts. The diff/rewrite ratio itself is a
+measurement of a model, not of the fake (whose answers fix it): docs/llm.md gives the command."""
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from automemo.cli import main
 
@@ -16,8 +19,15 @@ def test_bench_meta_measures_both_modes_on_the_same_parents(tmp_path, capsys):
         f = figures[mode]
         assert f["proposals"] == 2 and f["generate_calls"] == 2
         assert f["valid_children"] == 2 and f["failures"] == []
-    assert 0 < figures["ratio_diff_to_rewrite"] <= 0.40
-    assert "meets the target" in capsys.readouterr().out
+        assert f["completion_tokens_per_valid_child"] == pytest.approx(
+            f["generate_completion_tokens"] / f["valid_children"])
+    assert figures["ratio_diff_to_rewrite"] == pytest.approx(
+        figures["diff"]["completion_tokens_per_valid_child"]
+        / figures["rewrite"]["completion_tokens_per_valid_child"])
+    printed = capsys.readouterr().out
+    # Against the built-in fake the ratio is shown, never judged against the target.
+    assert f"{figures['ratio_diff_to_rewrite']:.2f}" in printed and "target" not in printed
+    assert "not a measurement" in printed
 
 
 def test_bench_meta_with_a_small_declared_context_measures_the_compact_profile(tmp_path):
@@ -28,4 +38,3 @@ def test_bench_meta_with_a_small_declared_context_measures_the_compact_profile(t
         f = figures[mode]
         assert f["valid_children"] == 1 and f["analysis_completion_tokens"] == 0, "one call, no analysis"
     assert figures["diff"]["prompt_tokens_per_valid_child"] < 3000
-    assert 0 < figures["ratio_diff_to_rewrite"] <= 0.40

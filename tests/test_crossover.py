@@ -8,7 +8,6 @@ once every seed was tried, a transplant is the seed strongest there."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
@@ -75,7 +74,9 @@ def test_the_child_runs_both_parents_and_fuses_their_evidence():
 
 @pytest.mark.bwrap
 def test_a_crossover_of_two_real_seeds_passes_the_quick_exam():
-    store = Path(__file__).resolve().parent / "fixtures" / "episodes"
+    from automemo.testing import EXAMPLE_EPISODES_DIR
+
+    store = EXAMPLE_EPISODES_DIR
     episodes, partials = load_inputs(store, "update", "retrieve", 5)
     source = crossover_source((SEEDS_DIR / "murag.py").read_text(),
                               (SEEDS_DIR / "reasoning_bank.py").read_text(),

@@ -1,5 +1,7 @@
-"""A search whose meta endpoint is dead stops within 3 failed calls, exits non-zero, prints the
-`--resume` command, and continues once the server is up (the circuit breaker, end to end)."""
+"""A search whose meta endpoint is dead: refused by the preflight before anything is evaluated,
+or (with the preflight skipped, or an endpoint that dies mid-run) stopped within 3 failed calls by
+the circuit breaker. Either way it exits non-zero, prints the `--resume` command, and continues
+once the server is up."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import itertools
 import json
 import socket
 
-from automemo.fakellm import FakeLLM
+from automemo.testing.fakellm import FakeLLM
 from automemo.paths import SEEDS_DIR
 from automemo.runs import RunDir
 from tests.searchtools import run_search, write_config
@@ -35,13 +37,45 @@ def _meta(request: dict) -> str:
     return f"SUMMARY: hint {n}\n```python\n{child}```\n"
 
 
-def test_a_dead_meta_endpoint_stops_the_search_and_the_run_resumes(tmp_path):
+def _dead_meta(port: int) -> str:
+    return (f'[llm.meta]\nmodel = "local"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+            "max_retries = 1\nretry_backoff_s = 0.01\nretry_backoff_max_s = 0.02\n")
+
+
+def test_a_dead_meta_endpoint_fails_the_preflight_before_any_evaluation(tmp_path):
+    # With the seed sweep on, the first meta call would come only after every seed's evaluation.
     port = _free_port()
-    extra = (f'[llm.meta]\nmodel = "local"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
-             "max_retries = 1\nretry_backoff_s = 0.01\nretry_backoff_max_s = 0.02\n")
-    config = write_config(tmp_path / "s.toml", steps=3, backend="bwrap", extra=extra)
+    config = write_config(tmp_path / "s.toml", steps=2, backend="bwrap", extra=_dead_meta(port), sweep=True)
     runs = tmp_path / "runs"
-    result = run_search("--config", str(config), "--runs-dir", str(runs), "--run-id", "dead")
+    result = run_search("--config", str(config), "--runs-dir", str(runs), "--run-id", "pre")
+    assert result.returncode == 1, result.stderr[-3000:]
+    run_dir = runs / "pre"
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("automemo: error:")]
+    assert error.startswith(f"automemo: error: the meta LLM endpoint http://127.0.0.1:{port}/v1 does not "
+                            f"answer: no connection"), error
+    assert f"automemo search --resume {run_dir}" in error
+    run = RunDir.open(run_dir)
+    from automemo.llm import Ledger
+
+    assert run.evaluations() == [] and run.actions() == [] and run.nodes() == []
+    assert Ledger(run.db_path).rows() == [] and run.final() is None
+
+    with FakeLLM(port=port) as fake:
+        fake.set_handler(_meta)
+        resumed = run_search("--resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    run = RunDir.open(run_dir)
+    assert run.final()["stop_reason"] == "steps"
+    assert [a["step"] for a in run.actions()] == [0, 1, 2]
+
+
+def test_a_dead_meta_endpoint_stops_the_search_and_the_run_resumes(tmp_path):
+    # The preflight skipped, the breaker is what stops the run (as for an endpoint dying mid-run).
+    port = _free_port()
+    config = write_config(tmp_path / "s.toml", steps=3, backend="bwrap", extra=_dead_meta(port))
+    runs = tmp_path / "runs"
+    result = run_search("--config", str(config), "--runs-dir", str(runs), "--run-id", "dead",
+                        "--no-preflight")
     assert result.returncode == 1, result.stderr[-3000:]
     run_dir = runs / "dead"
     assert f"automemo search --resume {run_dir}" in result.stderr

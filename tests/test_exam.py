@@ -11,6 +11,7 @@ import pytest
 
 from automemo.cli import main
 from automemo.cli.exam_cmd import load_inputs
+from automemo.testing import EXAMPLE_EPISODES_DIR
 from automemo.contract import Budget
 from automemo.exam import CHECKS, ExamReport, quick_exam
 from automemo.llm import BudgetExceeded, LLMClient, LLMConfig, RoleConfig, user_message
@@ -19,9 +20,8 @@ from automemo.sandbox import Limits
 from automemo.toolkit.embedding import EmbeddingConfig, default_encoders
 from automemo.toolkit.services import MemoServices
 from sandboxtools import ISOLATING, sandbox
-from pathlib import Path
 
-STORE = Path(__file__).resolve().parent / "fixtures" / "episodes"
+STORE = EXAMPLE_EPISODES_DIR
 EPISODES, PARTIALS = load_inputs(STORE, "update", "retrieve", 5)
 HEADER = "from automemo.contract import MemoProgram, MemoryPayload, ImageRef\n"
 

@@ -3,11 +3,11 @@ in the sandbox, and an offline search on Mini-Gallery composes recipes that get 
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from automemo.cli.exam_cmd import load_inputs
+from automemo.testing import EXAMPLE_EPISODES_DIR
 from automemo.exam import CHECKS, quick_exam
 from automemo.meta.moves import STARTERS
 from automemo.meta.recipe import Pipeline, Recipe, parse_recipe, render_recipe
@@ -18,7 +18,7 @@ from sandboxtools import sandbox
 from seedtools import encoders
 from tests.searchtools import run_search, write_config
 
-STORE = Path(__file__).resolve().parent / "fixtures" / "episodes"
+STORE = EXAMPLE_EPISODES_DIR
 EPISODES, PARTIALS = load_inputs(STORE, "update", "retrieve", 5)
 
 

@@ -148,6 +148,27 @@ def test_named_layer_rules():
     assert not edges["interaction"] & {"agents", "benchmarks", "evaluation"}
 
 
+# The runtime package holds runtime code only: test doubles and bench fixtures live in
+# automemo.testing, which the benchmark commands may import and nothing a search runs may.
+TESTING_IMPORTERS = {"bench"}
+
+
+def importers_of_testing(edges: dict[str, set[str]]) -> set[str]:
+    """Top-level modules outside `testing` that import `automemo.testing` and are not allowed to."""
+    return {a for a, targets in edges.items() if "testing" in targets} - TESTING_IMPORTERS - {"testing"}
+
+
+def test_only_the_benches_import_the_test_doubles():
+    assert importers_of_testing(import_graph()) == set(), \
+        "automemo.testing (test doubles and bench fixtures) is imported outside automemo.bench"
+
+
+def test_the_testing_rule_finds_a_runtime_importer():
+    edges = {"bench": {"testing", "search"}, "search": {"testing", "runs"},
+             "testing": {"search", "llm"}, "cli": {"search"}}
+    assert importers_of_testing(edges) == {"search"}
+
+
 def test_the_graph_sees_real_imports():
     # A checker that parsed nothing would pass the tests above: make sure it sees known edges.
     edges = import_graph()
@@ -156,3 +177,4 @@ def test_the_graph_sees_real_imports():
     modules = module_graph()
     assert "automemo.search.scheduler" in modules["automemo.search.loop"]
     assert "automemo.llm.budget" in modules["automemo.llm.client"]
+    assert "testing" in edges["bench"]

@@ -4,11 +4,11 @@ the seeds import only what the guest image carries and stay inside the budget th
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from automemo.cli.exam_cmd import load_inputs
+from automemo.testing import EXAMPLE_EPISODES_DIR
 from automemo.exam import CHECKS, quick_exam
 from automemo.meta.tunables import parse_tunables
 from automemo.paths import SEEDS_DIR
@@ -16,7 +16,7 @@ from automemo.toolkit.services import MemoServices
 from sandboxtools import ISOLATING, sandbox
 from seedtools import encoders
 
-STORE = Path(__file__).resolve().parent / "fixtures" / "episodes"
+STORE = EXAMPLE_EPISODES_DIR
 EPISODES, PARTIALS = load_inputs(STORE, "update", "retrieve", 5)
 SEEDS = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_"))
 

@@ -127,8 +127,8 @@ def _search_table(args, console):
 
     from automemo.bench.landscape_search import regrets, run_landscape_search
     from automemo.evaluation.progress import track
-    from automemo.fakellm import FakeLLM
-    from automemo.search.landscape import Landscape
+    from automemo.testing.fakellm import FakeLLM
+    from automemo.testing.landscape import Landscape
 
     defaults = Landscape()
     walls = {}

@@ -46,7 +46,7 @@ def run(args) -> int:
 
     from automemo.cli import UserError
     from automemo.config import load_run_config, run_config_to_dict
-    from automemo.fakellm import FakeLLM
+    from automemo.testing.fakellm import FakeLLM
     from automemo.paths import seed_path
     from automemo.runs import RunDir
     from automemo.assembly import build_search

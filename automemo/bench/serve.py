@@ -48,7 +48,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from automemo.bench.seeds import synthetic_episode
-    from automemo.bench.serve_export import write_export
+    from automemo.testing.serve_export import write_export
     from automemo.paths import SEEDS_DIR
 
     program = SEEDS_DIR / f"{args.seed}.py"

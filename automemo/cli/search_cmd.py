@@ -60,6 +60,9 @@ def register(sub) -> None:
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted run from its last committed step")
     p.add_argument("--run-id", metavar="ID", help="name of the new run's folder (default: time-based)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--no-preflight", action="store_true",
+                   help="skip the check that every LLM endpoint the run uses answers before its first step "
+                        "(air-gapped debugging)")
     p.add_argument("--no-report", action="store_true",
                    help="do not keep runs/<id>/report/ current after every step (`automemo report` builds it later)")
     p.set_defaults(func=run)
@@ -306,6 +309,7 @@ def _build(run_dir, config, args):
     from automemo.assembly import AssemblyError, build_search
 
     try:
-        return build_search(run_dir, config, quiet=args.quiet, unsafe_confirmed=args.unsafe_no_sandbox)
+        return build_search(run_dir, config, quiet=args.quiet, unsafe_confirmed=args.unsafe_no_sandbox,
+                            preflight=not args.no_preflight)
     except AssemblyError as exc:
         raise UserError(str(exc)) from None

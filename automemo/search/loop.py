@@ -1,12 +1,14 @@
-"""The search: evaluate the root, then let the scheduler run the steps (scheduler.py) until the
-step budget or an LLM cap, and write final.json. Every step is committed to the run directory
-as it finishes, so `--resume` continues exactly where a crash left off.
+"""The search: check its LLM endpoints (preflight), evaluate the root, then let the scheduler run
+the steps (scheduler.py) until the step budget or an LLM cap, and write final.json. Every step is
+committed to the run directory as it finishes, so `--resume` continues exactly where a crash left
+off.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from automemo.llm.preflight import EndpointUnreachable, check_endpoints
 from automemo.runs.journal import record_event, recover
 from automemo.runs.rundir import RunDir
 from automemo.search.collaborators import Collaborators
@@ -23,21 +25,39 @@ __all__ = ["Collaborators", "SearchLoop"]
 
 class SearchLoop:
     def __init__(self, run: RunDir, config: SearchConfig, parts: Collaborators, *,
-                 quiet: bool = False) -> None:
+                 quiet: bool = False, preflight_roles: tuple[str, ...] = ()) -> None:
+        """`preflight_roles`: the LLM roles (of `parts.llm`) whose endpoints must answer before
+        anything runs; `automemo.assembly` names the ones this run uses."""
         self.run = run
         self.config = config
         self.parts = parts
+        self.preflight_roles = preflight_roles
         self.display = SearchDisplay(quiet=quiet)
         self.runner = StepRunner(run, config, parts, self.display)
 
     def run_search(self) -> dict[str, Any]:
         """Run (or resume) the search to its step budget or an LLM cap; returns final.json."""
         last = recover(self.run)
+        self.preflight()
         self.run.mark_running()
         try:
             return self._run_search(last)
         finally:
             self.run.clear_running()
+
+    def preflight(self) -> None:
+        """Every LLM endpoint the run uses answers, or the search stops here: before any
+        evaluation or event, so the run directory is exactly as resumable as before."""
+        if not self.preflight_roles or self.parts.llm is None:
+            return
+        try:
+            check_endpoints(self.parts.llm.config, self.preflight_roles)
+        except EndpointUnreachable as exc:
+            raise EndpointUnreachable(
+                exc.roles, exc.base_url,
+                f"{exc.reason}; the search stopped before its next step: once the endpoint answers, "
+                f"continue with: automemo search --resume {self.run.path} (--no-preflight skips "
+                f"this check)") from None
 
     def _run_search(self, last: int | None) -> dict[str, Any]:
         self.display.started(str(self.run.path), self.config.steps, last)

@@ -1,8 +1,9 @@
 """A real, scriptable OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
 
 It speaks just enough of the API for the `openai` SDK: `POST /v1/chat/completions`,
-`POST /v1/embeddings` and `GET /v1/models`. Because it is a real server on a real socket, the
-client's retries, timeouts, connection handling and error parsing are exercised for real.
+`POST /v1/embeddings` and `GET /v1/models` (`list_models=False` answers that one 404, as some
+gateways do). Because it is a real server on a real socket, the client's retries, timeouts,
+connection handling and error parsing are exercised for real.
 
 Responses for chat completions come from, in order: the script queue (`script([...])`), the
 handler (`set_handler(fn)`), the fallback (`fallback`: "echo" repeats the last user text,
@@ -81,10 +82,12 @@ class FakeLLM:
         rejects: Iterable[str] = (),
         stall_s: float = 30.0,
         port: int = 0,
+        list_models: bool = True,
     ) -> None:
         """`port` 0 picks a free one; a given port lets a test bring a server up where a
         configured endpoint was dead."""
         self._port = port
+        self.list_models = list_models
         self.fallback = fallback
         self.rejects = set(rejects)
         unknown = self.rejects - set(_REJECTIONS)
@@ -369,7 +372,7 @@ def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (its timeout fired): nothing to answer
 
         def do_GET(self) -> None:
-            if self.path.rstrip("/").endswith("/models"):
+            if self.path.rstrip("/").endswith("/models") and fake.list_models:
                 self._send(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
             else:
                 self._send(404, _error_body(404, f"FakeLLM: no route GET {self.path}"))
