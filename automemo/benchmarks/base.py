@@ -77,6 +77,12 @@ class Benchmark(abc.ABC):
     name: str = "abstract"
     family: str = "abstract"  # "web" | "visual" | "conversation"
 
+    question_time_keys: frozenset[str] = frozenset()
+    """Metadata keys this benchmark's retrieve tasks carry beyond the contract's allow-list
+    (`automemo.contract.RETRIEVE_METADATA_KEYS`: user, time, budget), because an application
+    knows them at question time too (a web task's site and start URL). The harness drops every
+    other key before `retrieve`, with one notice naming the unknown ones: never declare a label."""
+
     @abc.abstractmethod
     def split(self, name: str) -> Split:
         """The "train" or "test" split. Deterministic for the benchmark's seed."""
