@@ -17,6 +17,8 @@ import pickle
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
+from automemo.errors import DataError
+
 INTERFACE_VERSION = "2"
 """Bumped when the memo-program interface changes in a way old programs would notice.
 Version 2 gave `Step` its evidence `ref` and its `metadata`."""
@@ -57,7 +59,7 @@ def retrieve_metadata(
     return kept, tuple(sorted(k for k in metadata if k not in allowed))
 
 
-class ContractError(ValueError):
+class ContractError(DataError, ValueError):
     """Data does not fit the contract. The message names the field and what was expected."""
 
 

@@ -20,6 +20,7 @@ from typing import Any, Mapping
 
 from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
+from automemo.errors import HostError
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ RETRIEVAL_SEARCH_DEFAULTS: Mapping[str, Any] = {
 """Search defaults of a benchmark scored in retrieval mode (cited evidence against clues)."""
 
 
-class InfrastructureError(RuntimeError):
+class InfrastructureError(HostError, RuntimeError):
     """The episode failed for a reason that is not the memo program's or the agent's fault
     (browser crash, page-load failure, API error). The harness retries, then excludes it."""
 

@@ -25,12 +25,13 @@ from automemo.assembly import EMBEDDING_CACHE
 from automemo.contract import TIME_KEY, USER_KEY, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder, retrieve_metadata
 from automemo.deploy import DeployError, DeployedMemory, load_memory
 from automemo.episode_store import EpisodeStore
+from automemo.errors import AutomemoError
 from automemo.sandbox.base import ProgramError, SandboxError
 from automemo.serve.episode_log import EpisodeLog, LogEntry, fsync_file, live_episodes
 from automemo.serve.state_folder import LOG, STORE, SnapshotMeta, StateFolder
 
 
-class NamespaceDead(RuntimeError):
+class NamespaceDead(AutomemoError, RuntimeError):
     """The namespace's program stopped (timeout, crash); `kind` says how. Reopening replays."""
 
     def __init__(self, kind: str) -> None:
