@@ -27,6 +27,7 @@ from automemo.config import BenchmarkSection, RunConfig
 from automemo.configtools import ConfigError
 from automemo.contract import Budget
 from automemo.episode_store import EpisodeStore
+from automemo.errors import DataError, UsageError
 from automemo.llm import Ledger, LLMClient, LLMError
 from automemo.paths import SEEDS_DIR
 from automemo.sandbox.base import Limits, Sandbox
@@ -46,9 +47,14 @@ AGENT_HELP = (
 )
 
 
-class AssemblyError(RuntimeError):
+class AssemblyError(UsageError, RuntimeError):
     """The configuration cannot be turned into a working evaluation; the message says why and
     what to change."""
+
+
+class BenchmarkDataError(DataError, AssemblyError):
+    """The benchmark's data cannot be read (a missing or malformed release): a data error, not
+    a configuration one, though it stops the assembly the same way."""
 
 
 # --- the parts ----------------------------------------------------------------------------------
@@ -135,6 +141,8 @@ def load_benchmark(config: RunConfig, llm: LLMClient):
     name = config.benchmark.name
     try:
         return benchmarks.load(name, config.benchmark.options, llm=llm)
+    except DataError as exc:
+        raise BenchmarkDataError(f"cannot load benchmark {name!r}: {exc}") from None
     except (ConfigError, ValueError) as exc:
         raise AssemblyError(f"cannot load benchmark {name!r}: {exc}") from None
 

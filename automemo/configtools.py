@@ -13,10 +13,12 @@ import types
 import typing
 from typing import Any, Mapping, TypeVar
 
+from automemo.errors import UsageError
+
 T = TypeVar("T")
 
 
-class ConfigError(ValueError):
+class ConfigError(UsageError, ValueError):
     """A configuration value is unknown or of the wrong type. The message names its key path."""
 
 

@@ -17,6 +17,8 @@ import pickle
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
+from automemo.errors import DataError
+
 INTERFACE_VERSION = "2"
 """Bumped when the memo-program interface changes in a way old programs would notice.
 Version 2 gave `Step` its evidence `ref` and its `metadata`."""
@@ -26,21 +28,38 @@ SUPPORTED_INTERFACE_VERSIONS = ("1", "2")
 `Step.ref` / `Step.metadata`, which default to None / {}, so its data parses unchanged."""
 
 
-LABEL_KEYS = frozenset({
-    "category", "qtype", "question_type", "type", "point", "answer", "answers", "gold", "solution",
-    "clue", "clues", "evidence", "evidence_ids", "level",
-})
-"""Annotation keys a retrieve task never carries: `retrieve` gets only what an application has at
-question time (instruction, images, scope, time, budget); labels stay on the host for scoring.
-Type-aware behaviour is learned from the question text (`memolib.QuestionRouter`), never read."""
-
 BUDGET_KEY = "budget"
 """`task.metadata[BUDGET_KEY]`: the run's retrieval budget as `Budget.to_dict()`
 (`{"max_chars": ..., "max_images": ...}`), set by the harness on every retrieve task so that a
 program can rank what fits first. Absent outside an evaluation."""
 
+USER_KEY = "user"
+"""`task.metadata[USER_KEY]`: the scope of a question, whose conversation or memory it is about."""
 
-class ContractError(ValueError):
+TIME_KEY = "time"
+"""`task.metadata[TIME_KEY]`: when the question is asked, where the benchmark (or the caller) has a time."""
+
+RETRIEVE_METADATA_KEYS = frozenset({USER_KEY, TIME_KEY, BUDGET_KEY})
+"""The allow-list of what a retrieve task's metadata may carry on every benchmark: what an
+application has at question time. Its other fields (instruction, task images, initial observation
+and screenshot) are the `PartialRecorder`'s own. A benchmark adds the keys it knows at question
+time (`Benchmark.question_time_keys`, e.g. a web task's `site` and `url`); every other key (a
+category, question type, answer, clue, gold id, difficulty level, or anything unknown) is dropped
+before `retrieve`, so labels stay on the host for scoring. Type-aware behaviour is learned from the
+question text (`memolib.QuestionRouter`), never read."""
+
+
+def retrieve_metadata(
+    metadata: Mapping[str, Any], question_time_keys: Any = frozenset()
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """(the part of `metadata` a retrieve task may carry, the keys dropped, sorted): the keys
+    of `RETRIEVE_METADATA_KEYS` and of `question_time_keys` (a benchmark's own) are kept."""
+    allowed = RETRIEVE_METADATA_KEYS | frozenset(question_time_keys)
+    kept = {k: v for k, v in metadata.items() if k in allowed}
+    return kept, tuple(sorted(k for k in metadata if k not in allowed))
+
+
+class ContractError(DataError, ValueError):
     """Data does not fit the contract. The message names the field and what was expected."""
 
 

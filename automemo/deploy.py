@@ -24,12 +24,13 @@ from typing import Any, Mapping
 from automemo import configtools
 from automemo.contract import INTERFACE_VERSION, SUPPORTED_INTERFACE_VERSIONS, Budget, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
+from automemo.errors import DataError
 from automemo.export import EXPERIENCE, FORMAT, MANIFEST, PROGRAM, sha256_file
 from automemo.sandbox import snapshot as sandbox_snapshot
 from automemo.sandbox.base import HostServices, Limits, ProgramError, Sandbox, SandboxError, Session
 
 
-class DeployError(RuntimeError):
+class DeployError(DataError, RuntimeError):
     """The exported folder cannot be loaded; the message says what is wrong and what to do."""
 
 

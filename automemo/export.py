@@ -22,6 +22,7 @@ from typing import Any
 
 from automemo.contract import INTERFACE_VERSION, Budget, EpisodeRecorder
 from automemo.episode_store import EpisodeStore, atomic_write
+from automemo.errors import DataError
 from automemo.llm.config import ROLES
 from automemo.llm.ledger import Ledger
 from automemo.prompting import render
@@ -37,7 +38,7 @@ PROGRAM = "program.py"
 EXPERIENCE = "experience"
 
 
-class ExportError(RuntimeError):
+class ExportError(DataError, RuntimeError):
     """The node cannot be exported; the message says why and what to do."""
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import enum
 
+from automemo.errors import HostError
+
 
 class FailureKind(enum.Enum):
     PROGRAM = "program"
@@ -32,7 +34,7 @@ class FailureKind(enum.Enum):
         return self in (FailureKind.PROGRAM, FailureKind.AGENT)
 
 
-class InfrastructureFailure(RuntimeError):
+class InfrastructureFailure(HostError, RuntimeError):
     """Something that is neither the program's nor the agent's answer failed beyond its
     retries. The message is a sentence saying what failed and what to do."""
 

@@ -1,6 +1,7 @@
 """What `retrieve` may see: on every registered benchmark a probe program records the metadata
-keys of each retrieve task it is asked, and no label (category, question type, answer, clue,
-gold id, difficulty) ever reaches it. The conversation benchmarks run the whole evaluation in
+keys of each retrieve task it is asked, and only the contract's allow-list and the benchmark's
+declared question-time keys reach it, never a label (category, question type, answer, clue,
+gold id, difficulty). The conversation benchmarks run the whole evaluation in
 retrieval mode; the agent benchmarks hand the harness's retrieve tasks to the probe in a sandbox
 (their episodes need an agent, which the keys do not depend on)."""
 
@@ -13,7 +14,7 @@ import pytest
 
 from automemo.benchmarks import REGISTRY, Task, load
 from automemo.benchmarks.miniwob_page import PageState
-from automemo.contract import BUDGET_KEY, LABEL_KEYS, MemoryPayload, PartialRecorder
+from automemo.contract import BUDGET_KEY, RETRIEVE_METADATA_KEYS, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator
 from automemo.sandbox import get_sandbox
@@ -43,6 +44,10 @@ SMALL = {
     "miniwob": {"tasks": ["click-button", "enter-text"], "train_episodes_per_task": 2, "test_episodes_per_task": 1},
 }
 EVALUATED = ("minigallery", "memgallery", "locomo")  # retrieval mode: no agent needed
+# What the benchmarks' tasks hold as annotations: none of it may be declared known at question time.
+LABELS = frozenset({"category", "qtype", "question_type", "type", "answer", "answers", "gold", "gold_ids",
+                    "solution", "clue", "clues", "evidence", "evidence_ids", "level", "label", "labels",
+                    "reference", "domain"})
 
 
 class _Page:
@@ -75,6 +80,7 @@ def test_no_label_reaches_retrieve(name, options, tmp_path):
         bench._page = lambda task: _Page()  # noqa: SLF001 - the page is the one browser-bound part
     store = EpisodeStore(tmp_path / "store")
     evaluator = Evaluator(bench, get_sandbox("unsafe"), store, config=EvaluationConfig(quiet=True))
+    allowed = RETRIEVE_METADATA_KEYS | bench.question_time_keys
     try:
         seen: list[list[str]] = []
         for split in ("train", "test"):
@@ -83,17 +89,19 @@ def test_no_label_reaches_retrieve(name, options, tmp_path):
                 seen += [t.payload.metadata["seen"] for t in result.tasks]
             else:
                 seen += _probe_partials(evaluator, list(evaluator.partials(split).values()), store)
-            # The benchmark's own retrieve tasks are clean too, not only what the harness passes on.
+            # The benchmark's own retrieve tasks hold nothing the harness would drop (a built-in
+            # benchmark declares every key it passes), not only what the harness passes on.
             tasks: tuple[Task, ...] = evaluator.split(split).retrieve
-            assert all(not LABEL_KEYS & set(bench.partial(t, store).metadata) for t in tasks)
+            assert all(set(bench.partial(t, store).metadata) <= allowed for t in tasks)
     finally:
         evaluator.close()
         close = getattr(bench, "close", None)
         if close:
             close()
     assert seen, f"{name}: the probe was asked nothing"
-    leaked = {k for keys in seen for k in keys} & LABEL_KEYS
-    assert not leaked, f"{name}: retrieve saw the label keys {sorted(leaked)}"
+    assert not LABELS & bench.question_time_keys, f"{name} declares a label known at question time"
+    leaked = {k for keys in seen for k in keys} - allowed
+    assert not leaked, f"{name}: retrieve saw keys outside the allow-list: {sorted(leaked)}"
     assert all(BUDGET_KEY in keys for keys in seen)
     if name in ("minigallery", "memgallery", "locomo"):
         assert all("user" in keys for keys in seen)  # the scope stays: it is known at question time

@@ -54,6 +54,7 @@ class FactsQABenchmark(Benchmark):
 
     name = "bench-facts-qa"
     family = "conversation"
+    question_time_keys = frozenset({"key"})  # the fact asked about, as an application would pass it
 
     def __init__(self, n_tasks: int, llm_calls: int) -> None:
         self.n_tasks = n_tasks

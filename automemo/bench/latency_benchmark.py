@@ -22,6 +22,7 @@ class LatencyBenchmark(Benchmark):
 
     name = "bench-latency"
     family = "conversation"
+    question_time_keys = frozenset({"key"})  # the fact asked about, as an application would pass it
 
     def __init__(self, n_tasks: int, latency_s: float, known: int | None = None) -> None:
         self.n_tasks = n_tasks

@@ -20,6 +20,7 @@ from typing import Any, Mapping
 
 from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.episode_store import EpisodeStore
+from automemo.errors import HostError
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ RETRIEVAL_SEARCH_DEFAULTS: Mapping[str, Any] = {
 """Search defaults of a benchmark scored in retrieval mode (cited evidence against clues)."""
 
 
-class InfrastructureError(RuntimeError):
+class InfrastructureError(HostError, RuntimeError):
     """The episode failed for a reason that is not the memo program's or the agent's fault
     (browser crash, page-load failure, API error). The harness retries, then excludes it."""
 
@@ -76,6 +77,12 @@ class InfrastructureError(RuntimeError):
 class Benchmark(abc.ABC):
     name: str = "abstract"
     family: str = "abstract"  # "web" | "visual" | "conversation"
+
+    question_time_keys: frozenset[str] = frozenset()
+    """Metadata keys this benchmark's retrieve tasks carry beyond the contract's allow-list
+    (`automemo.contract.RETRIEVE_METADATA_KEYS`: user, time, budget), because an application
+    knows them at question time too (a web task's site and start URL). The harness drops every
+    other key before `retrieve`, with one notice naming the unknown ones: never declare a label."""
 
     @abc.abstractmethod
     def split(self, name: str) -> Split:

@@ -98,6 +98,8 @@ class FileBenchmark(Benchmark):
             refs.append(store.put_image(path))
         return tuple(refs)
 
+    question_time_keys = frozenset({"site", "url"})
+
     site_known = True
     """Whether a task's category names the website the agent works on (known to an application at
     question time, so `retrieve` sees it as `site`) rather than an annotation (a question category,

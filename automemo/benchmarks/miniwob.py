@@ -45,6 +45,8 @@ class MiniWoB(Benchmark):
     name = "miniwob"
     family = "web"
     Options = MiniWoBOptions
+    # The environment (task type) and page seed are how an application opens the page at all.
+    question_time_keys = frozenset({"env", "seed", "site"})
 
     def __init__(self, options: MiniWoBOptions = MiniWoBOptions(), *, llm: Any = None) -> None:
         from automemo.benchmarks.miniwob_page import task_names

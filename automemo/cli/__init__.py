@@ -9,6 +9,8 @@ import importlib
 import sys
 from pathlib import Path
 
+from automemo.errors import AutomemoError, BudgetSpent, HostError, UsageError
+
 # Subcommand modules, in the order `automemo --help` lists them.
 COMMAND_MODULES = [
     "automemo.cli.sandbox_cmd",  # automemo sandbox build|check
@@ -25,8 +27,8 @@ COMMAND_MODULES = [
 ]
 
 
-class UserError(Exception):
-    """A mistake the user can fix; printed without a traceback, exit code 2."""
+class UserError(UsageError):
+    """A mistake on the command line the user can fix; printed without a traceback, exit code 2."""
 
 
 def check_folder_place(flag: str, given: Path, folder: Path) -> None:
@@ -37,6 +39,17 @@ def check_folder_place(flag: str, given: Path, folder: Path) -> None:
     blocker = file_in_the_way(folder)
     if blocker is not None:
         raise UserError(f"{flag} {given}: {blocker} is a file, not a folder; pass a folder path")
+
+
+def error_report(exc: AutomemoError, resume_command: str | None = None) -> str:
+    """The one line a command that ended on `exc` prints: the message, the sentence of its kind
+    (`automemo.errors`), and how to continue a run the host or the budget stopped."""
+    line = f"automemo: error: {exc}"
+    if exc.advice:
+        line += f" {exc.advice}"
+    if resume_command and isinstance(exc, (HostError, BudgetSpent)):
+        line += f" Continue with: {resume_command}"
+    return line
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,22 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     silence_third_party_progress()
     try:
         return int(args.func(args) or 0)
-    except UserError as exc:
-        print(f"automemo: error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:
-        # A run directory a command cannot use (e.g. a damaged tree.db): its message says what
-        # to do. Imported here, not at start-up, to keep `automemo --help` instant.
-        from automemo.failures import InfrastructureFailure
-        from automemo.runs.rundir import RunDirError
-
-        if isinstance(exc, InfrastructureFailure):  # the host failed, not the user's input
-            print(f"automemo: error: {exc}", file=sys.stderr)
-            return 1
-        if isinstance(exc, RunDirError):
-            print(f"automemo: error: {exc}", file=sys.stderr)
-            return 2
-        raise
+    except AutomemoError as exc:
+        print(error_report(exc, getattr(args, "resume_command", None)), file=sys.stderr)
+        return exc.exit_status
     except KeyboardInterrupt:
         # A command that can be continued sets `args.resume_command` once there is something to
         # continue (search: after its run directory exists).

@@ -98,18 +98,16 @@ def run(args) -> int:
     for line in used:
         print(line)
 
-    from automemo.assembly import AssemblyError, build_evaluation
+    from automemo.assembly import build_evaluation
     from automemo.evaluation.evidence import result_to_dict
     from automemo.evaluation.table import build_table, render
     from automemo.paths import CACHE_DIR
 
     workdir = args.workdir or EVALS_DIR / f"{time.strftime('%Y%m%d-%H%M%S')}-{program.name}"
     out = args.out or workdir / "results.json"
-    try:
-        setup = build_evaluation(config, store_root=args.store or CACHE_DIR / "eval-store",
-                                 unsafe_confirmed=args.unsafe_no_sandbox)
-    except AssemblyError as exc:
-        raise UserError(str(exc)) from None
+    # An AssemblyError says what to change (a usage error; a data error when the benchmark's data is missing).
+    setup = build_evaluation(config, store_root=args.store or CACHE_DIR / "eval-store",
+                             unsafe_confirmed=args.unsafe_no_sandbox)
     notice = setup.benchmark.describe().get("notice")
     if notice:  # e.g. a tool-using benchmark without a search provider: say so before it runs
         print(f"automemo: note: {notice}", file=sys.stderr)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from automemo.cli import UserError
 
 
 def register(sub) -> None:
@@ -21,12 +20,9 @@ def register(sub) -> None:
 def run(args) -> int:
     from automemo import terminal
 
-    from automemo.export import ExportError, export_node
+    from automemo.export import export_node
 
-    try:
-        out = export_node(args.run, args.node, args.out)
-    except ExportError as exc:
-        raise UserError(str(exc)) from None
+    out = export_node(args.run, args.node, args.out)  # an ExportError says why not and what to do
     manifest = json.loads((out / "manifest.json").read_text())
     scores = manifest["scores"]
     terminal.console().print(

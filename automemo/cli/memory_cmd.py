@@ -37,14 +37,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from automemo.serve.state_folder import StateError, StateFolder
+    from automemo.serve.state_folder import StateFolder
     from automemo.serve.user_memory import UserMemory
 
     state = StateFolder(args.state)
-    try:
-        held = state.lock(None)
-    except StateError as exc:
-        raise UserError(str(exc)) from None
+    held = state.lock(None)  # a StateError says why the folder cannot be used
     try:
         if args.verb == "users":
             for user in state.users():

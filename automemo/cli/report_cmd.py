@@ -27,14 +27,11 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from automemo.report.build import build_report, report_size
-    from automemo.runs import RunDir, RunDirError
+    from automemo.runs import RunDir
 
     if not args.run.is_dir():
         raise UserError(f"{args.run} is not a folder; pass a run directory such as runs/<run_id>")
-    try:
-        run_dir = RunDir.open(args.run)
-    except RunDirError as exc:
-        raise UserError(str(exc)) from None
+    run_dir = RunDir.open(args.run)  # a RunDirError names what is wrong with the folder
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise UserError(f"--out {args.out} is a file; pass a folder for the report")
     index = build_report(run_dir, args.out)

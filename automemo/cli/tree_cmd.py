@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from automemo.cli import UserError
 
 
 def register(sub) -> None:
@@ -18,14 +17,11 @@ def register(sub) -> None:
 
 
 def load_view(path: Path):
-    """The run's `RunView`, or a UserError naming what is wrong with the folder."""
-    from automemo.runs import RunDir, RunDirError
+    """The run's `RunView`; a `RunDirError` (a data error: exit 2) names what is wrong with the folder."""
+    from automemo.runs import RunDir
     from automemo.search.view import RunView
 
-    try:
-        return RunView.load(RunDir.open(path))
-    except RunDirError as exc:
-        raise UserError(str(exc)) from None
+    return RunView.load(RunDir.open(path))
 
 
 # Piped output keeps every character (a log is read with grep, not by eye); a terminal line

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import random
 import threading
 import time
@@ -27,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from automemo.benchmarks.base import Benchmark, Split, Task
 from automemo.benchmarks.splits import stratified_split
-from automemo.contract import BUDGET_KEY, LABEL_KEYS, EpisodeRecorder, MemoryPayload, PartialRecorder
+from automemo.contract import BUDGET_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder, retrieve_metadata
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import evidence as evidence_io
 from automemo.evaluation.aggregate import summarize, usage_tokens
@@ -43,6 +44,8 @@ from automemo.failures import FailureKind, HostServiceFailed, TooManyExcluded
 from automemo.sandbox.base import HostServices, Sandbox
 
 ServicesFactory = Callable[[Any], HostServices]
+
+log = logging.getLogger("automemo.evaluation")
 
 
 class Evaluator:
@@ -73,6 +76,7 @@ class Evaluator:
         self._partials: dict[str, dict[str, PartialRecorder]] = {}
         self._collections: dict[str, Collection] = {}
         self._shapes: dict[str, tuple[bool, dict[str, float]]] = {}
+        self._noticed: set[str] = set()
 
     def close(self) -> None:
         """Release the executor's workers (a Ray executor's actors and local cluster)."""
@@ -108,18 +112,35 @@ class Evaluator:
 
     def partials(self, split: str = "train") -> dict[str, PartialRecorder]:
         """Partial recorders of the split's retrieve tasks, by task id: what `retrieve` sees. Each
-        carries the run's budget (`BUDGET_KEY`) and never a label (`LABEL_KEYS`: category, answer,
-        clues...), whatever the benchmark, a user's own included; labels stay on the `Task`."""
+        carries the run's budget (`BUDGET_KEY`) and only the metadata the contract allows
+        (`contract.RETRIEVE_METADATA_KEYS` and the benchmark's `question_time_keys`), whatever the
+        benchmark, a user's own included; labels stay on the `Task`."""
         tasks = self.split(split).retrieve
         with self._lock:
             if split not in self._partials:
-                self._partials[split] = {t.task_id: self._with_contract_keys(self.benchmark.partial(t, self.store), t)
+                dropped: set[str] = set()
+                self._partials[split] = {t.task_id: self._with_contract_keys(self.benchmark.partial(t, self.store), dropped)
                                          for t in tasks}
+                self._notice_dropped(dropped)
             return self._partials[split]
 
-    def _with_contract_keys(self, partial: PartialRecorder, task: Task) -> PartialRecorder:
-        kept = {k: v for k, v in partial.metadata.items() if k not in LABEL_KEYS}
+    def _with_contract_keys(self, partial: PartialRecorder, dropped: set[str]) -> PartialRecorder:
+        declared = getattr(self.benchmark, "question_time_keys", frozenset())
+        kept, unknown = retrieve_metadata(partial.metadata, declared)
+        dropped.update(unknown)
         return dataclasses.replace(partial, metadata={**kept, BUDGET_KEY: self.config.budget.to_dict()})
+
+    def _notice_dropped(self, dropped: set[str]) -> None:
+        """One warning per key for the evaluator's life (a run's), not one per task or split."""
+        fresh = sorted(dropped - self._noticed)
+        if not fresh:
+            return
+        self._noticed.update(fresh)
+        name = getattr(self.benchmark, "name", type(self.benchmark).__name__)
+        log.warning(
+            "benchmark %s puts metadata keys %s in its retrieve tasks that the contract does not allow; "
+            "they are dropped before retrieve (declare a key known at question time in the benchmark's "
+            "`question_time_keys`)", name, ", ".join(fresh))
 
     @property
     def exact(self) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from automemo.contract import ContractError, EpisodeRecorder, MemoryPayload, PartialRecorder
+from automemo.errors import AutomemoError
 from automemo.evaluation.progress import Tracker
 from automemo.toolkit.services import raise_host_failure
 from automemo.sandbox.base import (
@@ -33,7 +34,7 @@ from automemo.sandbox.base import (
 )
 
 
-class MemoCallFailed(RuntimeError):
+class MemoCallFailed(AutomemoError, RuntimeError):
     """The memo program failed one call. `kind` is the sandbox's label ("exception", "timeout",
     "crash", "bad-result", "import") or "gave-up" once the restart cap is spent."""
 

@@ -17,7 +17,7 @@ from typing import Any
 from automemo.benchmarks.base import Benchmark, InfrastructureError, Task, TaskScore
 from automemo.contract import EpisodeRecorder, MemoryPayload
 from automemo.failures import FailureKind, InfrastructureFailure
-from automemo.llm import BudgetExceeded, ContextLengthError, LLMError
+from automemo.llm import CALLS_STOPPED, ContextLengthError, LLMError
 
 # Statuses of an LLM call that failed on the way (the client retried them already): the
 # transport's fault, retried again by the harness, then the task is excluded.
@@ -78,8 +78,8 @@ class EpisodePlayer:
         for _ in range(self.infra_retries + 1):
             try:
                 episode = self.benchmark.run_episode(job.task, self.agent, job.payload, self.store)
-            except BudgetExceeded:
-                raise  # a spent LLM budget ends the evaluation; the search stops cleanly on it
+            except CALLS_STOPPED:
+                raise  # a spent LLM budget or a dead endpoint ends the evaluation; the search stops cleanly on it
             except Exception as exc:
                 kind, retry = episode_failure(exc)
                 detail = f"{type(exc).__name__}: {exc}"
@@ -90,7 +90,7 @@ class EpisodePlayer:
                                       failed=(kind, detail, traceback.format_exc()))
             try:
                 score = self.benchmark.score(job.task, episode, job.payload)
-            except BudgetExceeded:
+            except CALLS_STOPPED:
                 raise
             except Exception as exc:  # the scorer broke: the task fails, the evaluation goes on
                 return EpisodeOutcome(job, episode, infra_errors=tuple(infra_errors),

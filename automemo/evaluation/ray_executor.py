@@ -21,6 +21,7 @@ import sys
 import threading
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
+from automemo.errors import HostError
 from automemo.evaluation.config import RayConfig
 from automemo.evaluation.executor import Executor
 from automemo.llm import remote as llm_remote  # how an LLM client inside a shipped function travels
@@ -29,11 +30,11 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class RayUnavailable(RuntimeError):
+class RayUnavailable(HostError, RuntimeError):
     """Ray is not installed, or the cluster cannot be reached; the message says what to do."""
 
 
-class WorkerLost(RuntimeError):
+class WorkerLost(HostError, RuntimeError):
     """Every attempt of an item died with its worker, and the caller gave no `lost` stand-in."""
 
 

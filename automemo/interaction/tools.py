@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
 
+from automemo.errors import HostError
 from automemo.llm.messages import user_message
 from automemo.prompting import render
 
@@ -68,7 +69,7 @@ class ToolOutput:
     image: bytes | None = None  # an image the tool fetched (shown to the model if the image limit allows)
 
 
-class SearchError(RuntimeError):
+class SearchError(HostError, RuntimeError):
     """A search provider did not answer usably; the message says what it answered."""
 
 

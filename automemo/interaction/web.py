@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from automemo.errors import AutomemoError
+
 KEYS = {
     "enter": "<Enter>", "tab": "<Tab>", "backspace": "<Backspace>", "escape": "<Escape>",
     "esc": "<Escape>", "space": " ", "delete": "<Delete>", "arrowdown": "<ArrowDown>",
@@ -30,7 +32,7 @@ KEYS = {
 ACTION_HELP = "click [N] | type [N] text | press KEY | scroll up|down | wait | back | answer text"
 
 
-class InvalidAction(ValueError):
+class InvalidAction(AutomemoError, ValueError):
     """The model's reply holds no well-formed action; the message says what was wrong."""
 
 

@@ -1,6 +1,7 @@
 """The LLM layer: per-role OpenAI-compatible clients, retries, the token/cost
 ledger and spending caps."""
 
+from automemo.llm.breaker import CALLS_STOPPED, EndpointDown
 from automemo.llm.budget import BudgetExceeded, SpendGuard
 from automemo.llm.client import ChatResult, ContextLengthError, LLMClient, LLMError, ToolCall
 from automemo.llm.config import ROLES, LLMConfig, RoleConfig
@@ -9,7 +10,7 @@ from automemo.llm.messages import assistant_message, image_part, system_message,
 from automemo.llm.prices import PriceTable
 
 __all__ = [
-    "BudgetExceeded", "ChatResult", "ContextLengthError", "LLMClient", "LLMConfig", "LLMError", "Ledger", "LedgerEntry",
+    "BudgetExceeded", "CALLS_STOPPED", "ChatResult", "ContextLengthError", "LLMClient", "EndpointDown", "LLMConfig", "LLMError", "Ledger", "LedgerEntry",
     "PriceTable", "ROLES", "RoleConfig", "SpendGuard", "assistant_message", "image_part",
     "system_message", "ToolCall", "user_message",
 ]

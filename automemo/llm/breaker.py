@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import threading
 
+from automemo.errors import HostError
 from automemo.llm.budget import BudgetExceeded
 
 
-class EndpointDown(BudgetExceeded):
-    """The endpoint failed `limit` calls in a row: no new LLM call starts. A `BudgetExceeded`
-    so that every path that stops cleanly on a spent cap (the step in flight is abandoned, the
-    ledger kept, the final selection made from what was evaluated) stops the same way here;
-    `stop_reason` tells the two apart and makes the search exit non-zero."""
+class EndpointDown(HostError, RuntimeError):
+    """The endpoint failed `limit` calls in a row: no new LLM call starts. The host's failure,
+    not a spent budget; `stop_reason` is what the search records, and it exits non-zero."""
 
     stop_reason = "endpoint"
+
+
+CALLS_STOPPED: tuple[type[Exception], ...] = (BudgetExceeded, EndpointDown)
+"""Why no new LLM call starts: a spent cap or a dead endpoint. Neither is a failure of the call
+in hand or of a program; both stop the run cleanly (the step in flight is abandoned, the ledger
+kept, the final selection made from what was evaluated), so every path that retries, repairs or
+charges a failure lets them through: `except CALLS_STOPPED: raise`."""
 
 
 class CircuitBreaker:

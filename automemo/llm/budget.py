@@ -11,8 +11,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from automemo.errors import BudgetSpent
 
-class BudgetExceeded(RuntimeError):
+
+class BudgetExceeded(BudgetSpent, RuntimeError):
     """A token or USD cap is reached; no new LLM call starts. Not an `LLMError`: callers that
     retry or repair on LLM errors must let this one through and stop."""
 

@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 import openai
 
+from automemo.errors import HostError, UsageError
 from automemo.llm import quirks as quirk_rules
 from automemo.llm import transport
 from automemo.llm.breaker import CircuitBreaker
@@ -34,7 +35,7 @@ _RETRIED_STATUS = {408, 409, 429}
 _PLACEHOLDER_KEY = "no-key-needed"
 
 
-class LLMError(RuntimeError):
+class LLMError(HostError, RuntimeError):
     """An LLM call failed for good. The message names the role, model, endpoint, the last
     status and how many attempts were made, which is what a user needs to fix the config."""
 
@@ -45,7 +46,7 @@ class LLMError(RuntimeError):
         self.status, self.attempts = status, attempts
 
 
-class UnpricedModelError(LLMError):
+class UnpricedModelError(UsageError, LLMError):
     """A USD cap was set while a configured model has no price: the cap could not be held."""
 
 

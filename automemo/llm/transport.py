@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
+from automemo.errors import HostError
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class TransportError(Exception):
+class TransportError(HostError):
     """A streamed call failed; subclasses say how."""
 
 

@@ -11,6 +11,7 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from automemo.errors import AutomemoError
 from automemo.evaluation.result import EvaluationResult
 
 
@@ -96,7 +97,7 @@ class Proposal:
     usage: Mapping[str, Any] = field(default_factory=dict)
 
 
-class MetaError(RuntimeError):
+class MetaError(AutomemoError, RuntimeError):
     """The meta agent could not produce a usable proposal (invalid JSON twice, no code block...).
     The step fails cleanly; the message says why."""
 

@@ -27,6 +27,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from automemo.errors import AutomemoError
 from automemo.meta import syntax
 from automemo.prompting import render
 
@@ -136,7 +137,7 @@ PIPELINE_FIELDS = frozenset(f.name for f in dataclasses.fields(Pipeline))
 STAGES = tuple(dict.fromkeys(k.stage for k in KNOBS))
 
 
-class RecipeError(ValueError):
+class RecipeError(AutomemoError, ValueError):
     """A recipe value outside its stage's declared range."""
 
 

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
-from automemo.contract import EpisodeRecorder, PartialRecorder
+from automemo.contract import EpisodeRecorder, PartialRecorder, retrieve_metadata
 
-# Metadata a retrieve task must not show even as an example: what an application cannot know
-# at question time (the harness keeps these from `retrieve`; an excerpt must not teach them).
-_LABEL_KEYS = frozenset({"category", "answer", "answers", "gold", "clue", "clues", "evidence",
-                         "qtype", "question_type", "label", "labels", "gold_ids", "reference"})
 _FIELD_CHARS = 300
 _STEPS = 3
 
@@ -49,10 +45,12 @@ def episode_excerpt(episode: EpisodeRecorder, limit: int) -> str:
     return _dump({k: (v if k == "steps" else _clip(v)) for k, v in data.items()}, limit)
 
 
-def task_excerpt(task: PartialRecorder, limit: int) -> str:
-    """A retrieve task as JSON, without label-like metadata."""
+def task_excerpt(task: PartialRecorder, limit: int, question_time_keys: Collection[str] = ()) -> str:
+    """A retrieve task as JSON, with only the metadata the contract lets `retrieve` see (the
+    harness keeps the rest from it; an excerpt must not teach it): `question_time_keys` are the
+    benchmark's own additions to the contract's allow-list."""
     data = task.to_dict()
-    data["metadata"] = {k: v for k, v in (data.get("metadata") or {}).items() if k not in _LABEL_KEYS}
+    data["metadata"] = retrieve_metadata(data.get("metadata") or {}, question_time_keys)[0]
     return _dump(_clip(data), limit)
 
 
@@ -73,10 +71,11 @@ def first_update_episode(store_roots: Sequence[Path]) -> EpisodeRecorder | None:
 
 
 def data_samples(store_roots: Sequence[Path], retrieve_episode: EpisodeRecorder | None,
-                 limit: int) -> dict[str, str]:
+                 limit: int, question_time_keys: Collection[str] = ()) -> dict[str, str]:
     """{"update_episode": ..., "retrieve_task": ...}, each "" when there is nothing to show."""
     update = first_update_episode(store_roots)
     return {
         "update_episode": episode_excerpt(update, limit) if update is not None else "",
-        "retrieve_task": task_excerpt(retrieve_episode.partial(), limit) if retrieve_episode else "",
+        "retrieve_task": task_excerpt(retrieve_episode.partial(), limit, question_time_keys)
+        if retrieve_episode else "",
     }

@@ -26,6 +26,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from automemo.errors import AutomemoError
 from automemo.meta import syntax
 
 MARKER = "tunable:"
@@ -40,7 +41,7 @@ _SPEC = re.compile(
 )
 
 
-class TunableError(ValueError):
+class TunableError(AutomemoError, ValueError):
     """A tunable declaration or a value for it is invalid. The message names the line."""
 
 

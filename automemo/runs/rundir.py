@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import sqlite_utils
 
 from automemo.episode_store import atomic_write
+from automemo.errors import DataError
 
 CONFIG_FILE = "config.json"
 DB_FILE = "tree.db"
@@ -66,7 +67,7 @@ SCHEMA = {
 }
 
 
-class RunDirError(RuntimeError):
+class RunDirError(DataError, RuntimeError):
     """The folder is not a usable run directory; the message says what is missing."""
 
 

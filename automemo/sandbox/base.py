@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from automemo.errors import AutomemoError
 from automemo.failures import InfrastructureFailure
 
 
@@ -50,7 +51,7 @@ class Limits:
             method, self.call_timeout_s)
 
 
-class SandboxError(RuntimeError):
+class SandboxError(AutomemoError, RuntimeError):
     """Base class: something went wrong running a program in the sandbox. `kind` is a short
     machine-readable label (e.g. "timeout", "crash", "exception", "bad-result", "import"),
     `detail` the human-readable part, `traceback` the guest's traceback tail if any."""

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from automemo.errors import HostError
 from automemo.paths import CACHE_DIR, SANDBOX_DIR
 
 IMAGE_REPOSITORY = "automemo-sandbox"
@@ -39,7 +40,7 @@ STRIP_PATHS = ("var/cache/apt", "var/lib/apt/lists", "usr/share/doc", "usr/share
 DEFINITION_VERSION = "2"  # bump when the build steps change in a way that alters the rootfs
 
 
-class ImageBuildError(RuntimeError):
+class ImageBuildError(HostError, RuntimeError):
     """A build step failed; the message names the step and the tail of its output."""
 
 

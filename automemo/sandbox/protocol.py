@@ -20,15 +20,17 @@ import socket
 import struct
 from typing import Any
 
+from automemo.errors import AutomemoError, HostError
+
 HEADER = struct.Struct(">I")
 SOCKET_NAME = "host.sock"
 
 
-class ChannelClosed(ConnectionError):
+class ChannelClosed(HostError, ConnectionError):
     """The peer closed the connection (for the host: the guest exited)."""
 
 
-class FrameTooLarge(ValueError):
+class FrameTooLarge(AutomemoError, ValueError):
     """A frame announced more bytes than the receiver accepts."""
 
     def __init__(self, size: int, limit: int) -> None:
@@ -37,7 +39,7 @@ class FrameTooLarge(ValueError):
         self.limit = limit
 
 
-class ProtocolViolation(ValueError):
+class ProtocolViolation(AutomemoError, ValueError):
     """A frame is not a JSON object of the shape above."""
 
 

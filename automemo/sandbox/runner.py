@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from automemo import contract
+from automemo.errors import AutomemoError
 from automemo.sandbox import protocol
 from automemo.toolkit.api import ToolkitUnavailable
 
@@ -58,7 +59,7 @@ class OutputTail(io.TextIOBase):
         return len(s)
 
 
-class CallFailed(Exception):
+class CallFailed(AutomemoError):
     def __init__(self, kind: str, message: str, tb: str = "") -> None:
         super().__init__(message)
         self.kind, self.message, self.tb = kind, message, tb

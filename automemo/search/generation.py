@@ -6,7 +6,7 @@ A proposal identical to a program already in the tree (same normalised AST: docs
 comments and layout do not count) is rejected before its exam and proposed again, so a step is
 not spent examining and evaluating a program the tree already holds.
 
-`BudgetExceeded` is never caught here: a cap reached mid-generation abandons the step.
+A spent cap or a dead endpoint (`CALLS_STOPPED`) is never caught here: either abandons the step.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from automemo.failures import InfrastructureFailure
-from automemo.llm import BudgetExceeded
+from automemo.llm import CALLS_STOPPED
 from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Proposal
 from automemo.meta.syntax import normalised
 from automemo.runs.records import Outcome
@@ -72,7 +72,7 @@ def _failed_report(kind: str, error: BaseException) -> dict[str, Any]:
 def _examine(exam: Exam, source: str) -> tuple[bool, dict[str, Any]]:
     try:
         report = exam(source)
-    except (BudgetExceeded, InfrastructureFailure):
+    except (*CALLS_STOPPED, InfrastructureFailure):
         raise  # the run stops (or the host failed): not the program's failed attempt
     except Exception as exc:  # the exam machinery itself broke on this program: a failed attempt
         return False, _failed_report("exam-error", exc)
@@ -106,7 +106,7 @@ def generate_child(
         try:
             proposal: Proposal = meta.propose(parent, improvements, node_id=node_id,
                                               seed=seed if again == 0 else seed + 7919 * again)
-        except BudgetExceeded:
+        except CALLS_STOPPED:
             raise
         except MetaError as exc:
             return Generation(False, None, "meta agent failed", {"duplicates_rejected": duplicates},
@@ -131,7 +131,7 @@ def generate_child(
             break
         try:
             fixed = meta.repair(source, report, attempt, node_id=node_id, seed=repair_seed(attempt))
-        except BudgetExceeded:
+        except CALLS_STOPPED:
             raise
         except MetaError as exc:
             # A repair that produced nothing is a spent attempt; the next one retries the same

@@ -13,8 +13,8 @@ from automemo.llm import BudgetExceeded
 from automemo.llm.breaker import EndpointDown
 
 # The reason recorded in final.json and the event log, by the exception that stopped the run.
-# First match wins: an endpoint stop is a kind of budget stop for every `except BudgetExceeded`
-# on its way up, but the run records (and exits non-zero for) the dead server.
+# First match wins. A dead endpoint and a spent cap stop the run the same way on their way up
+# (`automemo.llm.CALLS_STOPPED`), but the run records (and exits non-zero for) the dead server.
 _REASONS: tuple[tuple[type[BaseException], str], ...] = (
     (EndpointDown, "endpoint"),
     (BudgetExceeded, "budget"),

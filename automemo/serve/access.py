@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from automemo.errors import AutomemoError, UsageError
 from automemo.serve.defaults import DEFAULT_USER
 
 EVERY = "*"                         # binds a token to every namespace
@@ -23,13 +24,13 @@ DEFAULT_NAMESPACE = DEFAULT_USER    # what a request naming no user acts on unde
 PRINCIPAL_KEY = "automemo.principal"  # where the guard leaves the caller in the ASGI scope
 
 
-class NamespaceRefused(PermissionError):
+class NamespaceRefused(AutomemoError, PermissionError):
     """The caller may not act on the namespace it named (HTTP 403); the message is safe to show."""
 
     status = 403
 
 
-class AccessConfigError(ValueError):
+class AccessConfigError(UsageError, ValueError):
     """The token configuration cannot be used; the message says what to fix."""
 
 

@@ -10,10 +10,12 @@ import warnings
 
 from PIL import Image
 
+from automemo.errors import DataError
+
 FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 
 
-class NotAnImage(ValueError):
+class NotAnImage(DataError, ValueError):
     """The bytes are not an acceptable image; the message says why and is safe to show."""
 
 

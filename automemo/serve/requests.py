@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from automemo.contract import ContractError, EpisodeRecorder, ImageRef, Step
+from automemo.errors import DataError
 from automemo.serve.images import NotAnImage, check_image
 
 StoreImage = Callable[[bytes], ImageRef]  # puts image bytes where the program reads them
@@ -28,7 +29,7 @@ StoreImage = Callable[[bytes], ImageRef]  # puts image bytes where the program r
 UserFor = Callable[[str], str]
 
 
-class BadRequest(ValueError):
+class BadRequest(DataError, ValueError):
     """The request is malformed; the message is safe to show to the client."""
 
 

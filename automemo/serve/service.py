@@ -21,6 +21,7 @@ from typing import Any, Callable
 from automemo.contract import EpisodeRecorder, ImageRef
 from automemo.deploy import DeployError, load_memory, read_manifest
 from automemo.episode_store import EpisodeStore
+from automemo.errors import AutomemoError
 from automemo.sandbox.base import ProgramError, SandboxError
 from automemo.serve.requests import RecallRequest
 from automemo.serve.state_folder import STORE, SnapshotMeta, StateError, StateFolder
@@ -31,7 +32,7 @@ from automemo.serve.user_memory import NamespaceDead, Program, UserMemory
 
 
 
-class ServiceError(RuntimeError):
+class ServiceError(AutomemoError, RuntimeError):
     """A call could not be served; `status` is the HTTP status, the message is safe to show."""
 
     def __init__(self, message: str, status: int = 500) -> None:

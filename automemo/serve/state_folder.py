@@ -28,6 +28,7 @@ from typing import Any
 
 from automemo.contract import EpisodeRecorder
 from automemo.episode_store import atomic_write
+from automemo.errors import DataError
 from automemo.serve.episode_log import EpisodeLog, fsync_file, live_episodes
 
 IDENTITY = "program.json"
@@ -42,7 +43,7 @@ LEGACY_LOG = "episodes.jsonl"  # one log for every user, before namespaces
 TRASH_PREFIX = ".forgotten-"
 
 
-class StateError(RuntimeError):
+class StateError(DataError, RuntimeError):
     """The state folder cannot be used; the message says why and what to do."""
 
 

@@ -22,15 +22,16 @@ from pathlib import Path
 from typing import Any, Callable
 
 from automemo.assembly import EMBEDDING_CACHE
-from automemo.contract import EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder
+from automemo.contract import TIME_KEY, USER_KEY, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder, retrieve_metadata
 from automemo.deploy import DeployError, DeployedMemory, load_memory
 from automemo.episode_store import EpisodeStore
+from automemo.errors import AutomemoError
 from automemo.sandbox.base import ProgramError, SandboxError
 from automemo.serve.episode_log import EpisodeLog, LogEntry, fsync_file, live_episodes
 from automemo.serve.state_folder import LOG, STORE, SnapshotMeta, StateFolder
 
 
-class NamespaceDead(RuntimeError):
+class NamespaceDead(AutomemoError, RuntimeError):
     """The namespace's program stopped (timeout, crash); `kind` says how. Reopening replays."""
 
     def __init__(self, kind: str) -> None:
@@ -146,7 +147,8 @@ class UserMemory:
     def recall(self, instruction: str, images: tuple[bytes, ...], time_: str) -> MemoryPayload:
         self.open()
         refs = tuple(self.memory.put_image(data) for data in images)
-        metadata = {k: v for k, v in (("user", self.user), ("time", time_)) if v}
+        # What the contract lets a retrieve task carry and a recall request names: the scope and the time.
+        metadata = retrieve_metadata({k: v for k, v in ((USER_KEY, self.user), (TIME_KEY, time_)) if v})[0]
         task = PartialRecorder(task_id=f"recall-{uuid.uuid4().hex[:12]}", benchmark=self.program.benchmark,
                                instruction=instruction, task_images=refs, metadata=metadata)
         try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from automemo.contract import ImageRef
+from automemo.errors import AutomemoError
 
 
 class ToolkitAPI(Protocol):
@@ -71,5 +72,5 @@ class ToolkitAPI(Protocol):
         """A `sqlite_utils.Database` stored as `state_dir / f"{name}.db"`."""
 
 
-class ToolkitUnavailable(RuntimeError):
+class ToolkitUnavailable(AutomemoError, RuntimeError):
     """A host service is not configured (e.g. no memo LLM) or its quota is spent."""

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from automemo.contract import ContractError, ImageRef
+from automemo.errors import AutomemoError
 from automemo.failures import HostServiceFailed
+from automemo.llm.breaker import CALLS_STOPPED, EndpointDown
 from automemo.llm.budget import BudgetExceeded
 from automemo.llm.messages import user_message
 from automemo.toolkit.api import ToolkitUnavailable
@@ -35,7 +37,7 @@ class MemoQuota:
     max_prompt_chars: int = 200_000       # text of one toolkit.llm prompt
 
 
-class ServiceError(ValueError):
+class ServiceError(AutomemoError, ValueError):
     """A toolkit call from the guest had bad parameters."""
 
 
@@ -86,7 +88,7 @@ class MemoServices:
             with self._lock:
                 self._host_failures.append(exc)
             what = "the run's spending cap is reached" if isinstance(exc, BudgetExceeded) else \
-                f"{type(exc).__name__}: {exc}"
+                "its LLM endpoint is down" if isinstance(exc, EndpointDown) else f"{type(exc).__name__}: {exc}"
             raise ToolkitUnavailable(f"toolkit.{method}: the host's service failed ({what}); "
                                      "this call is not charged to the program") from None
 
@@ -205,16 +207,17 @@ class MemoServices:
 
 def raise_host_failure(services: Any, during: str) -> None:
     """After a sandbox call: raise what the host's services met while serving it, if anything.
-    A spent run cap stops the work (`BudgetExceeded`); any other host failure is
+    A spent run cap or a dead memo LLM endpoint stops the work (`BudgetExceeded`,
+    `EndpointDown`: the run's stop, with its own reason); any other host failure is
     `HostServiceFailed`, the caller's to retry or exclude. Services without the record (a
     test's stub) never raise here."""
     take = getattr(services, "take_host_failures", None)
     failures = take() if take is not None else []
     if not failures:
         return
-    spent = next((f for f in failures if isinstance(f, BudgetExceeded)), None)
-    if spent is not None:
-        raise BudgetExceeded(f"{during} stopped: {spent}")
+    stopped = next((f for f in failures if isinstance(f, CALLS_STOPPED)), None)
+    if stopped is not None:
+        raise type(stopped)(f"{during} stopped: {stopped}")
     first = failures[0]
     raise HostServiceFailed(f"{during}: a host toolkit service failed ({type(first).__name__}: {first}); "
                             "the call is not charged to the program")

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from automemo.errors import DataError
+
 REFUSAL = "Not mentioned."
 """The gold answer of a question whose answer was never given (Mem-Gallery's AR, LoCoMo's
 adversarial category)."""
 
 
-class DatasetError(ValueError):
+class DatasetError(DataError, ValueError):
     """A release file does not have the published format; the message names the file and item."""
 
 

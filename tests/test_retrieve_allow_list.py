@@ -1,0 +1,87 @@
+"""One allow-list of what a retrieve task may carry (`contract.RETRIEVE_METADATA_KEYS` plus the keys
+a benchmark declares known at question time): a user's benchmark that puts labels and unknown keys
+in its retrieve tasks hands none of them to a sandboxed program, its declared key does reach it, and
+the dropped keys are named in one notice per run."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import pytest
+
+from automemo.benchmarks.base import Task
+from automemo.benchmarks.conversation.memgallery import MemGallery
+from automemo.benchmarks.conversation.benchmark import ConversationOptions
+from automemo.contract import BUDGET_KEY, PartialRecorder, retrieve_metadata
+from automemo.episode_store import EpisodeStore
+from automemo.evaluation import EvaluationConfig, Evaluator
+from automemo.meta.samples import task_excerpt
+from automemo.sandbox import get_sandbox
+from conversation_data import write_memgallery
+
+PROBE = '''
+from automemo.contract import MemoProgram, MemoryPayload
+
+
+class Memo(MemoProgram):
+    def update(self, episode):
+        pass
+
+    def retrieve(self, task):
+        return MemoryPayload(metadata={"seen": sorted(task.metadata), "evidence": []})
+'''
+
+SMUGGLED = ("label", "gold_ids", "reference", "foo")
+
+
+class UsersOwnBenchmark(MemGallery):
+    """A user's benchmark whose retrieve tasks carry labels, an unknown key and one declared key."""
+
+    name = "users_own"
+    question_time_keys = frozenset({"channel"})
+
+    def partial(self, task: Task, store: EpisodeStore) -> PartialRecorder:
+        partial = super().partial(task, store)
+        if task.data["kind"] == "session":
+            return partial
+        extra = {"label": task.category, "gold_ids": ["D1:2"], "reference": "the answer", "foo": 1,
+                 "channel": "mail"}
+        return dataclasses.replace(partial, metadata={**partial.metadata, **extra})
+
+
+@pytest.fixture
+def users_benchmark(tmp_path) -> UsersOwnBenchmark:
+    return UsersOwnBenchmark(ConversationOptions(path=str(write_memgallery(tmp_path / "mem-gallery"))))
+
+
+@pytest.mark.bwrap
+def test_a_sandboxed_program_sees_only_the_allow_list_and_one_notice_names_the_dropped_keys(
+        users_benchmark, tmp_path, caplog):
+    evaluator = Evaluator(users_benchmark, get_sandbox("bwrap"), EpisodeStore(tmp_path / "store"),
+                          config=EvaluationConfig(quiet=True))
+    try:
+        with caplog.at_level(logging.WARNING, logger="automemo.evaluation"):
+            results = [evaluator.evaluate(PROBE, split=split) for split in ("test", "train", "test")]
+    finally:
+        evaluator.close()
+    seen = {tuple(t.payload.metadata["seen"]) for r in results for t in r.tasks}
+    assert seen == {(BUDGET_KEY, "channel", "user")}, seen  # the declared key arrives; nothing smuggled does
+    notices = [r.getMessage() for r in caplog.records if r.name == "automemo.evaluation"]
+    assert len(notices) == 1, notices  # once per run: not per task, split or evaluation
+    assert all(key in notices[0] for key in SMUGGLED) and "channel" not in notices[0]
+    assert "users_own" in notices[0]
+
+
+def test_the_meta_agents_excerpt_of_a_retrieve_task_reads_the_same_allow_list():
+    task = PartialRecorder("q1", "users_own", "Where do I live?",
+                           metadata={"user": "ana", "channel": "mail", **{k: "x" for k in SMUGGLED}})
+    assert '"label"' not in task_excerpt(task, 4000) and '"foo"' not in task_excerpt(task, 4000)
+    assert '"channel"' not in task_excerpt(task, 4000)
+    assert '"channel"' in task_excerpt(task, 4000, {"channel"}) and '"user"' in task_excerpt(task, 4000)
+
+
+def test_the_allow_list_keeps_the_contract_keys_and_names_what_it_drops():
+    kept, dropped = retrieve_metadata({"user": "u", "time": "t", BUDGET_KEY: {}, "site": "s", "answer": "a"},
+                                      {"site"})
+    assert kept == {"user": "u", "time": "t", BUDGET_KEY: {}, "site": "s"} and dropped == ("answer",)
