@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import threading
 from pathlib import Path
 
 import pytest
 
+from automemo.meta.context import GenerationContext, RepairContext
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import MetaConfig, ParentView
 from automemo.meta.base import MetaAgent, Proposal, ScoredProgram, ScoredTask
@@ -136,38 +136,27 @@ def seeds_dir(tmp_path: Path) -> Path:
 def test_the_mutator_composes_recipes_from_a_non_recipe_parent_and_evolves_recipe_parents(seeds_dir):
     mutator = ParameterMutator(MetaConfig(compose_rate=1.0, structure_rate=1.0), seeds_dir=seeds_dir)
     root = ParentView(0, "class Memo:\n    pass\n", 0.1, 1, _evaluation({"A": 0.1, "B": 0.1}))
-    mutator.observe_tree([root.source])
-    first = mutator.propose(root, [], node_id=1, seed=0)
+    first = mutator.propose(GenerationContext.build(root, node_id=1, seed=0, tree_sources=[root.source]))
     assert parse_recipe(first.source) == STARTERS[0] and first.diagnosis["mutation"]["kind"] == "compose"
-    mutator.observe_tree([root.source, first.source])
-    second = mutator.propose(root, [], node_id=2, seed=0)
+    second = mutator.propose(GenerationContext.build(root, node_id=2, seed=0,
+                                                     tree_sources=[root.source, first.source]))
     assert parse_recipe(second.source) == STARTERS[1]          # untried starters first
     parent = ParentView(1, first.source, 0.5, 1, _evaluation({"A": 0.2, "B": 0.8}))
-    child = mutator.propose(parent, [], node_id=3, seed=0)
+    child = mutator.propose(GenerationContext.build(parent, node_id=3, seed=0))
     assert parse_recipe(child.source) not in (None, STARTERS[0])
     assert child.diagnosis["mutation"]["kind"] in {"add_stage", "remove_stage", "swap_stage", "tune_stage"}
 
 
-def test_what_a_thread_observed_stays_its_own(seeds_dir):
+def test_what_one_call_was_told_stays_its_own(seeds_dir):
+    """The mutator keeps nothing between calls: each proposal follows its own context's tree,
+    whatever was proposed before it from another tree."""
     mutator = ParameterMutator(MetaConfig(compose_rate=1.0), seeds_dir=seeds_dir)
     root = ParentView(0, "class Memo:\n    pass\n", 0.1, 1, None)
     tried = render_recipe(STARTERS[0])
-    barrier = threading.Barrier(2)
-    results: dict[str, str] = {}
-
-    def worker(name: str, sources: list[str]) -> None:
-        mutator.observe_tree(sources)
-        barrier.wait()  # both have observed before either proposes
-        results[name] = mutator.propose(root, [], node_id=5, seed=0).source
-
-    threads = [threading.Thread(target=worker, args=("fresh", [root.source])),
-               threading.Thread(target=worker, args=("tried", [root.source, tried]))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert parse_recipe(results["fresh"]) == STARTERS[0]
-    assert parse_recipe(results["tried"]) == STARTERS[1]
+    fresh = GenerationContext.build(root, node_id=5, seed=0, tree_sources=[root.source])
+    told = GenerationContext.build(root, node_id=5, seed=0, tree_sources=[root.source, tried])
+    results = [mutator.propose(c).source for c in (fresh, told, fresh)]
+    assert [parse_recipe(r) for r in results] == [STARTERS[0], STARTERS[1], STARTERS[0]]
 
 
 class _ScriptedLLMAgent(MetaAgent):
@@ -176,11 +165,11 @@ class _ScriptedLLMAgent(MetaAgent):
     def __init__(self) -> None:
         self.asked = 0
 
-    def propose(self, parent, improvements, *, node_id, seed):
+    def propose(self, context):
         self.asked += 1
         return Proposal("class Memo:\n    pass\n", "llm rewrite")
 
-    def repair(self, source, exam_report, attempt, *, node_id, seed):
+    def repair(self, context):
         raise AssertionError("not asked in this test")
 
     def initialize(self, task_description, *, node_id, seed):
@@ -194,13 +183,13 @@ LLM_WRITTEN = ('"""written by an LLM, no recipe."""\nDEPTH = 12  # tunable: int 
 def test_mixed_mode_tunes_an_llm_written_child_and_leaves_other_parents_to_the_llm(seeds_dir):
     llm = _ScriptedLLMAgent()
     mixed = MixedMetaAgent(llm, ParameterMutator(MetaConfig(), seeds_dir=seeds_dir), rate=1.0)
-    tuned = mixed.propose(ParentView(4, LLM_WRITTEN, 0.3, 1, None), [], node_id=5, seed=0)
+    tuned = mixed.propose(GenerationContext.build(ParentView(4, LLM_WRITTEN, 0.3, 1, None), node_id=5, seed=0))
     assert llm.asked == 0 and tuned.summary.startswith("perturb DEPTH 12→")
     assert parse_tunables(tuned.source)[0].value != 12
-    untunable = mixed.propose(ParentView(0, "class Memo:\n    pass\n", 0.1, 1, None), [], node_id=6, seed=0)
+    untunable = mixed.propose(GenerationContext.build(ParentView(0, "class Memo:\n    pass\n", 0.1, 1, None), node_id=6, seed=0))
     assert llm.asked == 1 and untunable.summary == "llm rewrite"
     never = MixedMetaAgent(llm, ParameterMutator(MetaConfig(), seeds_dir=seeds_dir), rate=0.0)
-    never.propose(ParentView(4, LLM_WRITTEN, 0.3, 1, None), [], node_id=5, seed=0)
+    never.propose(GenerationContext.build(ParentView(4, LLM_WRITTEN, 0.3, 1, None), node_id=5, seed=0))
     assert llm.asked == 2
 
 

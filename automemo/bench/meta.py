@@ -84,6 +84,7 @@ def measure(base_url: str, args, parents: dict[str, str]) -> dict[str, Any]:
     from automemo.meta.base import MetaError, ParentView
     from automemo.meta.codeblock import CodeBlockError, check_program
     from automemo.meta.config import MetaConfig
+    from automemo.meta.context import GenerationContext
     from automemo.meta.llm_agent import LLMMetaAgent
     from automemo.meta.syntax import normalised
 
@@ -106,7 +107,7 @@ def measure(base_url: str, args, parents: dict[str, str]) -> dict[str, Any]:
                 node += 1
                 parent = ParentView(node_id=0, source=source, score=0.0, n_evals=1, evaluation=None)
                 try:
-                    child = agent.propose(parent, [], node_id=node, seed=sample).source
+                    child = agent.propose(GenerationContext.build(parent, node_id=node, seed=sample)).source
                     check_program(child)
                 except (MetaError, CodeBlockError) as exc:
                     failures.append(f"{name}: {str(exc)[:160]}")
@@ -144,12 +145,12 @@ def run(args) -> int:
 
     from automemo.cli import UserError
     from automemo.fakellm import FakeLLM
-    from automemo.paths import SEEDS_DIR
+    from automemo.paths import SEEDS_DIR, list_seeds
 
     names = [n.strip() for n in args.parents.split(",") if n.strip()]
     missing = [n for n in names if not (SEEDS_DIR / f"{n}.py").is_file()]
     if missing or not names:
-        known = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.stem.startswith("_"))
+        known = [p.stem for p in list_seeds()]
         raise UserError(f"--parents: no seed named {', '.join(missing) or '(none given)'}; seeds: {', '.join(known)}")
     if args.samples < 1:
         raise UserError(f"--samples must be at least 1, got {args.samples}")

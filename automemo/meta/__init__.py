@@ -7,13 +7,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from automemo.contract import Budget
-from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Proposal
+from automemo.meta.base import MetaAgent, MetaError, Proposal
+from automemo.meta.context import GenerationContext, Improvement, ParentView, RepairContext
 from automemo.meta.config import MetaConfig
 from automemo.paths import SEEDS_DIR
 from automemo.sandbox.base import Limits
 
 __all__ = [
-    "Improvement", "MetaAgent", "MetaConfig", "MetaError", "ParentView", "Proposal", "build_meta_agent",
+    "GenerationContext", "Improvement", "MetaAgent", "MetaConfig", "MetaError", "ParentView", "Proposal",
+    "RepairContext", "build_meta_agent",
 ]
 
 
@@ -41,7 +43,7 @@ def build_meta_agent(
 
     def mutator() -> ParameterMutator:
         return ParameterMutator(config, seeds_dir=seeds_dir, root=root_seed, train=_train(train_questions),
-                                fit_router=fit_question_router, budget=budget)
+                                fit_router=fit_question_router)
 
     if llm is not None and llm.configured("meta"):
         from automemo.meta.llm_agent import LLMMetaAgent

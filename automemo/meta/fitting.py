@@ -15,10 +15,8 @@ from typing import Any, Callable, Sequence
 
 from automemo.llm.messages import message_text
 from automemo.meta.config import MetaConfig
+from automemo.meta.context import estimate_text_tokens
 
-# Code and JSON tokenise denser than prose (about 3 to 3.5 characters per token with the usual
-# BPE vocabularies): 3 errs on the side of a prompt that fits.
-CHARS_PER_TOKEN = 3.0
 # What one attached image costs a vision model, roughly (a 512-pixel tile and its overhead).
 IMAGE_TOKENS = 800
 
@@ -78,7 +76,7 @@ TRIMS: tuple[Trim, ...] = (
 
 def estimate_tokens(messages: Sequence[dict[str, Any]], n_images: int = 0) -> int:
     chars = sum(len(message_text(m)) for m in messages)
-    return int(chars / CHARS_PER_TOKEN) + 1 + n_images * IMAGE_TOKENS
+    return estimate_text_tokens(chars) + 1 + n_images * IMAGE_TOKENS
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from automemo.meta.base import ScoredProgram
 from automemo.meta.config import MetaConfig
-from automemo.meta.crossover import best_partner, routes as decided_routes, weak_categories
+from automemo.meta.context import weak_types
+from automemo.meta.crossover import best_partner, routes as decided_routes
 from automemo.meta.moves import (Move, add_stage, pick_starter, pipeline_diff, recombine, remove_stage, route,
                                  swap_stage, tune_stage, untried_starters, variant_for)
 from automemo.meta.recipe import Recipe, describe, parse_recipe
@@ -84,32 +85,31 @@ class CompositionalGenerator:
                     return None
             return self._router
 
-    def can_compose(self, tried: Sequence[str]) -> bool:
-        """Whether a starter recipe is left that the tree (`tried`: its sources) lacks."""
-        return bool(untried_starters([r for r in (parse_recipe(s) for s in tried) if r is not None]))
+    def can_compose(self, known: Sequence[Recipe]) -> bool:
+        """Whether a starter recipe is left that the tree (`known`: its recipes) lacks."""
+        return bool(untried_starters(list(known)))
 
     def recombine_with(self, recipe: Recipe, partner: ScoredProgram, rng: random.Random,
-                       tried: Sequence[str] = ()) -> tuple[Recipe, Move] | None:
+                       known: Sequence[Recipe] = ()) -> tuple[Recipe, Move] | None:
         """Stage-level crossover of `recipe` with a recipe partner; None when the partner is no
         recipe or no new child comes of it (the caller falls back to output fusion)."""
         other = parse_recipe(partner.source)
         if other is None or other == recipe:
             return None
         made = recombine(recipe, other, rng, name_b=f"#{partner.node_id}")
-        known = [r for r in (parse_recipe(s) for s in tried) if r is not None]
         return made if made is not None and made[0] not in known else None
 
-    def compose(self, rng: random.Random, tried: Sequence[str]) -> tuple[Recipe, Move]:
-        """A first recipe for a parent that is not one (untried starters first)."""
-        recipes = [r for r in (parse_recipe(s) for s in tried) if r is not None]
-        starter = pick_starter(rng, recipes)
+    def compose(self, rng: random.Random, known: Sequence[Recipe]) -> tuple[Recipe, Move]:
+        """A first recipe for a parent that is not one (starters the tree lacks first)."""
+        starter = pick_starter(rng, list(known))
         return starter, Move("compose", f"compose a recipe: {describe(starter)}")
 
     def evolve(self, recipe: Recipe, parent: ScoredProgram | None, scored: Sequence[ScoredProgram],
-               rng: random.Random, tried: Sequence[str] = ()) -> tuple[Recipe, Move]:
+               rng: random.Random, known: Sequence[Recipe] = (),
+               weak: Sequence[str] | None = None) -> tuple[Recipe, Move]:
         """A structural move on `recipe` (the parent), chosen from its evidence; a move whose
-        child the tree holds already (`tried`: its sources) is drawn again."""
-        known = [r for r in (parse_recipe(s) for s in tried) if r is not None]
+        child the tree holds already (`known`: its recipes) is drawn again. `weak`: the parent's
+        weak question types (derived from `parent` when not given)."""
         others = [(p, r) for p in scored
                   if parent is None or p.node_id != parent.node_id
                   for r in [parse_recipe(p.source)] if r is not None and r != recipe]
@@ -121,7 +121,8 @@ class CompositionalGenerator:
         }
         if others:
             options["recombine"] = lambda: self._recombine(recipe, parent, others, rng)
-        weak = weak_categories(parent.per_category, parent.mean) if parent is not None else []
+        if weak is None:
+            weak = weak_types(parent.per_category, parent.mean) if parent is not None else []
         router = self.router()
         labels = set(self.train.labels) if self.train else set()
         if router is not None and any(t in labels for t in weak):

@@ -20,20 +20,21 @@ from automemo.contract import Budget
 from automemo.evaluation.evidence import read_evidence
 from automemo.llm import assistant_message, system_message, user_message
 from automemo.meta.analysis import FEEDBACK_SCHEMA, analyse, analysis_messages
-from automemo.meta.base import Improvement, MetaAgent, ParentView, Proposal, ScoredProgram
+from automemo.meta.base import MetaAgent, Proposal
+from automemo.meta.context import GenerationContext, ParentView, ParsedSource, RepairContext, estimate_text_tokens
 from automemo.meta.codeblock import check_program, extract_program, extract_summary, program_blocks
 from automemo.meta.config import MetaConfig
 from automemo.meta.conversation import MetaConversation, PromptTooLong, UnusableReply
 from automemo.meta.diagnosis import rule_based_diagnosis
 from automemo.meta.evidence import clip, select_evidence
 from automemo.meta.compact import example_edit, profile_for, shown_source, tunable_lines, weak_spots
-from automemo.meta.fitting import (CHARS_PER_TOKEN, TRIMS, PromptRoom, Trim, estimate_tokens, fit,
-                                   prompt_room)
+from automemo.meta.fitting import TRIMS, PromptRoom, Trim, estimate_tokens, fit, prompt_room
 from automemo.meta.edits import EditError, edited
 from automemo.meta.prompts import (contract_context, helpers_context, improvements_context, memolib_api,
                                    inspirations_context, render_meta, siblings_context)
 from automemo.meta.samples import data_samples
 from automemo.meta.syntax import normalised
+from automemo.paths import list_seeds
 from automemo.prompting import render
 from automemo.sandbox.base import Limits
 
@@ -65,8 +66,6 @@ class LLMMetaAgent(MetaAgent):
         self.image_roots = tuple(image_roots)
         self.seeds_dir = seeds_dir
         self.system = render("meta_system")
-        self._programs: list[ScoredProgram] = []
-        self._tree_sources: list[str] = []
 
     # --- the model's limits -----------------------------------------------------------------
 
@@ -112,12 +111,6 @@ class LLMMetaAgent(MetaAgent):
 
     # --- what the tree tells the agent ----------------------------------------------------------
 
-    def observe_tree(self, sources: Sequence[str]) -> None:
-        self._tree_sources = list(sources)
-
-    def observe_scores(self, programs: Sequence[ScoredProgram]) -> None:
-        self._programs = list(programs)
-
     def _contract_for(self, parent: ParentView) -> dict[str, Any]:
         """The shared contract variables with excerpts of this run's data (an update episode from
         the episode store, a retrieve task from the parent's evidence)."""
@@ -131,28 +124,27 @@ class LLMMetaAgent(MetaAgent):
         samples = data_samples(self.image_roots, retrieve_episode, self.config.sample_chars)
         return {**self.context, "samples": samples}
 
-    def _seed_inspirations(self, seed: int) -> list[tuple[str, str]]:
-        """Seed programs not yet in the tree, in an order drawn from `seed` (children of one
-        parent see different ones)."""
+    def _seed_inspirations(self, context: GenerationContext) -> list[tuple[str, str]]:
+        """Seed programs neither in the tree nor being written by another action in flight, in
+        an order drawn from the context's seed (children of one parent see different ones)."""
         if self.seeds_dir is None or not Path(self.seeds_dir).is_dir():
             return []
-        known = {normalised(s) for s in self._tree_sources}
-        seeds = [(p.stem, p.read_text()) for p in sorted(Path(self.seeds_dir).glob("*.py"))
-                 if not p.stem.startswith("_")]
+        known = {p.normalised for p in context.tree_programs}
+        known |= {normalised(s) for s in context.siblings_in_flight}
+        seeds = [(p.stem, p.read_text()) for p in list_seeds(self.seeds_dir)]
         fresh = [(name, source) for name, source in seeds if normalised(source) not in known]
-        random.Random(seed).shuffle(fresh)
+        random.Random(context.seed).shuffle(fresh)
         return fresh
 
     # --- propose: analysis → generate, one conversation ---------------------------------------
 
-    def propose(
-        self, parent: ParentView, improvements: Sequence[Improvement], *, node_id: int, seed: int
-    ) -> Proposal:
+    def propose(self, context: GenerationContext) -> Proposal:
         if self.profile == "compact":
-            return self._propose_compact(parent, node_id=node_id, seed=seed)
-        conversation = MetaConversation(self.client, self.config, node_id=node_id)
-        helpers = helpers_context(parent.source)
-        context = self._contract_for(parent)
+            return self._propose_compact(context)
+        parent, improvements, seed = context.parent, context.improvements, context.seed
+        conversation = MetaConversation(self.client, self.config, node_id=context.node_id)
+        helpers = helpers_context(context.parsed)
+        contract = self._contract_for(parent)
         shown: dict[str, Any] = {}
 
         def build_analysis(trim: Trim) -> tuple[list[dict], int]:
@@ -161,7 +153,7 @@ class LLMMetaAgent(MetaAgent):
                                        config=config, image_roots=self.image_roots)
             images = [img.path for img in evidence.images()] if self.vision else []
             prompt = render_meta(
-                "meta_analysis", context, helpers=helpers if trim.helpers else "", memolib_api=memolib_api(described=trim.memolib_notes),
+                "meta_analysis", contract, helpers=helpers if trim.helpers else "", memolib_api=memolib_api(described=trim.memolib_notes),
                 task_description=self.task_description, parent=_parent_vars(parent, config),
                 evidence=evidence.to_prompt(),
                 image_labels=[img.label for img in evidence.images()] if self.vision else [],
@@ -194,8 +186,8 @@ class LLMMetaAgent(MetaAgent):
         evidence = shown.get("evidence")
         siblings = siblings_context(parent.children, self.config)
         categories = dict(parent.evaluation.per_category) if parent.evaluation is not None else {}
-        inspirations = inspirations_context(self._programs, parent.node_id, categories, self.config,
-                                            self._seed_inspirations(seed))
+        inspirations = inspirations_context(context.scored, parent.node_id, categories, self.config,
+                                            self._seed_inspirations(context))
 
         def build_generate(trim: Trim) -> tuple[list[dict], int]:
             config = trim.evidence_config(self.config)
@@ -213,13 +205,13 @@ class LLMMetaAgent(MetaAgent):
                 edit_mode=self.config.edit_mode,
             )
             if prefix is not None and level <= prefix[2]:
-                prompt = render_meta("meta_generate", context, in_conversation=True, **variables)
+                prompt = render_meta("meta_generate", contract, in_conversation=True, **variables)
                 return [*prefix[0], user_message(prompt)], prefix[1]
-            prompt = render_meta("meta_generate", context, in_conversation=False, **variables)
+            prompt = render_meta("meta_generate", contract, in_conversation=False, **variables)
             return [system_message(self.system), user_message(prompt)], 0
 
         how: dict[str, str] = {}
-        parse_child = self._child_parser(parent.source, feedback, how)
+        parse_child = self._child_parser(context.parsed, feedback, how)
 
         (source, summary), _ = self._ask_fitted(
             conversation, build_generate,
@@ -239,15 +231,15 @@ class LLMMetaAgent(MetaAgent):
                 for t in (evidence.trajectories if evidence is not None else ())
             ],
         }
-        return Proposal(source, summary, diagnosis=diagnosis, usage=conversation.usage.to_dict())
+        return Proposal(source, summary, diagnosis=diagnosis, usage=conversation.usage.to_dict(), author="llm")
 
-    def _child_parser(self, parent_source: str, feedback: Mapping[str, Any],
+    def _child_parser(self, parent: ParsedSource, feedback: Mapping[str, Any],
                       how: dict[str, str]) -> Callable[[str], tuple[str, str]]:
         """Reads a generate answer: edits of the parent when it holds any (in either mode: a cut
         rewrite is re-asked for edits; see `edited`), else the whole program."""
         def parse_child(text: str) -> tuple[str, str]:
             summary = extract_summary(text, _top_suggestion(feedback))
-            child = edited(parent_source, text)
+            child = edited(parent.source, text, program=parent)
             if child is not None:
                 source, n_edits = child
                 check_program(source)
@@ -280,26 +272,27 @@ class LLMMetaAgent(MetaAgent):
         room = self.config.generate_max_tokens
         return min(room, context - estimate_tokens(messages)) if context else room
 
-    def _propose_compact(self, parent: ParentView, *, node_id: int, seed: int) -> Proposal:
+    def _propose_compact(self, context: GenerationContext) -> Proposal:
         """One generate call with the compact prompt (see automemo.meta.compact); the diagnosis
         is the rule-based one."""
-        conversation = MetaConversation(self.client, self.config, node_id=node_id)
+        parent, seed = context.parent, context.seed
+        conversation = MetaConversation(self.client, self.config, node_id=context.node_id)
         feedback = _rule_based(parent, seed=seed, config=self.config)
         # shown (and recorded) only where an edit is asked for
-        example = (example_edit(parent.source, seed, self.config.step_fraction)
+        example = (example_edit(context.parsed, seed, self.config.step_fraction)
                    if self.config.edit_mode == "diff" else None)
         prompt = render_meta(
             "meta_generate_compact", self.context, task_description=self.task_description,
             parent={**_parent_vars(parent, self.config),
-                    "source": shown_source(parent.source, self.config.source_chars)},
-            tunables=tunable_lines(parent.source), weak=weak_spots(parent),
+                    "source": shown_source(context.parsed, self.config.source_chars)},
+            tunables=tunable_lines(context.parsed), weak=weak_spots(parent),
             siblings=siblings_context(parent.children, self.config),
             example=example, edit_mode=self.config.edit_mode,
         )
         messages = [system_message(self.system), user_message(prompt)]
         how: dict[str, str] = {}
         source, summary = self._generate(conversation, messages,
-                                         self._child_parser(parent.source, feedback, how), parent.source)
+                                         self._child_parser(context.parsed, feedback, how), parent.source)
         diagnosis = {**feedback, "analysis": {"source": "rule-based", "why": "compact prompt profile"},
                      "generate": {"edit_mode": self.config.edit_mode, "answer": how.get("answer", ""),
                                   "profile": "compact", "prompt_tokens_estimate": estimate_tokens(messages),
@@ -308,18 +301,19 @@ class LLMMetaAgent(MetaAgent):
                                   "example": example.says if example else None,
                                   "copied_example": example is not None and source == parent.source.replace(
                                       example.search, example.replace, 1)}}
-        return Proposal(source, summary, diagnosis=diagnosis, usage=conversation.usage.to_dict())
+        return Proposal(source, summary, diagnosis=diagnosis, usage=conversation.usage.to_dict(), author="llm")
 
     # --- repair -------------------------------------------------------------------------------
 
-    def repair(
-        self, source: str, exam_report: Mapping[str, Any], attempt: int, *, node_id: int, seed: int
-    ) -> Proposal:
+    def repair(self, context: RepairContext) -> Proposal:
+        # The failing program is read once here: it is not the parent the context holds.
+        program = ParsedSource.of(context.source)
         if self.profile == "compact":
-            return self._repair_compact(source, exam_report, attempt, node_id=node_id)
-        conversation = MetaConversation(self.client, self.config, node_id=node_id)
+            return self._repair_compact(context, program)
+        source, exam_report, attempt = context.source, context.exam_report, context.attempt
+        conversation = MetaConversation(self.client, self.config, node_id=context.node_id)
         failing = exam_report.get("failing_input")
-        helpers = helpers_context(source)
+        helpers = helpers_context(program)
 
         def build(trim: Trim) -> tuple[list[dict], int]:
             config = trim.evidence_config(self.config)
@@ -344,26 +338,27 @@ class LLMMetaAgent(MetaAgent):
             summary,
             diagnosis={"repair_of": exam_report.get("failed_check"), "attempt": attempt},
             usage=conversation.usage.to_dict(),
+            author="llm",
         )
 
-    def _repair_compact(self, source: str, exam_report: Mapping[str, Any], attempt: int, *,
-                        node_id: int) -> Proposal:
+    def _repair_compact(self, context: RepairContext, program: ParsedSource) -> Proposal:
         """The compact profile's repair: the program, the failed check and the traceback's end, in
         one short call asking for one edit of the failing program (a whole program is taken too)."""
-        conversation = MetaConversation(self.client, self.config, node_id=node_id)
+        exam_report, attempt = context.exam_report, context.attempt
+        conversation = MetaConversation(self.client, self.config, node_id=context.node_id)
         prompt = render_meta("meta_repair_compact", self.context, attempt=attempt,
-                             source=shown_source(source, self.config.source_chars),
+                             source=shown_source(program, self.config.source_chars),
                              report=_report_view(exam_report))
         failed = exam_report.get("failed_check") or "the failed exam check"
         how: dict[str, str] = {}
         fixed, summary = conversation.ask(
             [system_message(self.system), user_message(prompt)],
-            self._child_parser(source, {"suggestions": [{"change": f"repair: fix {failed}"}]}, how),
+            self._child_parser(program, {"suggestions": [{"change": f"repair: fix {failed}"}]}, how),
             expected="diff", purpose=f"repair-{attempt}", max_tokens=self.config.generate_max_tokens,
             # sampled: at the role's temperature 0 a small model gave the same unusable answer to
             # all three attempts of one failed exam
             temperature=self.config.generate_temperature, after_cut="diff")
-        return Proposal(fixed, summary, usage=conversation.usage.to_dict(),
+        return Proposal(fixed, summary, usage=conversation.usage.to_dict(), author="llm",
                         diagnosis={"repair_of": exam_report.get("failed_check"), "attempt": attempt,
                                    "profile": "compact", "answer": how.get("answer", "")})
 
@@ -379,7 +374,7 @@ class LLMMetaAgent(MetaAgent):
             conversation, messages, purpose="initialize",
             fallback="initial program written from the task description",
         )
-        return Proposal(source, summary, diagnosis={}, usage=conversation.usage.to_dict())
+        return Proposal(source, summary, diagnosis={}, usage=conversation.usage.to_dict(), author="llm")
 
     # --- shared -------------------------------------------------------------------------------
 
@@ -401,7 +396,7 @@ def _parent_vars(parent: ParentView, config: MetaConfig) -> dict[str, Any]:
 
 def _program_tokens(source: str) -> int:
     """Completion tokens a whole program of about `source`'s size needs, with some room."""
-    return int(len(source) / CHARS_PER_TOKEN * 1.15) + 64
+    return int(estimate_text_tokens(source) * 1.15) + 64
 
 
 def _rule_based(parent: ParentView, *, seed: int, config: MetaConfig) -> dict[str, Any]:

@@ -20,7 +20,8 @@ from typing import Any, Mapping, Sequence
 
 from automemo.contract import INTERFACE_VERSION, Budget
 from automemo.meta import syntax
-from automemo.meta.base import ChildAttempt, Improvement, ScoredProgram
+from automemo.meta.config import MetaConfig
+from automemo.meta.context import ChildAttempt, Improvement, ParsedSource, ScoredProgram, weak_types
 from automemo.meta.config import MetaConfig
 from automemo.prompting import render
 from automemo.sandbox.base import Limits
@@ -43,12 +44,11 @@ def toolkit_api_source() -> str:
 _QUOTED_WHOLE = {"automemo.toolkit.api"}
 
 
-def imported_helper_modules(source: str) -> list[str]:
-    """The `automemo.toolkit.*` modules `source` imports (beyond the toolkit API the prompt
+def imported_helper_modules(program: ParsedSource) -> list[str]:
+    """The `automemo.toolkit.*` modules `program` imports (beyond the toolkit API the prompt
     quotes anyway), in first-import order; [] when it does not parse."""
-    try:
-        tree = syntax.parse(source)
-    except SyntaxError:
+    tree = program.tree
+    if tree is None:
         return []
     found: list[str] = []
     for node in ast.walk(tree):
@@ -104,11 +104,11 @@ def _signature(node: ast.FunctionDef | ast.ClassDef, indent: str) -> list[str]:
     return out
 
 
-def helpers_context(source: str) -> str:
-    """What the prompts show of the helper modules `source` imports ("" when it imports none);
+def helpers_context(program: ParsedSource) -> str:
+    """What the prompts show of the helper modules `program` imports ("" when it imports none);
     memolib is left out when the contract lists its whole API anyway."""
     listed = {MEMOLIB} if memolib_api() else set()
-    return "\n\n".join(filter(None, (helper_module_api(m) for m in imported_helper_modules(source)
+    return "\n\n".join(filter(None, (helper_module_api(m) for m in imported_helper_modules(program)
                                        if m not in listed and not m.startswith(MEMOLIB + "."))))
 
 
@@ -214,7 +214,7 @@ def inspirations_context(programs: Sequence[ScoredProgram], parent_id: int,
     (name, source) fill in while the tree has too few. Each source cut to `inspiration_chars`."""
     others = [p for p in programs if p.node_id != parent_id]
     chosen: list[dict[str, Any]] = []
-    weak = sorted(parent_categories, key=lambda c: parent_categories[c])[:2]
+    weak = weak_types(parent_categories, limit=2)
 
     def lead(p: ScoredProgram) -> float:
         return sum(p.per_category.get(c, 0.0) - parent_categories[c] for c in weak)
