@@ -20,7 +20,7 @@ from automemo.meta import MetaConfig
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta.base import ParentView, ScoredProgram, ScoredTask
 from automemo.meta.crossover import best_partner, crossover_source, fit_router, routable, routes, sign_test
-from automemo.meta.mutator import ParameterMutator
+from automemo.meta.mutator import OfflineMetaAgent
 from automemo.meta.tunables import parse_tunables
 from automemo.toolkit.memolib import QuestionRouter
 from automemo.paths import SEEDS_DIR
@@ -99,8 +99,11 @@ def test_the_partner_is_the_program_strongest_where_the_parent_is_weak():
     assert best_partner(parent, [nowhere, parent]) is None
 
 
+ONLY_CROSSOVER = MetaConfig(crossover_rate=1.0, perturb_rate=0.0, transplant_rate=0.0, compose_rate=0.0)
+
+
 def test_the_mutator_crosses_over_with_the_complementary_program(seeds_dir):  # noqa: F811
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=1.0), seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(ONLY_CROSSOVER, seeds_dir=seeds_dir)
     parent_source = _seed(10, "hybrid")
     partner_source = _seed(5, "dense")
     scored = [_scored(3, parent_source, 0.4667, FR=0.9, VS=0.05, TR=0.45),
@@ -111,14 +114,14 @@ def test_the_mutator_crosses_over_with_the_complementary_program(seeds_dir):  # 
     assert child.summary == "crossover with #8, which leads on VS, TR"
     assert repr(parent_source) in child.source and repr(partner_source) in child.source
 
-    alone = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=1.0, transplant_rate=0.0), seeds_dir=seeds_dir)
+    alone = OfflineMetaAgent(MetaConfig(compose_rate=0.0, crossover_rate=1.0, transplant_rate=0.0), seeds_dir=seeds_dir)
     nowhere = [_scored(8, partner_source, 0.5, FR=0.95, VS=0.0, TR=0.1)]
     assert alone.propose(GenerationContext.build(_parent(parent_source), node_id=9, seed=1, scored=nowhere)
                          ).diagnosis["mutation"]["kind"] == "perturb"
 
 
 def test_once_every_seed_was_tried_the_transplant_is_the_one_strong_where_the_parent_is_weak(seeds_dir):  # noqa: F811
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=0.0), seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(MetaConfig(compose_rate=0.0, crossover_rate=0.0), seeds_dir=seeds_dir)
     sources = {name: (seeds_dir / f"{name}.py").read_text() for name in ("alpha", "beta", "gamma")}
     scored = [_scored(1, sources["alpha"], 0.5, FR=1.0, VS=0.0, TR=0.5),
               _scored(2, sources["beta"], 0.4, FR=0.1, VS=0.8, TR=0.3),
@@ -214,7 +217,7 @@ def test_a_category_is_routed_only_on_a_significant_task_by_task_lead():
 
 
 def test_the_mutator_routes_its_crossover_by_the_evidence(seeds_dir):  # noqa: F811
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=1.0), seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(ONLY_CROSSOVER, seeds_dir=seeds_dir)
     parent_source, partner_source = _seed(10, "hybrid"), _seed(5, "dense")
     vs = [TaskResult(f"VS{i}", "VS", 0.0) for i in range(5)]  # the parent's evaluation: no question text
     fr = [TaskResult(f"FR{i}", "FR", 1.0) for i in range(5)]

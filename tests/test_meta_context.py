@@ -12,7 +12,7 @@ from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.meta import MetaConfig, ParentView, build_meta_agent, syntax
 from automemo.meta.context import GenerationContext, estimate_text_tokens, weak_types
-from automemo.meta.mutator import ParameterMutator
+from automemo.meta.mutator import OfflineMetaAgent
 from automemo.meta.recipe import render_recipe
 from automemo.meta.moves import STARTERS
 from automemo.paths import list_seeds
@@ -54,7 +54,7 @@ def test_the_offline_agent_never_re_parses_the_parent(parses, tmp_path, parent_s
         parses.clear()
         context = GenerationContext.build(parent, node_id=node_id, seed=3,
                                           tree_sources=[parent_source, other])
-        ParameterMutator(MetaConfig(), seeds_dir=seeds).propose(context)
+        OfflineMetaAgent(MetaConfig(), seeds_dir=seeds).propose(context)
         assert parses[parent_source] == 1, f"node {node_id}: the parent was parsed {parses[parent_source]} times"
 
 

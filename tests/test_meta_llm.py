@@ -200,7 +200,7 @@ def test_a_dead_endpoint_fails_the_step_cleanly(fake_llm, tmp_path, parent):
 
 def test_without_the_meta_role_the_mutator_is_built(tmp_path):
     client = LLMClient(LLMConfig(), Ledger(tmp_path / "tree.db"))
-    assert type(build_meta_agent(client)).__name__ == "ParameterMutator"
+    assert type(build_meta_agent(client)).__name__ == "OfflineMetaAgent"
 
 
 def test_code_block_extraction_rules():

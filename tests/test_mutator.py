@@ -4,6 +4,7 @@ reverts, and the diagnosis has the LLM analysis's JSON shape."""
 
 from __future__ import annotations
 
+import collections
 import json
 from pathlib import Path
 
@@ -13,9 +14,10 @@ from automemo.meta.context import GenerationContext, RepairContext
 from automemo.contract import ImageRef, MemoryPayload
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import MetaConfig, ParentView, build_meta_agent
+from automemo.meta.base import ScoredProgram
 from automemo.meta.analysis import FEEDBACK_SCHEMA, parse_feedback
 from automemo.meta.codeblock import check_program
-from automemo.meta.mutator import ParameterMutator
+from automemo.meta.mutator import OfflineMetaAgent
 from automemo.meta.tunables import parse_tunables
 from automemo.paths import SEEDS_DIR
 
@@ -84,7 +86,7 @@ PERTURB_ONLY = MetaConfig(compose_rate=0.0, transplant_rate=0.0)
 
 
 def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
-    mutator = ParameterMutator(PERTURB_ONLY, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(PERTURB_ONLY, seeds_dir=seeds_dir)
     parent = _seed(10, "hybrid")
     before = {t.name: t for t in parse_tunables(parent)}
     seen_counts = set()
@@ -105,15 +107,15 @@ def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
 
 
 def test_numeric_moves_at_a_range_boundary_go_inward(seeds_dir):
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, max_perturbed=1), seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(MetaConfig(compose_rate=0.0, max_perturbed=1), seeds_dir=seeds_dir)
     parent = 'K = 30  # tunable: int 1..30\nclass Memo:\n    def retrieve(self, task):\n        return K\n'
     values = {parse_tunables(mutator.propose(GenerationContext.build(_parent(parent), node_id=i, seed=1)).source)[0].value for i in range(20)}
     assert values and all(1 <= v < 30 for v in values)
 
 
 def test_choices_are_deterministic_per_seed_and_node(seeds_dir):
-    a = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
-    b = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
+    a = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
+    b = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
     parent = _parent(_seed(10, "hybrid"))
     runs_a = [a.propose(GenerationContext.build(parent, node_id=n, seed=s)).source for s in (1, 2) for n in (4, 5)]
     runs_b = [b.propose(GenerationContext.build(parent, node_id=n, seed=s)).source for s in (1, 2) for n in (4, 5)]
@@ -122,7 +124,7 @@ def test_choices_are_deterministic_per_seed_and_node(seeds_dir):
 
 
 def test_root_gets_an_untried_seed_transplanted(seeds_dir):
-    mutator = ParameterMutator(PERTURB_ONLY, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(PERTURB_ONLY, seeds_dir=seeds_dir)
     expected = {p.stem: p.read_text() for p in seeds_dir.glob("*.py")}
     first = mutator.propose(GenerationContext.build(_parent(ROOT, 0), node_id=1, seed=0))
     assert first.diagnosis["mutation"]["kind"] == "transplant"
@@ -147,9 +149,9 @@ def test_root_gets_an_untried_seed_transplanted(seeds_dir):
 
 
 def test_a_tunable_parent_sometimes_gets_an_untried_seed_while_one_remains(seeds_dir):
-    """transplant_rate keeps other designs in reach below the root; once every seed is in the
-    tree, a tunable parent is always perturbed."""
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, transplant_rate=0.5), seeds_dir=seeds_dir)
+    """transplant_rate keeps other designs in reach below the root (here as likely as a
+    perturbation); once every seed is in the tree, a tunable parent is always perturbed."""
+    mutator = OfflineMetaAgent(MetaConfig(compose_rate=0.0, transplant_rate=0.5, perturb_rate=0.5), seeds_dir=seeds_dir)
     parent = _seed(10, "hybrid")
     kinds = [mutator.propose(GenerationContext.build(_parent(parent), node_id=i, seed=3)).diagnosis["mutation"]["kind"]
              for i in range(40)]
@@ -163,14 +165,14 @@ def test_a_tunable_parent_sometimes_gets_an_untried_seed_while_one_remains(seeds
 
 
 def test_program_with_malformed_markers_is_treated_as_untunable(seeds_dir):
-    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
     broken = "K = 99  # tunable: int 1..30\nclass Memo:\n    pass\n"
     child = mutator.propose(GenerationContext.build(_parent(broken), node_id=2, seed=0))
     assert child.diagnosis["mutation"]["kind"] == "transplant"
 
 
 def test_repair_re_perturbs_the_passing_parent_then_reverts_to_it(seeds_dir):
-    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
     parent = _seed(10, "hybrid")
     context = GenerationContext.build(_parent(parent), node_id=8, seed=3)
     child = mutator.propose(context)
@@ -186,13 +188,13 @@ def test_repair_re_perturbs_the_passing_parent_then_reverts_to_it(seeds_dir):
 
 
 def test_repair_of_a_foreign_untunable_program_transplants(seeds_dir):
-    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
     fixed = mutator.repair(RepairContext(ROOT.replace("pass", "raise ValueError"), {"failed_check": "update"}, 1, node_id=2, seed=0))
     assert fixed.diagnosis["mutation"]["kind"] == "transplant"
 
 
 def test_diagnosis_is_rule_based_and_has_the_analysis_shape(seeds_dir):
-    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
     proposal = mutator.propose(GenerationContext.build(_parent(_seed(10, "dense")), node_id=4, seed=2))
     d = proposal.diagnosis
     feedback = parse_feedback(json.dumps({k: d[k] for k in FEEDBACK_SCHEMA["required"]}))
@@ -215,7 +217,7 @@ def test_real_seeds_transplant_from_the_root():
     seeds = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_") and p.stem != "no_memory")
     assert seeds, "the repository ships seed programs"
     mutator = build_meta_agent(None, seeds_dir=SEEDS_DIR)
-    assert isinstance(mutator, ParameterMutator)
+    assert isinstance(mutator, OfflineMetaAgent)
     child = mutator.propose(GenerationContext.build(_parent(ROOT, 0), node_id=1, seed=0))
     assert child.diagnosis["mutation"]["seed"] in seeds
     check_program(child.source)
@@ -225,7 +227,7 @@ def test_real_seeds_transplant_from_the_root():
 def test_seeds_folder_without_seeds_is_a_clear_error(tmp_path):
     (tmp_path / "no_memory.py").write_text(ROOT)
     with pytest.raises(Exception, match="no seed programs in .* besides 'no_memory'"):
-        ParameterMutator(NO_COMPOSE, seeds_dir=tmp_path)
+        OfflineMetaAgent(NO_COMPOSE, seeds_dir=tmp_path)
 
 
 def test_image_refs_in_payloads_do_not_break_the_diagnosis(seeds_dir):
@@ -235,13 +237,13 @@ def test_image_refs_in_payloads_do_not_break_the_diagnosis(seeds_dir):
         tasks=(TaskResult("t1", "VS", 1.0, payload=MemoryPayload(text="x", images=(ref,))),),
     )
     parent = ParentView(node_id=1, source=_seed(3, "graph"), score=1.0, n_evals=1, evaluation=evaluation)
-    d = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir).propose(GenerationContext.build(parent, node_id=2, seed=0)).diagnosis
+    d = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir).propose(GenerationContext.build(parent, node_id=2, seed=0)).diagnosis
     assert any("mean images 1.0" in c for c in d["content_issues"])
 
 
 def test_the_diagnosis_of_a_transplant_says_why_it_was_one(seeds_dir):
-    """A tunable parent transplanted by the exploration draw is not described as untunable."""
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, transplant_rate=1.0), seeds_dir=seeds_dir)
+    """A tunable parent transplanted by the operator draw is not described as untunable."""
+    mutator = OfflineMetaAgent(MetaConfig(compose_rate=0.0, transplant_rate=1.0, perturb_rate=0.0), seeds_dir=seeds_dir)
     tunable = mutator.propose(GenerationContext.build(_parent(_seed(10, "hybrid")), node_id=4, seed=0)).diagnosis
     assert tunable["mutation"]["kind"] == "transplant"
     (why,) = [s for s in tunable["structural_issues"] if "transplant" in s or "seed" in s]
@@ -281,7 +283,7 @@ class Memo(MemoProgram):
 def test_only_tunables_that_reachable_code_reads_are_perturbed(seeds_dir):
     # OLD_K is read only by a function nothing calls: turning it could never change a score.
     # SCALE is read through another constant, TOP_K through a helper a method calls.
-    mutator = ParameterMutator(PERTURB_ONLY, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(PERTURB_ONLY, seeds_dir=seeds_dir)
     changed: set[str] = set()
     for node_id in range(40):
         child = parse_tunables(mutator.propose(GenerationContext.build(_parent(LEFTOVER), node_id=node_id, seed=3)).source)
@@ -300,3 +302,18 @@ def test_code_the_analysis_cannot_follow_keeps_every_tunable_live():
     for path in sorted(SEEDS_DIR.glob("*.py")):
         declared = parse_tunables(path.read_text())
         assert live_tunables(path.read_text(), declared) == declared, path.name
+
+
+def test_an_operators_rate_is_its_probability_among_the_operators_that_apply(seeds_dir):
+    """perturb 0.2, transplant 0.1, crossover 0.2 apply to a tunable parent with a partner that
+    leads it where it is weak (compose is off, the stage moves need a recipe): 0.4, 0.2, 0.4."""
+    mutator = OfflineMetaAgent(MetaConfig(compose_rate=0.0), seeds_dir=seeds_dir)
+    parent = _parent(_seed(10, "dense"))   # weak on VS
+    partner = ScoredProgram(8, _seed(5, "hybrid"), 0.5, 1, {"FR": 0.2, "VS": 0.9, "TR": 0.5})
+    n = 300
+    kinds = collections.Counter(
+        mutator.propose(GenerationContext.build(parent, node_id=i, seed=5, scored=[partner])).diagnosis["mutation"]["kind"]
+        for i in range(n))
+    assert set(kinds) == {"perturb", "transplant", "crossover"}
+    for kind, share in (("perturb", 0.4), ("transplant", 0.2), ("crossover", 0.4)):
+        assert abs(kinds[kind] / n - share) < 0.08, kinds

@@ -34,15 +34,15 @@ def build_meta_agent(
 ) -> MetaAgent:
     """`llm` is an `automemo.llm.LLMClient` (or None). With its `meta` role configured: the LLM
     meta agent, told `task_description`, the run's `budget` and sandbox `limits`, resolving
-    evidence images under `image_roots`. Otherwise: `ParameterMutator` over `seeds_dir`, which never
+    evidence images under `image_roots`. Otherwise: `OfflineMetaAgent` over `seeds_dir`, which never
     transplants `root_seed` (the search's root) and fits question routers on `train_questions`
     ((question, label, conversation, task id) rows of the train split, kept on the host;
     cross-fitted by conversation). With both, and
     `config.mixed_tune_rate` > 0, the LLM agent shares the steps with the mutator (mixed mode)."""
-    from automemo.meta.mutator import ParameterMutator
+    from automemo.meta.mutator import OfflineMetaAgent
 
-    def mutator() -> ParameterMutator:
-        return ParameterMutator(config, seeds_dir=seeds_dir, root=root_seed, train=_train(train_questions),
+    def mutator() -> OfflineMetaAgent:
+        return OfflineMetaAgent(config, seeds_dir=seeds_dir, root=root_seed, train=_train(train_questions),
                                 fit_router=fit_question_router)
 
     if llm is not None and llm.configured("meta"):

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 EDIT_MODES = ("diff", "rewrite")
 PROMPT_PROFILES = ("auto", "full", "compact")
+OPERATORS = ("perturb", "transplant", "crossover", "compose", "route", "recombine", "tune_stage", "add_stage",
+             "swap_stage", "remove_stage")
+"""The offline meta agent's operators, each with its `<name>_rate`."""
 
 
 @dataclass(frozen=True)
@@ -48,37 +51,58 @@ class MetaConfig:
     sample_chars: int = 2_500             # excerpt of one update episode and one retrieve task
     duplicate_retries: int = 2            # a child identical to a node of the tree is re-proposed this often
 
-    # --- offline parameter mutator --------------------------------------------------------------
+    # --- the offline meta agent ----------------------------------------------------------------
     max_perturbed: int = 2                # a child changes one or two tunables
     step_fraction: float = 0.25           # typical numeric step, as a fraction of the range
-    # Chance that a child of a program with tunables is an untried seed instead of a perturbation.
-    # The policy seldom widens the root past the minimum width, so transplants from the root
-    # alone would try only W designs in a whole search; this keeps other designs in reach.
-    transplant_rate: float = 0.25
-    # Chance that a child is a crossover of its parent with the evaluated program that leads it
-    # most on the question types the parent is weak on (when one leads it on any): both run side
-    # by side and their retrievals are fused by weighted reciprocal rank.
-    crossover_rate: float = 0.25
+    # Its operators, in one table. A child comes from one operator, drawn among the operators that
+    # apply to its parent with these rates renormalised over those: an applicable operator's
+    # probability is its rate divided by the sum of the applicable operators' rates (the rates
+    # sum to 1 over all operators; 0 turns one off). An operator that makes nothing new (a stage
+    # move whose child the tree holds) is dropped and the draw repeated among the others.
+    # perturb: turn one or two of the parent's live declared tunables (it has some that can move).
+    perturb_rate: float = 0.20
+    # transplant: a seed in place of the parent; applies while a seed the tree lacks remains (the
+    # policy seldom widens the root, so transplants from the root alone would try only W
+    # designs), and always to a parent with nothing to turn (then the seed strongest where the
+    # parent is weak, once all were tried).
+    transplant_rate: float = 0.10
+    # crossover: the parent with the evaluated program that leads it most on the question types
+    # it is weak on (applies when one does): both run side by side and their retrievals are fused
+    # by weighted reciprocal rank; two recipes cross stage by stage instead.
+    crossover_rate: float = 0.20
+    # compose: a parent that is not a recipe (the root, a seed, an LLM-written program) gets a
+    # starter recipe over memolib components (applies while starters the tree lacks remain).
+    compose_rate: float = 0.15
+    # The structural moves of a recipe parent: route its weak question types to their own
+    # retrieve stages behind a router fitted on the train split's questions (applies when such a
+    # router can be fitted and the parent is weak on a type it knows); recombine stages with
+    # another evaluated recipe (applies when there is one); tune, add, swap or remove a stage.
+    route_rate: float = 0.10
+    recombine_rate: float = 0.05
+    tune_stage_rate: float = 0.08
+    add_stage_rate: float = 0.05
+    swap_stage_rate: float = 0.035
+    remove_stage_rate: float = 0.035
     # A crossover answers a task category with one parent alone when, question by question on
     # the parent's latest evaluation, that parent beats the other on significantly more of the
     # category's tasks than it loses (one-sided sign test at this level); elsewhere it fuses.
     route_significance: float = 0.05
 
-    # --- compositional generator (recipes: structured programs over memolib components) ------
-    # Chance that a child of a recipe parent gets a structural move (add / remove / swap / tune a
-    # stage, recombine stages with another recipe, route weak question types) instead of the
-    # perturbation, crossover or transplant above.
-    structure_rate: float = 0.6
-    # Chance that a child of a parent that is not a recipe (the root, a seed, an LLM-written or
-    # LLM-edited program) gets a new recipe where a seed would be transplanted (untried starter
-    # recipes first).
-    compose_rate: float = 0.5
     # With the LLM meta agent (mixed mode): chance that a child of a parent with live declared
     # tunables is written by the offline mutator instead (it turns the tunables, LLM-written
     # children included); 0 keeps every step the LLM's.
     mixed_tune_rate: float = 0.0
 
+    def operator_rate(self, operator: str) -> float:
+        """The configured rate of an offline operator (`perturb`, `route`, ...)."""
+        return getattr(self, f"{operator}_rate")
+
     def __post_init__(self) -> None:
+        negative = [f"meta.{o}_rate" for o in OPERATORS if self.operator_rate(o) < 0]
+        if negative:
+            from automemo.configtools import ConfigError
+
+            raise ConfigError(f"{', '.join(negative)} must be >= 0")
         if self.edit_mode not in EDIT_MODES:
             from automemo.configtools import ConfigError
 

@@ -10,8 +10,10 @@ they need:
 - route: a router can be fitted on the train split's questions and the parent is weak on some
   types -> each weak type gets the retrieve stages of the recipe that beats the parent on it
   task by task (a sign test), or else a variant of its own to try;
-- add / remove / swap / tune a stage: always possible, drawn by their weights.
-Every draw comes from the `random.Random` the caller seeds with (run seed, node id).
+- add / remove / swap / tune a stage: always possible.
+Which move a child gets is drawn by the offline agent's operator table (meta/mutator.py), with
+the other operators. Every draw comes from the `random.Random` the caller seeds with (run seed,
+node id).
 """
 
 from __future__ import annotations
@@ -29,12 +31,12 @@ from automemo.meta.moves import (Move, add_stage, pick_starter, pipeline_diff, r
                                  swap_stage, tune_stage, untried_starters, variant_for)
 from automemo.meta.recipe import Recipe, describe, parse_recipe
 
-# How often each move is drawn when its evidence allows it. Route and recombine act on what
-# the evaluations showed, so they lead; the blind edits keep the search from stalling.
-MOVE_WEIGHTS: Mapping[str, float] = {
-    "route": 3.0, "recombine": 2.0, "tune_stage": 2.0, "add_stage": 1.5, "swap_stage": 1.0,
-    "remove_stage": 1.0,
-}
+STRUCTURAL_MOVES = ("route", "recombine", "tune_stage", "add_stage", "swap_stage", "remove_stage")
+"""The moves a recipe parent allows; how often each is drawn is the offline agent's operator
+table (`[meta.offline]` rates)."""
+
+StructuralMove = Callable[[], "tuple[Recipe, Move] | None"]
+
 ROUTED_TYPES = 2
 """Weak question types a route move changes at once (the weakest first)."""
 
@@ -104,16 +106,16 @@ class CompositionalGenerator:
         starter = pick_starter(rng, list(known))
         return starter, Move("compose", f"compose a recipe: {describe(starter)}")
 
-    def evolve(self, recipe: Recipe, parent: ScoredProgram | None, scored: Sequence[ScoredProgram],
-               rng: random.Random, known: Sequence[Recipe] = (),
-               weak: Sequence[str] | None = None) -> tuple[Recipe, Move]:
-        """A structural move on `recipe` (the parent), chosen from its evidence; a move whose
-        child the tree holds already (`known`: its recipes) is drawn again. `weak`: the parent's
-        weak question types (derived from `parent` when not given)."""
+    def structural_moves(self, recipe: Recipe, parent: ScoredProgram | None, scored: Sequence[ScoredProgram],
+                         rng: random.Random, weak: Sequence[str] | None = None) -> dict[str, StructuralMove]:
+        """The structural moves `recipe` (the parent) allows, by name, given its evidence: the
+        stage edits always, recombine when another evaluated recipe exists, route when a router
+        can be fitted and the parent is weak (`weak`, derived from `parent` when not given) on a
+        type it knows. Each move answers None when it has nothing to change."""
         others = [(p, r) for p in scored
                   if parent is None or p.node_id != parent.node_id
                   for r in [parse_recipe(p.source)] if r is not None and r != recipe]
-        options: dict[str, Callable[[], tuple[Recipe, Move] | None]] = {
+        options: dict[str, StructuralMove] = {
             "tune_stage": lambda: tune_stage(recipe, rng, self.config.step_fraction),
             "add_stage": lambda: add_stage(recipe, rng),
             "remove_stage": lambda: remove_stage(recipe, rng),
@@ -125,16 +127,13 @@ class CompositionalGenerator:
             weak = weak_types(parent.per_category, parent.mean) if parent is not None else []
         router = self.router()
         labels = set(self.train.labels) if self.train else set()
-        if router is not None and any(t in labels for t in weak):
+        if router is not None and parent is not None and any(t in labels for t in weak):
             options["route"] = lambda: self._route(recipe, parent, others, router,
                                                    [t for t in weak if t in labels], rng)
-        while options:
-            names = sorted(options)
-            name = rng.choices(names, weights=[MOVE_WEIGHTS[n] for n in names])[0]
-            made = options.pop(name)()
-            if made is not None and made[0] != recipe and made[0] not in known:
-                return made
-        # Every move was drawn, and each gave nothing new: a bold tuning of the retrieve stages.
+        return options
+
+    def bold_tune(self, recipe: Recipe, rng: random.Random) -> tuple[Recipe, Move]:
+        """What a recipe gets when every move gave nothing new: a bold tuning of its retrieve stages."""
         return tune_stage(recipe, rng, min(1.0, 2 * self.config.step_fraction), stage="index")
 
     def _recombine(self, recipe: Recipe, parent: ScoredProgram | None,

@@ -13,12 +13,12 @@ import random
 
 from automemo.meta.base import MetaAgent, Proposal
 from automemo.meta.context import GenerationContext, RepairContext
-from automemo.meta.mutator import ParameterMutator
+from automemo.meta.mutator import OfflineMetaAgent
 from automemo.meta.tunables import can_move
 
 
 class MixedMetaAgent(MetaAgent):
-    def __init__(self, llm_agent: MetaAgent, mutator: ParameterMutator, rate: float) -> None:
+    def __init__(self, llm_agent: MetaAgent, mutator: OfflineMetaAgent, rate: float) -> None:
         self.llm_agent = llm_agent
         self.mutator = mutator
         self.rate = rate

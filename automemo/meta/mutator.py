@@ -1,32 +1,36 @@
 """The offline meta agent: no LLM, yet a whole search runs and improves on the root.
 
-`propose` perturbs one or two of the parent's declared tunables within their ranges (only those
-that code reachable from the memo class reads, so that a child can differ in behaviour); a parent
-with nothing to tune (the no-memory root, or an LLM-written program without markers) gets a seed
-transplanted instead, preferring seeds the tree has not tried yet and, once all were tried, the
-one strongest on the question types the parent is weak on. Now and then (`crossover_rate`) the
-child is a crossover instead: the parent run side by side with the evaluated program that leads
-it most on its weak question types, their retrievals fused, except in the question types where
-the two programs' scores task by task say one of them is better (there that one answers
-alone); two recipes cross stage by stage instead (meta/generator.py). A non-recipe parent gets a
-recipe composed now and then (`compose_rate`) while starters the tree lacks remain. Every choice derives from (seed, node_id) so that a resumed search redoes a step
-exactly. The diagnosis is a rule-based summary of the evidence in the same JSON shape as the
-LLM analysis.
+Each child comes from one operator of one table, drawn with the configured rates
+(`[meta.offline]`, `OPERATORS`) among the operators that apply to its parent:
+- perturb: one or two of the parent's declared tunables within their ranges (only those that
+  code reachable from the memo class reads, so that a child can differ in behaviour);
+- transplant: a seed in place of the parent, the ones the tree has not tried first and, once
+  all were tried, the one strongest on the question types the parent is weak on;
+- crossover: the parent run side by side with the evaluated program that leads it most on its
+  weak question types, their retrievals fused, except in the question types where the two
+  programs' scores task by task say one of them is better (there that one answers alone); two
+  recipes cross stage by stage instead (meta/generator.py);
+- compose: a non-recipe parent gets a recipe while starters the tree lacks remain;
+- route, recombine, tune / add / swap / remove a stage: the structural moves of a recipe parent
+  (meta/generator.py).
+Every choice derives from (seed, node_id) so that a resumed search redoes a step exactly. The
+diagnosis is a rule-based summary of the evidence in the same JSON shape as the LLM analysis.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from automemo.meta.base import MetaAgent, MetaError, Proposal
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import GenerationContext, ParsedSource, RepairContext, ScoredProgram
 from automemo.meta.crossover import best_partner, complement, crossover_source, fit_router, routable, routes
 from automemo.meta.diagnosis import rule_based_diagnosis
-from automemo.meta.generator import CompositionalGenerator, RouterFit, TrainQuestions
-from automemo.meta.recipe import render_recipe
+from automemo.meta.generator import CompositionalGenerator, RouterFit, StructuralMove, TrainQuestions
+from automemo.meta.recipe import Recipe, render_recipe
 from automemo.meta.tunables import apply, can_move, perturb_value
 from automemo.paths import SEEDS_DIR, list_seeds
 
@@ -35,7 +39,7 @@ def _show(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-class ParameterMutator(MetaAgent):
+class OfflineMetaAgent(MetaAgent):
     def __init__(self, config: MetaConfig = MetaConfig(), *, seeds_dir: str | Path = SEEDS_DIR,
                  root: str = "no_memory", train: TrainQuestions | None = None,
                  fit_router: RouterFit | None = None) -> None:
@@ -49,59 +53,60 @@ class ParameterMutator(MetaAgent):
 
     def _load_seeds(self, folder: Path) -> dict[str, str]:
         if not folder.is_dir():
-            raise MetaError(f"the seeds folder {folder} does not exist; the offline mutator transplants from it")
+            raise MetaError(f"the seeds folder {folder} does not exist; the offline meta agent transplants from it")
         seeds = {p.stem: p.read_text() for p in list_seeds(folder) if p.stem != self.root}
         if not seeds:
             raise MetaError(
                 f"no seed programs in {folder} besides {self.root!r}; the offline "
-                f"mutator needs at least one to transplant"
+                f"meta agent needs at least one to transplant"
             )
         return seeds
 
     # --- MetaAgent --------------------------------------------------------------------------
 
     def propose(self, context: GenerationContext) -> Proposal:
-        seed, node_id = context.seed, context.node_id
-        rng = random.Random(f"mutate:{seed}:{node_id}")
-        tunables = list(context.parsed.tunables)
-        # Its own stream, so that the perturbation drawn for a node does not depend on this coin.
-        explore = random.Random(f"transplant:{seed}:{node_id}").random() < self.config.transplant_rate
-        cross = random.Random(f"crossover:{seed}:{node_id}").random() < self.config.crossover_rate
-        scored = context.scored_parent
-        recipe = context.parsed.recipe
-        structural = random.Random(f"structure:{seed}:{node_id}").random()
-        partner = best_partner(scored, context.scored) if cross and scored is not None else None
-        transplants = not tunables or (explore and bool(self._untried(context)))
-        evolves = recipe is not None and structural < self.config.structure_rate
-        recombined = (self.generator.recombine_with(recipe, partner, rng, context.tree_recipes)
-                      if not evolves and recipe is not None and partner is not None else None)
-        if evolves:
-            source, mutation = self._evolve(context, rng)
-        elif recombined is not None:
-            # Two recipes cross stage by stage: the child is a recipe again, which structural
-            # moves continue from, where an output fusion would only have a weight to turn.
-            source, mutation = render_recipe(recombined[0]), recombined[1].record()
-        elif partner is not None:
-            source, mutation = self._crossover(scored, partner, rng, context.weak)
-        elif (recipe is None and structural < self.config.compose_rate
-              and (transplants or self.generator.can_compose(context.tree_recipes))):
-            # A non-recipe parent (the root, a seed) gets a recipe composed now and then, while
-            # starters the tree lacks remain: where the hand designs end, the components begin.
-            source, mutation = self._compose(context, rng)
-        elif not transplants:
-            source, mutation = self._perturb(context.parsed, rng, context)
-        elif tunables:
-            source, mutation = self._transplant(
-                rng, context,
-                f"the parent has {len(tunables)} tunable constant(s), but the exploration draw "
-                f"(transplant_rate {self.config.transplant_rate}) picked a seed not yet in the tree",
-                scored,
-            )
-        else:
-            source, mutation = self._transplant(rng, context, NO_TUNABLES, scored)
-        diagnosis = rule_based_diagnosis(context.parent, mutation, seed=seed, config=self.config,
+        rng = random.Random(f"mutate:{context.seed}:{context.node_id}")
+        # Its own stream, so that which operator is drawn does not depend on what the operators
+        # drew before (and the reverse).
+        draw = random.Random(f"operator:{context.seed}:{context.node_id}")
+        options = {name: op for name, op in self.operators(context, rng).items()
+                   if self.config.operator_rate(name) > 0}
+        made = None
+        while options and made is None:
+            names = sorted(options)
+            name = draw.choices(names, weights=[self.config.operator_rate(n) for n in names])[0]
+            made = options.pop(name)()
+        if made is None:  # nothing applies, or every operator made nothing new
+            made = self._last_resort(context, rng)
+        source, mutation = made
+        diagnosis = rule_based_diagnosis(context.parent, mutation, seed=context.seed, config=self.config,
                                          budget=context.budget)
         return Proposal(source, mutation["summary"], diagnosis=diagnosis, usage={}, author="offline")
+
+    def operators(self, context: GenerationContext, rng: random.Random) -> dict[str, Operator]:
+        """The operators that apply to the context's parent, by name. Each makes a child
+        (source, mutation record), or None when it has nothing new to make."""
+        parsed, scored = context.parsed, context.scored_parent
+        recipe = parsed.recipe
+        movable = [t for t in parsed.live_tunables if can_move(t)]
+        ops: dict[str, Operator] = {}
+        if movable:
+            ops["perturb"] = lambda: self._perturb(parsed, rng, context)
+        if self._untried(context) or not movable:
+            why = (f"the parent has {len(parsed.tunables)} tunable constant(s), but the operator draw "
+                   f"(transplant_rate {self.config.transplant_rate}) picked a seed not yet in the tree"
+                   if parsed.tunables else NO_TUNABLES)
+            ops["transplant"] = lambda: self._transplant(rng, context, why, scored)
+        partner = best_partner(scored, context.scored) if scored is not None else None
+        if partner is not None:
+            ops["crossover"] = lambda: self._crossover(context, partner, rng)
+        if recipe is None and self.generator.can_compose(context.tree_recipes):
+            ops["compose"] = lambda: self._compose(context, rng)
+        if recipe is not None:
+            moves = self.generator.structural_moves(recipe, scored, context.scored, rng, weak=context.weak)
+            for name, move in moves.items():
+                ops[name] = functools.partial(self._structural, move, recipe, context.tree_recipes)
+        return ops
 
     def tune(self, context: GenerationContext) -> Proposal:
         """A perturbation of the parent's declared tunables, whoever wrote it (mixed mode)."""
@@ -140,10 +145,20 @@ class ParameterMutator(MetaAgent):
 
     # --- the moves ----------------------------------------------------------------------------
 
-    def _evolve(self, context: GenerationContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
-        child, move = self.generator.evolve(context.parsed.recipe, context.scored_parent, context.scored, rng,
-                                            context.tree_recipes, weak=context.weak)
+    def _last_resort(self, context: GenerationContext, rng: random.Random) -> Made:
+        """A recipe gets a bold tuning of its retrieve stages; any other parent a seed."""
+        recipe = context.parsed.recipe
+        if recipe is None:
+            return self._transplant(rng, context, NO_OPERATOR, context.scored_parent)
+        child, move = self.generator.bold_tune(recipe, rng)
         return render_recipe(child), move.record()
+
+    @staticmethod
+    def _structural(move: StructuralMove, recipe: Recipe, known: Sequence[Recipe]) -> Made | None:
+        made = move()
+        if made is None or made[0] == recipe or made[0] in known:
+            return None  # nothing new: the draw goes on among the other operators
+        return render_recipe(made[0]), made[1].record()
 
     def _compose(self, context: GenerationContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
         recipe, move = self.generator.compose(rng, context.tree_recipes)
@@ -173,9 +188,16 @@ class ParameterMutator(MetaAgent):
         tried = context.tried_skeletons if context is not None else frozenset()
         return [n for n in sorted(self.seeds) if self._seed_skeletons[n] not in tried]
 
-    def _crossover(self, parent: ScoredProgram, partner: ScoredProgram, rng: random.Random,
-                   weak_types: Sequence[str]) -> tuple[str, dict[str, Any]]:
-        weak = [c for c in weak_types if partner.per_category.get(c, 0.0) > parent.per_category.get(c, 0.0)]
+    def _crossover(self, context: GenerationContext, partner: ScoredProgram, rng: random.Random) -> Made:
+        recipe = context.parsed.recipe
+        if recipe is not None:
+            # Two recipes cross stage by stage: the child is a recipe again, which structural
+            # moves continue from, where an output fusion would only have a weight to turn.
+            recombined = self.generator.recombine_with(recipe, partner, rng, context.tree_recipes)
+            if recombined is not None:
+                return render_recipe(recombined[0]), recombined[1].record()
+        parent = context.scored_parent
+        weak = [c for c in context.weak if partner.per_category.get(c, 0.0) > parent.per_category.get(c, 0.0)]
         # The better program leads the fusion, by a little: a weight much past 0.6 lets the lead's
         # citations fill the scored top-k again (see FUSION_K). The weight is drawn so that
         # crossovers of the same pair still differ.
@@ -233,3 +255,8 @@ class ParameterMutator(MetaAgent):
 
 
 NO_TUNABLES = "the parent declares no tunable constants, so a seed is transplanted"
+NO_OPERATOR = "no operator could make a new child of the parent, so a seed is transplanted"
+
+Made = tuple[str, dict[str, Any]]
+"""A child's source and the record of the operator that made it."""
+Operator = Callable[[], "Made | None"]
