@@ -19,9 +19,9 @@ from automemo.exam import quick_exam
 from automemo.meta import MetaConfig
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta.base import ParentView, ScoredProgram, ScoredTask
-from automemo.meta.crossover import best_partner, crossover_source, fit_router, routable, routes, sign_test
-from automemo.meta.mutator import OfflineMetaAgent
-from automemo.meta.tunables import parse_tunables
+from automemo.meta.offline.crossover import best_partner, crossover_source, fit_router, routable, routes, sign_test
+from automemo.meta.offline.agent import OfflineMetaAgent
+from automemo.meta.source.tunables import parse_tunables
 from automemo.toolkit.memolib import QuestionRouter
 from automemo.paths import SEEDS_DIR
 from automemo.toolkit.services import MemoServices

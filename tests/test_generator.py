@@ -15,14 +15,14 @@ from automemo.meta.context import GenerationContext, RepairContext
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import MetaConfig, ParentView
 from automemo.meta.base import MetaAgent, Proposal, ScoredProgram, ScoredTask
-from automemo.meta.codeblock import check_program
-from automemo.meta.generator import CompositionalGenerator, TrainQuestions
+from automemo.meta.llm.codeblock import check_program
+from automemo.meta.offline.generator import CompositionalGenerator, TrainQuestions
 from automemo.meta.mixed import MixedMetaAgent
-from automemo.meta.moves import (STARTERS, add_stage, recombine, remove_stage, route, swap_stage,
+from automemo.meta.offline.moves import (STARTERS, add_stage, recombine, remove_stage, route, swap_stage,
                                  tune_stage)
-from automemo.meta.mutator import OfflineMetaAgent
-from automemo.meta.recipe import KNOBS, Pipeline, Recipe, parse_recipe, render_recipe, value_of
-from automemo.meta.tunables import apply, parse_tunables
+from automemo.meta.offline.agent import OfflineMetaAgent
+from automemo.meta.source.recipe import KNOBS, Pipeline, Recipe, parse_recipe, render_recipe, value_of
+from automemo.meta.source.tunables import apply, parse_tunables
 
 ROUTER = {"labels": ["A", "B"], "prior": [-0.69, -0.69], "weights": {"^when": [-1.0, -3.0]}}
 

@@ -9,8 +9,8 @@ import pytest
 
 from automemo.cli.exam_cmd import load_inputs
 from automemo.exam import CHECKS, quick_exam
-from automemo.meta.moves import STARTERS
-from automemo.meta.recipe import Pipeline, Recipe, parse_recipe, render_recipe
+from automemo.meta.offline.moves import STARTERS
+from automemo.meta.source.recipe import Pipeline, Recipe, parse_recipe, render_recipe
 from automemo.runs import RunDir
 from automemo.toolkit import memolib
 from automemo.toolkit.services import MemoServices

@@ -10,11 +10,12 @@ import pytest
 
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
-from automemo.meta import MetaConfig, ParentView, build_meta_agent, syntax
+from automemo.meta import MetaConfig, ParentView, build_meta_agent
+from automemo.meta.source import syntax
 from automemo.meta.context import GenerationContext, estimate_text_tokens, weak_types
-from automemo.meta.mutator import OfflineMetaAgent
-from automemo.meta.recipe import render_recipe
-from automemo.meta.moves import STARTERS
+from automemo.meta.offline.agent import OfflineMetaAgent
+from automemo.meta.source.recipe import render_recipe
+from automemo.meta.offline.moves import STARTERS
 from automemo.paths import list_seeds
 
 TUNABLE = ('"""a parent."""\nfrom automemo.contract import MemoProgram, MemoryPayload\n\n'

@@ -13,9 +13,9 @@ from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.meta import ParentView, build_meta_agent
 from automemo.meta.base import ChildAttempt, MetaError, Proposal
 from automemo.meta.config import MetaConfig
-from automemo.meta.conversation import TruncatedReply
-from automemo.meta.edits import EditError, apply_edits, edited, parse_edits
-from automemo.meta.syntax import normalised
+from automemo.meta.llm.conversation import TruncatedReply
+from automemo.meta.llm.edits import EditError, apply_edits, edited, parse_edits
+from automemo.meta.source.syntax import normalised
 from automemo.search.generation import generate_child
 
 PARENT = '''"""A parent."""

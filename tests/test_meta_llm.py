@@ -17,8 +17,8 @@ from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.llm import BudgetExceeded, LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.meta import MetaError, ParentView, build_meta_agent
 from automemo.meta.base import Improvement
-from automemo.meta.codeblock import CodeBlockError, extract_program, extract_summary
-from automemo.meta.llm_agent import LLMMetaAgent
+from automemo.meta.llm.codeblock import CodeBlockError, extract_program, extract_summary
+from automemo.meta.llm.agent import LLMMetaAgent
 
 PARENT = "from automemo.contract import MemoProgram, MemoryPayload\n\n\nclass Memo(MemoProgram):\n    def update(self, episode):\n        pass\n\n    def retrieve(self, task):\n        return MemoryPayload()\n"
 CHILD = PARENT.replace("MemoryPayload()", 'MemoryPayload(text="remember")')

@@ -14,11 +14,11 @@ from automemo.contract import EpisodeRecorder, MemoryPayload, Step
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation.evidence import TaskEvidence, episode_rel_path, write_summary, write_task
 from automemo.evaluation.result import EvaluationResult, TaskResult
-from automemo.meta.analysis import FEEDBACK_SCHEMA
+from automemo.meta.llm.analysis import FEEDBACK_SCHEMA
 from automemo.meta.base import Improvement
 from automemo.meta.config import MetaConfig
 from automemo.meta.evidence import clip, select_evidence
-from automemo.meta.prompts import TEMPLATES, contract_context, improvements_context, render_meta
+from automemo.meta.llm.prompts import TEMPLATES, contract_context, improvements_context, render_meta
 from automemo.prompting import render
 
 PROGRAM = "class Memo:\n    pass\n"

@@ -156,7 +156,7 @@ def test_the_compact_profile_asks_once_in_a_short_prompt_and_its_example_is_a_va
     import dataclasses
 
     from automemo.meta.base import ChildAttempt
-    from automemo.meta.syntax import normalised
+    from automemo.meta.source.syntax import normalised
 
     fake_llm.set_handler(_copies_the_example)
     agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))  # auto
@@ -197,7 +197,7 @@ def test_the_compact_profile_asks_again_for_an_edit_never_for_the_whole_program(
 
 def test_the_prompt_profile_is_chosen_by_config_or_from_the_declared_context():
     from automemo.configtools import ConfigError
-    from automemo.meta.compact import profile_for
+    from automemo.meta.llm.compact import profile_for
 
     assert profile_for("auto", 8192) == "compact" and profile_for("auto", 0) == "full"
     assert profile_for("auto", 32768) == "full" and profile_for("full", 4096) == "full"

@@ -15,10 +15,10 @@ from automemo.contract import ImageRef, MemoryPayload
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import MetaConfig, ParentView, build_meta_agent
 from automemo.meta.base import ScoredProgram
-from automemo.meta.analysis import FEEDBACK_SCHEMA, parse_feedback
-from automemo.meta.codeblock import check_program
-from automemo.meta.mutator import OfflineMetaAgent
-from automemo.meta.tunables import parse_tunables
+from automemo.meta.llm.analysis import FEEDBACK_SCHEMA, parse_feedback
+from automemo.meta.llm.codeblock import check_program
+from automemo.meta.offline.agent import OfflineMetaAgent
+from automemo.meta.source.tunables import parse_tunables
 from automemo.paths import SEEDS_DIR
 
 ROOT = '''from automemo.contract import MemoProgram, MemoryPayload
@@ -292,7 +292,7 @@ def test_only_tunables_that_reachable_code_reads_are_perturbed(seeds_dir):
 
 
 def test_code_the_analysis_cannot_follow_keeps_every_tunable_live():
-    from automemo.meta.liveness import live_tunables
+    from automemo.meta.source.liveness import live_tunables
 
     opaque = LEFTOVER.replace('return items[:TOP_K]', 'return items[:globals()["TOP_K"]]')
     assert [t.name for t in live_tunables(opaque, parse_tunables(opaque))] == ["OLD_K", "SCALE", "TOP_K"]

@@ -25,7 +25,7 @@ from automemo.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.llm.messages import message_text
 from automemo.meta.config import MetaConfig
-from automemo.meta.llm_agent import LLMMetaAgent
+from automemo.meta.llm.agent import LLMMetaAgent
 from automemo.runs import RunDir
 from automemo.search.config import SearchConfig
 from automemo.search.landscape import Landscape

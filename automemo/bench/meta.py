@@ -82,11 +82,11 @@ def _fake_model(parents: dict[str, str]):
 def measure(base_url: str, args, parents: dict[str, str]) -> dict[str, Any]:
     from automemo.llm import Ledger, LLMClient, LLMConfig, RoleConfig
     from automemo.meta.base import MetaError, ParentView
-    from automemo.meta.codeblock import CodeBlockError, check_program
+    from automemo.meta.llm.codeblock import CodeBlockError, check_program
     from automemo.meta.config import MetaConfig
     from automemo.meta.context import GenerationContext
-    from automemo.meta.llm_agent import LLMMetaAgent
-    from automemo.meta.syntax import normalised
+    from automemo.meta.llm.agent import LLMMetaAgent
+    from automemo.meta.source.syntax import normalised
 
     role = RoleConfig(model=args.model, base_url=base_url, api_key_env=args.api_key_env,
                       max_tokens=args.max_tokens, context_tokens=args.context_tokens,

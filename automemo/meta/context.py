@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from automemo.contract import Budget
-from automemo.meta import syntax
+from automemo.meta.source import syntax
 from automemo.evaluation.result import EvaluationResult
-from automemo.meta.liveness import live_tunables
-from automemo.meta.recipe import Recipe, parse_recipe
-from automemo.meta.tunables import Tunable, TunableError, parse_tunables, skeleton
+from automemo.meta.source.liveness import live_tunables
+from automemo.meta.source.recipe import Recipe, parse_recipe
+from automemo.meta.source.tunables import Tunable, TunableError, parse_tunables, skeleton
 
 @dataclass(frozen=True)
 class Improvement:

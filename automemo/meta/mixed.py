@@ -13,8 +13,8 @@ import random
 
 from automemo.meta.base import MetaAgent, Proposal
 from automemo.meta.context import GenerationContext, RepairContext
-from automemo.meta.mutator import OfflineMetaAgent
-from automemo.meta.tunables import can_move
+from automemo.meta.offline.agent import OfflineMetaAgent
+from automemo.meta.source.tunables import can_move
 
 
 class MixedMetaAgent(MetaAgent):

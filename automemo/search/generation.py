@@ -20,7 +20,7 @@ from automemo.failures import InfrastructureFailure
 from automemo.llm import BudgetExceeded
 from automemo.meta.base import MetaAgent, MetaError, Proposal
 from automemo.meta.context import GenerationContext, RepairContext
-from automemo.meta.syntax import normalised
+from automemo.meta.source.syntax import normalised
 from automemo.runs.records import Outcome
 
 Exam = Callable[[str], Any]

@@ -19,11 +19,11 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from automemo.meta import syntax
+from automemo.meta.source import syntax
 from automemo.meta.base import MetaError
-from automemo.meta.codeblock import program_blocks
+from automemo.meta.llm.codeblock import program_blocks
 from automemo.meta.context import ParsedSource
-from automemo.meta.tunables import TunableError
+from automemo.meta.source.tunables import TunableError
 
 _BLOCK = re.compile(
     r"^[ \t]*<{5,}[ \t]*SEARCH[ \t]*\n(?P<search>.*?)^[ \t]*={5,}[ \t]*\n(?P<replace>.*?)^[ \t]*>{5,}[ \t]*REPLACE[ \t]*$",

@@ -26,7 +26,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from automemo.meta import syntax
+from automemo.meta.source import syntax
 
 MARKER = "tunable:"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from automemo.evaluation.evidence import read_evidence
 from automemo.meta.context import ParentView, ParsedSource, weak_types
-from automemo.meta.tunables import apply, can_move, perturb_value
+from automemo.meta.source.tunables import apply, can_move, perturb_value
 
 # Context sizes (tokens) below which the "auto" profile is compact: the full profile's prompts
 # do not fit with room for an answer.

@@ -21,7 +21,7 @@ import jsonschema
 
 from automemo.llm import system_message, user_message
 from automemo.meta.base import MetaError
-from automemo.meta.conversation import MetaConversation
+from automemo.meta.llm.conversation import MetaConversation
 
 RELEVANCE_LABELS = ("helpful", "missing", "irrelevant", "redundant", "misleading")
 

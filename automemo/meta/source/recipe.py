@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from automemo.meta import syntax
+from automemo.meta.source import syntax
 from automemo.prompting import render
 
 TEMPLATE = "program_recipe"

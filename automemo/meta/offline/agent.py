@@ -9,10 +9,10 @@ Each child comes from one operator of one table, drawn with the configured rates
 - crossover: the parent run side by side with the evaluated program that leads it most on its
   weak question types, their retrievals fused, except in the question types where the two
   programs' scores task by task say one of them is better (there that one answers alone); two
-  recipes cross stage by stage instead (meta/generator.py);
+  recipes cross stage by stage instead (meta/offline/generator.py);
 - compose: a non-recipe parent gets a recipe while starters the tree lacks remain;
 - route, recombine, tune / add / swap / remove a stage: the structural moves of a recipe parent
-  (meta/generator.py).
+  (meta/offline/generator.py).
 Every choice derives from (seed, node_id) so that a resumed search redoes a step exactly. The
 diagnosis is a rule-based summary of the evidence in the same JSON shape as the LLM analysis.
 """
@@ -27,11 +27,11 @@ from typing import Any, Callable, Sequence
 from automemo.meta.base import MetaAgent, MetaError, Proposal
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import GenerationContext, ParsedSource, RepairContext, ScoredProgram
-from automemo.meta.crossover import best_partner, complement, crossover_source, fit_router, routable, routes
+from automemo.meta.offline.crossover import best_partner, complement, crossover_source, fit_router, routable, routes
 from automemo.meta.diagnosis import rule_based_diagnosis
-from automemo.meta.generator import CompositionalGenerator, RouterFit, StructuralMove, TrainQuestions
-from automemo.meta.recipe import Recipe, render_recipe
-from automemo.meta.tunables import apply, can_move, perturb_value
+from automemo.meta.offline.generator import CompositionalGenerator, RouterFit, StructuralMove, TrainQuestions
+from automemo.meta.source.recipe import Recipe, render_recipe
+from automemo.meta.source.tunables import apply, can_move, perturb_value
 from automemo.paths import SEEDS_DIR, list_seeds
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import ast
 from typing import Sequence
 
-from automemo.meta import syntax
-from automemo.meta.tunables import Tunable
+from automemo.meta.source import syntax
+from automemo.meta.source.tunables import Tunable
 
 MEMO_CLASS = "Memo"
 _OPAQUE = frozenset({"globals", "vars", "eval", "exec", "__import__", "getattr"})

@@ -11,7 +11,7 @@ they need:
   types -> each weak type gets the retrieve stages of the recipe that beats the parent on it
   task by task (a sign test), or else a variant of its own to try;
 - add / remove / swap / tune a stage: always possible.
-Which move a child gets is drawn by the offline agent's operator table (meta/mutator.py), with
+Which move a child gets is drawn by the offline agent's operator table (meta/offline/agent.py), with
 the other operators. Every draw comes from the `random.Random` the caller seeds with (run seed,
 node id).
 """
@@ -26,10 +26,10 @@ from typing import Any, Callable, Mapping, Sequence
 from automemo.meta.base import ScoredProgram
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import weak_types
-from automemo.meta.crossover import best_partner, routes as decided_routes
-from automemo.meta.moves import (Move, add_stage, pick_starter, pipeline_diff, recombine, remove_stage, route,
+from automemo.meta.offline.crossover import best_partner, routes as decided_routes
+from automemo.meta.offline.moves import (Move, add_stage, pick_starter, pipeline_diff, recombine, remove_stage, route,
                                  swap_stage, tune_stage, untried_starters, variant_for)
-from automemo.meta.recipe import Recipe, describe, parse_recipe
+from automemo.meta.source.recipe import Recipe, describe, parse_recipe
 
 STRUCTURAL_MOVES = ("route", "recombine", "tune_stage", "add_stage", "swap_stage", "remove_stage")
 """The moves a recipe parent allows; how often each is drawn is the offline agent's operator

@@ -5,7 +5,7 @@ which writes the run's ledger; each proposal also carries its own usage tally.
 Built to survive small local models: prompts are fitted to the role's `context_tokens`, images
 are left out for a role with `vision = false`, and an analysis the model cannot get into shape
 falls back to the rule-based diagnosis (recorded under the diagnosis' "analysis" key) instead of
-costing the step its child. The compact prompt profile (automemo.meta.compact) replaces analysis
+costing the step its child. The compact prompt profile (automemo.meta.llm.compact) replaces analysis
 → generate, and the repair prompt, by one short call each asking for one small edit.
 """
 
@@ -19,21 +19,21 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 from automemo.contract import Budget
 from automemo.evaluation.evidence import read_evidence
 from automemo.llm import assistant_message, system_message, user_message
-from automemo.meta.analysis import FEEDBACK_SCHEMA, analyse, analysis_messages
+from automemo.meta.llm.analysis import FEEDBACK_SCHEMA, analyse, analysis_messages
 from automemo.meta.base import MetaAgent, Proposal
 from automemo.meta.context import GenerationContext, ParentView, ParsedSource, RepairContext, estimate_text_tokens
-from automemo.meta.codeblock import check_program, extract_program, extract_summary, program_blocks
+from automemo.meta.llm.codeblock import check_program, extract_program, extract_summary, program_blocks
 from automemo.meta.config import MetaConfig
-from automemo.meta.conversation import MetaConversation, PromptTooLong, UnusableReply
+from automemo.meta.llm.conversation import MetaConversation, PromptTooLong, UnusableReply
 from automemo.meta.diagnosis import rule_based_diagnosis
 from automemo.meta.evidence import clip, select_evidence
-from automemo.meta.compact import example_edit, profile_for, shown_source, tunable_lines, weak_spots
-from automemo.meta.fitting import TRIMS, PromptRoom, Trim, estimate_tokens, fit, prompt_room
-from automemo.meta.edits import EditError, edited
-from automemo.meta.prompts import (contract_context, helpers_context, improvements_context, memolib_api,
+from automemo.meta.llm.compact import example_edit, profile_for, shown_source, tunable_lines, weak_spots
+from automemo.meta.llm.fitting import TRIMS, PromptRoom, Trim, estimate_tokens, fit, prompt_room
+from automemo.meta.llm.edits import EditError, edited
+from automemo.meta.llm.prompts import (contract_context, helpers_context, improvements_context, memolib_api,
                                    inspirations_context, render_meta, siblings_context)
-from automemo.meta.samples import data_samples
-from automemo.meta.syntax import normalised
+from automemo.meta.llm.samples import data_samples
+from automemo.meta.source.syntax import normalised
 from automemo.paths import list_seeds
 from automemo.prompting import render
 from automemo.sandbox.base import Limits
@@ -273,7 +273,7 @@ class LLMMetaAgent(MetaAgent):
         return min(room, context - estimate_tokens(messages)) if context else room
 
     def _propose_compact(self, context: GenerationContext) -> Proposal:
-        """One generate call with the compact prompt (see automemo.meta.compact); the diagnosis
+        """One generate call with the compact prompt (see automemo.meta.llm.compact); the diagnosis
         is the rule-based one."""
         parent, seed = context.parent, context.seed
         conversation = MetaConversation(self.client, self.config, node_id=context.node_id)

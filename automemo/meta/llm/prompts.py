@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from automemo.contract import INTERFACE_VERSION, Budget
-from automemo.meta import syntax
+from automemo.meta.source import syntax
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import ChildAttempt, Improvement, ParsedSource, ScoredProgram, weak_types
 from automemo.meta.config import MetaConfig
