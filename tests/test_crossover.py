@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from automemo.meta.config import OfflineMetaConfig
 from automemo.meta.context import GenerationContext, weak_types
 from automemo.cli.exam_cmd import load_inputs
 from automemo.contract import PartialRecorder
@@ -99,7 +100,8 @@ def test_the_partner_is_the_program_strongest_where_the_parent_is_weak():
     assert best_partner(parent, [nowhere, parent]) is None
 
 
-ONLY_CROSSOVER = MetaConfig(crossover_rate=1.0, perturb_rate=0.0, transplant_rate=0.0, compose_rate=0.0)
+ONLY_CROSSOVER = MetaConfig(offline=OfflineMetaConfig(crossover_rate=1.0, perturb_rate=0.0, transplant_rate=0.0,
+                                                      compose_rate=0.0))
 
 
 def test_the_mutator_crosses_over_with_the_complementary_program(seeds_dir):  # noqa: F811
@@ -114,14 +116,15 @@ def test_the_mutator_crosses_over_with_the_complementary_program(seeds_dir):  # 
     assert child.summary == "crossover with #8, which leads on VS, TR"
     assert repr(parent_source) in child.source and repr(partner_source) in child.source
 
-    alone = OfflineMetaAgent(MetaConfig(compose_rate=0.0, crossover_rate=1.0, transplant_rate=0.0), seeds_dir=seeds_dir)
+    no_transplant = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, crossover_rate=1.0, transplant_rate=0.0))
+    alone = OfflineMetaAgent(no_transplant, seeds_dir=seeds_dir)
     nowhere = [_scored(8, partner_source, 0.5, FR=0.95, VS=0.0, TR=0.1)]
     assert alone.propose(GenerationContext.build(_parent(parent_source), node_id=9, seed=1, scored=nowhere)
                          ).diagnosis["mutation"]["kind"] == "perturb"
 
 
 def test_once_every_seed_was_tried_the_transplant_is_the_one_strong_where_the_parent_is_weak(seeds_dir):  # noqa: F811
-    mutator = OfflineMetaAgent(MetaConfig(compose_rate=0.0, crossover_rate=0.0), seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, crossover_rate=0.0)), seeds_dir=seeds_dir)
     sources = {name: (seeds_dir / f"{name}.py").read_text() for name in ("alpha", "beta", "gamma")}
     scored = [_scored(1, sources["alpha"], 0.5, FR=1.0, VS=0.0, TR=0.5),
               _scored(2, sources["beta"], 0.4, FR=0.1, VS=0.8, TR=0.3),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from automemo.meta.config import OfflineMetaConfig
 from automemo.meta.context import GenerationContext, RepairContext
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import MetaConfig, ParentView
@@ -110,7 +111,7 @@ def test_structural_moves_are_deterministic_under_a_seed_and_use_the_evidence(se
     parent = ParentView(1, render_recipe(Recipe()), 0.5, 1, evaluation)
     other = _scored(2, Recipe(unit="window", pipeline=Pipeline(indexes="bm25", window=1)), {"A": [1.0] * 8, "B": [0.5] * 8})
     # the structural moves alone: the other operators are off
-    config = MetaConfig(perturb_rate=0.0, transplant_rate=0.0, crossover_rate=0.0)
+    config = MetaConfig(offline=OfflineMetaConfig(perturb_rate=0.0, transplant_rate=0.0, crossover_rate=0.0))
 
     def agent():
         return OfflineMetaAgent(config, seeds_dir=seeds_dir, train=TrainQuestions(("q1", "q2"), ("A", "B")),
@@ -142,7 +143,8 @@ def seeds_dir(tmp_path: Path) -> Path:
 
 
 def test_the_mutator_composes_recipes_from_a_non_recipe_parent_and_evolves_recipe_parents(seeds_dir):
-    mutator = OfflineMetaAgent(MetaConfig(compose_rate=1.0, transplant_rate=0.0, perturb_rate=0.0), seeds_dir=seeds_dir)
+    config = MetaConfig(offline=OfflineMetaConfig(compose_rate=1.0, transplant_rate=0.0, perturb_rate=0.0))
+    mutator = OfflineMetaAgent(config, seeds_dir=seeds_dir)
     root = ParentView(0, "class Memo:\n    pass\n", 0.1, 1, _evaluation({"A": 0.1, "B": 0.1}))
     first = mutator.propose(GenerationContext.build(root, node_id=1, seed=0, tree_sources=[root.source]))
     assert parse_recipe(first.source) == STARTERS[0] and first.diagnosis["mutation"]["kind"] == "compose"
@@ -158,7 +160,7 @@ def test_the_mutator_composes_recipes_from_a_non_recipe_parent_and_evolves_recip
 def test_what_one_call_was_told_stays_its_own(seeds_dir):
     """The mutator keeps nothing between calls: each proposal follows its own context's tree,
     whatever was proposed before it from another tree."""
-    mutator = OfflineMetaAgent(MetaConfig(compose_rate=1.0, transplant_rate=0.0), seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(MetaConfig(offline=OfflineMetaConfig(compose_rate=1.0, transplant_rate=0.0)), seeds_dir=seeds_dir)
     root = ParentView(0, "class Memo:\n    pass\n", 0.1, 1, None)
     tried = render_recipe(STARTERS[0])
     fresh = GenerationContext.build(root, node_id=5, seed=0, tree_sources=[root.source])

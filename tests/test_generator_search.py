@@ -43,7 +43,7 @@ def test_a_rendered_recipe_passes_the_quick_exam(recipe):
 @pytest.mark.bwrap
 def test_an_offline_search_on_minigallery_evaluates_composed_recipes(tmp_path):
     config = write_config(tmp_path / "search.toml", steps=2, backend="bwrap", seed=1,
-                          extra="[meta]\ncompose_rate = 1.0\ntransplant_rate = 0.0\n")
+                          extra="[meta.offline]\ncompose_rate = 1.0\ntransplant_rate = 0.0\n")
     done = run_search("--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--run-id", "r")
     assert done.returncode == 0, done.stderr[-3000:]
     run = RunDir.open(tmp_path / "runs" / "r")

@@ -8,6 +8,7 @@ import collections
 
 import pytest
 
+from automemo.meta.config import LLMMetaConfig
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.meta import MetaConfig, ParentView, build_meta_agent
@@ -67,7 +68,7 @@ def _client(fake, tmp_path, context_tokens=0) -> LLMClient:
 
 @pytest.mark.parametrize("profile", ["full", "compact"])
 def test_the_llm_agent_never_re_parses_the_parent(parses, fake_llm, tmp_path, profile):
-    agent = build_meta_agent(_client(fake_llm, tmp_path), MetaConfig(prompt_profile=profile))
+    agent = build_meta_agent(_client(fake_llm, tmp_path), MetaConfig(llm=LLMMetaConfig(prompt_profile=profile)))
     child = TUNABLE.replace("TOP_K = 5", "TOP_K = 8")
     analysis = '```json\n{"summary": "x", "memory_relevance": [], "content_issues": [], ' \
                '"structural_issues": [], "suggestions": [{"priority": 1, "change": "c", "rationale": "r"}]}\n```'

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from automemo.meta.config import LLMMetaConfig
 from automemo.meta.context import GenerationContext, RepairContext
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.meta import ParentView, build_meta_agent
@@ -161,7 +162,7 @@ def test_a_cut_answer_is_continued_then_asked_for_an_edit_and_a_hopeless_one_say
 
 def test_a_rewrite_cut_at_the_cap_is_asked_for_an_edit_instead(fake_llm, tmp_path):
     client = _client(fake_llm, tmp_path)
-    agent = build_meta_agent(client, MetaConfig(edit_mode="rewrite", prompt_profile="full"))
+    agent = build_meta_agent(client, MetaConfig(llm=LLMMetaConfig(edit_mode="rewrite", prompt_profile="full")))
     cut = {"content": "SUMMARY: all\n```python\n" + PARENT[:80], "finish_reason": "length"}
     fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```", cut, cut,
                      "SUMMARY: nine\n" + _edit("TOP_K = 5\n", "TOP_K = 9\n")])
@@ -174,7 +175,7 @@ def test_a_rewrite_cut_at_the_cap_is_asked_for_an_edit_instead(fake_llm, tmp_pat
 
 def test_an_edit_that_does_not_apply_is_asked_for_again_as_an_edit_when_the_program_would_not_fit(fake_llm, tmp_path):
     client = _client(fake_llm, tmp_path)
-    agent = build_meta_agent(client, MetaConfig(generate_max_tokens=64, prompt_profile="full"))
+    agent = build_meta_agent(client, MetaConfig(llm=LLMMetaConfig(generate_max_tokens=64, prompt_profile="full")))
     fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```",
                      "SUMMARY: x\n" + _edit("    k = 50\n", "    k = 8\n"),
                      "SUMMARY: eight\n" + _edit("TOP_K = 5\n", "TOP_K = 8\n")])

@@ -9,6 +9,7 @@ import json
 import pytest
 from PIL import Image
 
+from automemo.meta.config import LLMMetaConfig
 from automemo.meta.context import GenerationContext, RepairContext
 from automemo.contract import EpisodeRecorder, MemoryPayload, Step
 from automemo.episode_store import EpisodeStore
@@ -22,7 +23,8 @@ from automemo.meta.config import MetaConfig
 from automemo.paths import SEEDS_DIR
 
 CONTEXT = 8192
-FULL = MetaConfig(prompt_profile="full")  # the analysis → generate conversation, fitted by trimming
+# the analysis → generate conversation, fitted by trimming
+FULL = MetaConfig(llm=LLMMetaConfig(prompt_profile="full"))
 TEMPLATE_ERROR = 'can only concatenate str (not "list") to str'
 OVERFLOW = "the request exceeds the available context size, try increasing it"
 PARENT = (SEEDS_DIR / "murag.py").read_text()  # imports automemo.toolkit.memolib
@@ -183,7 +185,7 @@ def test_the_compact_profile_asks_once_in_a_short_prompt_and_its_example_is_a_va
 def test_the_compact_profile_asks_again_for_an_edit_never_for_the_whole_program(fake_llm, tmp_path, parent):
     fake_llm.script(["SUMMARY: x\n<<<<<<< SEARCH\n    k = 99\n=======\n    k = 3\n>>>>>>> REPLACE\n",
                      "SUMMARY: three\n<<<<<<< SEARCH\nTOP_K = 10\n=======\nTOP_K = 3\n>>>>>>> REPLACE\n"])
-    config = MetaConfig(prompt_profile="compact", generate_max_tokens=100_000)
+    config = MetaConfig(llm=LLMMetaConfig(prompt_profile="compact", generate_max_tokens=100_000))
     agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False), config)  # context unknown
     proposal = agent.propose(GenerationContext.build(parent, node_id=7, seed=0))
     assert "TOP_K = 3  # tunable: int 1..30" in proposal.source
@@ -202,8 +204,8 @@ def test_the_prompt_profile_is_chosen_by_config_or_from_the_declared_context():
     assert profile_for("auto", 8192) == "compact" and profile_for("auto", 0) == "full"
     assert profile_for("auto", 32768) == "full" and profile_for("full", 4096) == "full"
     assert profile_for("compact", 0) == "compact"
-    with pytest.raises(ConfigError, match="meta.prompt_profile must be one of auto, full, compact"):
-        MetaConfig(prompt_profile="tiny")
+    with pytest.raises(ConfigError, match="meta.llm.prompt_profile must be one of auto, full, compact"):
+        MetaConfig(llm=LLMMetaConfig(prompt_profile="tiny"))
 
 
 def test_the_compact_profile_repairs_with_one_short_call_asking_for_an_edit(fake_llm, tmp_path):
@@ -216,7 +218,7 @@ def test_the_compact_profile_repairs_with_one_short_call_asking_for_an_edit(fake
     assert fixed.source == PARENT.replace("import numpy as np\n", "import numpy as np\nimport json\n")
     assert fixed.summary == "drop it" and fixed.diagnosis["profile"] == "compact"
     (request,) = fake_llm.requests
-    assert request["temperature"] == MetaConfig().generate_temperature, "attempts of one exam differ"
+    assert request["temperature"] == MetaConfig().llm.generate_temperature, "attempts of one exam differ"
     prompt = message_text(request["messages"][-1])
     assert sum(estimate_tokens(message_text(m)) for m in request["messages"]) <= 3000
     assert "No module named 'no_such_module'" in prompt and "ONE SEARCH/REPLACE edit" in prompt

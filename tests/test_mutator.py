@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from automemo.meta.config import OfflineMetaConfig
 from automemo.meta.context import GenerationContext, RepairContext
 from automemo.contract import ImageRef, MemoryPayload
 from automemo.evaluation.result import EvaluationResult, TaskResult
@@ -81,8 +82,8 @@ def _parent(source: str, node_id: int = 3) -> ParentView:
 
 
 # These tests are about perturbation and transplants: no recipe is composed in their place.
-NO_COMPOSE = MetaConfig(compose_rate=0.0)
-PERTURB_ONLY = MetaConfig(compose_rate=0.0, transplant_rate=0.0)
+NO_COMPOSE = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0))
+PERTURB_ONLY = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, transplant_rate=0.0))
 
 
 def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
@@ -107,7 +108,8 @@ def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
 
 
 def test_numeric_moves_at_a_range_boundary_go_inward(seeds_dir):
-    mutator = OfflineMetaAgent(MetaConfig(compose_rate=0.0, max_perturbed=1), seeds_dir=seeds_dir)
+    one = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, max_perturbed=1))
+    mutator = OfflineMetaAgent(one, seeds_dir=seeds_dir)
     parent = 'K = 30  # tunable: int 1..30\nclass Memo:\n    def retrieve(self, task):\n        return K\n'
     values = {parse_tunables(mutator.propose(GenerationContext.build(_parent(parent), node_id=i, seed=1)).source)[0].value for i in range(20)}
     assert values and all(1 <= v < 30 for v in values)
@@ -151,7 +153,8 @@ def test_root_gets_an_untried_seed_transplanted(seeds_dir):
 def test_a_tunable_parent_sometimes_gets_an_untried_seed_while_one_remains(seeds_dir):
     """transplant_rate keeps other designs in reach below the root (here as likely as a
     perturbation); once every seed is in the tree, a tunable parent is always perturbed."""
-    mutator = OfflineMetaAgent(MetaConfig(compose_rate=0.0, transplant_rate=0.5, perturb_rate=0.5), seeds_dir=seeds_dir)
+    even = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, transplant_rate=0.5, perturb_rate=0.5))
+    mutator = OfflineMetaAgent(even, seeds_dir=seeds_dir)
     parent = _seed(10, "hybrid")
     kinds = [mutator.propose(GenerationContext.build(_parent(parent), node_id=i, seed=3)).diagnosis["mutation"]["kind"]
              for i in range(40)]
@@ -243,7 +246,8 @@ def test_image_refs_in_payloads_do_not_break_the_diagnosis(seeds_dir):
 
 def test_the_diagnosis_of_a_transplant_says_why_it_was_one(seeds_dir):
     """A tunable parent transplanted by the operator draw is not described as untunable."""
-    mutator = OfflineMetaAgent(MetaConfig(compose_rate=0.0, transplant_rate=1.0, perturb_rate=0.0), seeds_dir=seeds_dir)
+    only_transplant = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, transplant_rate=1.0, perturb_rate=0.0))
+    mutator = OfflineMetaAgent(only_transplant, seeds_dir=seeds_dir)
     tunable = mutator.propose(GenerationContext.build(_parent(_seed(10, "hybrid")), node_id=4, seed=0)).diagnosis
     assert tunable["mutation"]["kind"] == "transplant"
     (why,) = [s for s in tunable["structural_issues"] if "transplant" in s or "seed" in s]
@@ -307,7 +311,7 @@ def test_code_the_analysis_cannot_follow_keeps_every_tunable_live():
 def test_an_operators_rate_is_its_probability_among_the_operators_that_apply(seeds_dir):
     """perturb 0.2, transplant 0.1, crossover 0.2 apply to a tunable parent with a partner that
     leads it where it is weak (compose is off, the stage moves need a recipe): 0.4, 0.2, 0.4."""
-    mutator = OfflineMetaAgent(MetaConfig(compose_rate=0.0), seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0)), seeds_dir=seeds_dir)
     parent = _parent(_seed(10, "dense"))   # weak on VS
     partner = ScoredProgram(8, _seed(5, "hybrid"), 0.5, 1, {"FR": 0.2, "VS": 0.9, "TR": 0.5})
     n = 300

@@ -83,7 +83,7 @@ def measure(base_url: str, args, parents: dict[str, str]) -> dict[str, Any]:
     from automemo.llm import Ledger, LLMClient, LLMConfig, RoleConfig
     from automemo.meta.base import MetaError, ParentView
     from automemo.meta.llm.codeblock import CodeBlockError, check_program
-    from automemo.meta.config import MetaConfig
+    from automemo.meta.config import LLMMetaConfig, MetaConfig
     from automemo.meta.context import GenerationContext
     from automemo.meta.llm.agent import LLMMetaAgent
     from automemo.meta.source.syntax import normalised
@@ -96,9 +96,9 @@ def measure(base_url: str, args, parents: dict[str, str]) -> dict[str, Any]:
         for mode in MODES:
             ledger = Ledger(Path(tmp) / f"{mode}.db")
             client = LLMClient(LLMConfig(meta=role), ledger)
-            config = MetaConfig(edit_mode=mode, generate_max_tokens=args.max_tokens,
-                                analysis_max_tokens=min(args.max_tokens, 2048),
-                                inspirations=args.inspirations, prompt_profile=args.prompt_profile)
+            config = MetaConfig(llm=LLMMetaConfig(
+                edit_mode=mode, generate_max_tokens=args.max_tokens, analysis_max_tokens=min(args.max_tokens, 2048),
+                inspirations=args.inspirations, prompt_profile=args.prompt_profile))
             agent = LLMMetaAgent(client, config, seeds_dir=None)
             seen = {normalised(s) for s in parents.values()}
             valid, failures, node = 0, [], 0

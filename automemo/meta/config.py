@@ -1,8 +1,10 @@
-"""The meta agent's settings, every default in one place."""
+"""The meta agents' settings, every default in one place: `[meta]` holds what both agents read
+(the evidence of a parent, duplicate handling, mixed mode), `[meta.llm]` the LLM meta agent's
+own settings and `[meta.offline]` the offline agent's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 EDIT_MODES = ("diff", "rewrite")
 PROMPT_PROFILES = ("auto", "full", "compact")
@@ -12,15 +14,7 @@ OPERATORS = ("perturb", "transplant", "crossover", "compose", "route", "recombin
 
 
 @dataclass(frozen=True)
-class MetaConfig:
-    # --- evidence shown to the analysis prompt (the paper's Table 7 protocol) ---------------
-    n_successes: int = 2                  # successful retrieve-time trajectories per analysis
-    n_failures: int = 2                   # failed ones
-    observation_chars: int = 50_000       # observation summary cap per episode
-    observation_images: int = 4           # observation images per episode
-    payload_chars: int = 20_000           # retrieved-memory summary cap per episode
-    payload_images: int = 2               # retrieved-memory images per episode
-
+class LLMMetaConfig:
     # --- earlier parent→child gains shown as examples ----------------------------------------
     max_improvements: int = 3             # the largest gains; more would crowd out the evidence
     improvement_diff_chars: int = 6_000   # each example's diff is cut to this
@@ -49,9 +43,21 @@ class MetaConfig:
     inspiration_chars: int = 6_000        # each inspiration's source is cut to this
     max_siblings: int = 6                 # the parent's earlier children (what was tried, what it scored)
     sample_chars: int = 2_500             # excerpt of one update episode and one retrieve task
-    duplicate_retries: int = 2            # a child identical to a node of the tree is re-proposed this often
 
-    # --- the offline meta agent ----------------------------------------------------------------
+    def __post_init__(self) -> None:
+        if self.edit_mode not in EDIT_MODES:
+            from automemo.configtools import ConfigError
+
+            raise ConfigError(f"meta.llm.edit_mode must be one of {', '.join(EDIT_MODES)}, got {self.edit_mode!r}")
+        if self.prompt_profile not in PROMPT_PROFILES:
+            from automemo.configtools import ConfigError
+
+            raise ConfigError(f"meta.llm.prompt_profile must be one of {', '.join(PROMPT_PROFILES)}, "
+                              f"got {self.prompt_profile!r}")
+
+
+@dataclass(frozen=True)
+class OfflineMetaConfig:
     max_perturbed: int = 2                # a child changes one or two tunables
     step_fraction: float = 0.25           # typical numeric step, as a fraction of the range
     # Its operators, in one table. A child comes from one operator, drawn among the operators that
@@ -88,27 +94,34 @@ class MetaConfig:
     # category's tasks than it loses (one-sided sign test at this level); elsewhere it fuses.
     route_significance: float = 0.05
 
-    # With the LLM meta agent (mixed mode): chance that a child of a parent with live declared
-    # tunables is written by the offline mutator instead (it turns the tunables, LLM-written
-    # children included); 0 keeps every step the LLM's.
-    mixed_tune_rate: float = 0.0
-
     def operator_rate(self, operator: str) -> float:
         """The configured rate of an offline operator (`perturb`, `route`, ...)."""
         return getattr(self, f"{operator}_rate")
 
     def __post_init__(self) -> None:
-        negative = [f"meta.{o}_rate" for o in OPERATORS if self.operator_rate(o) < 0]
+        negative = [f"meta.offline.{o}_rate" for o in OPERATORS if self.operator_rate(o) < 0]
         if negative:
             from automemo.configtools import ConfigError
 
             raise ConfigError(f"{', '.join(negative)} must be >= 0")
-        if self.edit_mode not in EDIT_MODES:
-            from automemo.configtools import ConfigError
 
-            raise ConfigError(f"meta.edit_mode must be one of {', '.join(EDIT_MODES)}, got {self.edit_mode!r}")
-        if self.prompt_profile not in PROMPT_PROFILES:
-            from automemo.configtools import ConfigError
 
-            raise ConfigError(f"meta.prompt_profile must be one of {', '.join(PROMPT_PROFILES)}, "
-                              f"got {self.prompt_profile!r}")
+@dataclass(frozen=True)
+class MetaConfig:
+    # --- evidence shown to the analysis prompt (the paper's Table 7 protocol) ---------------
+    n_successes: int = 2                  # successful retrieve-time trajectories per analysis
+    n_failures: int = 2                   # failed ones
+    observation_chars: int = 50_000       # observation summary cap per episode
+    observation_images: int = 4           # observation images per episode
+    payload_chars: int = 20_000           # retrieved-memory summary cap per episode
+    payload_images: int = 2               # retrieved-memory images per episode
+
+    # --- both agents ---------------------------------------------------------------------------
+    duplicate_retries: int = 2            # a child identical to a node of the tree is re-proposed this often
+    # With the LLM meta agent (mixed mode): chance that a child of a parent with live declared
+    # tunables is written by the offline mutator instead (it turns the tunables, LLM-written
+    # children included); 0 keeps every step the LLM's.
+    mixed_tune_rate: float = 0.0
+
+    llm: LLMMetaConfig = field(default_factory=LLMMetaConfig)
+    offline: OfflineMetaConfig = field(default_factory=OfflineMetaConfig)

@@ -87,7 +87,7 @@ class LLMMetaAgent(MetaAgent):
         """"full" or "compact": the configured prompt profile, "auto" resolved from the role's
         declared context size."""
         role = self._role()
-        return profile_for(self.config.prompt_profile, role.context_tokens if role is not None else 0)
+        return profile_for(self.config.llm.prompt_profile, role.context_tokens if role is not None else 0)
 
     def _room(self, completion_tokens: int) -> PromptRoom:
         role = self._role()
@@ -121,7 +121,7 @@ class LLMMetaAgent(MetaAgent):
                 retrieve_episode = next((t.episode for t in tasks if t.episode is not None), None)
             except (FileNotFoundError, ValueError, KeyError):
                 retrieve_episode = None
-        samples = data_samples(self.image_roots, retrieve_episode, self.config.sample_chars)
+        samples = data_samples(self.image_roots, retrieve_episode, self.config.llm.sample_chars)
         return {**self.context, "samples": samples}
 
     def _seed_inspirations(self, context: GenerationContext) -> list[tuple[str, str]]:
@@ -171,7 +171,7 @@ class LLMMetaAgent(MetaAgent):
         try:
             (feedback, repairs), level = self._ask_fitted(
                 conversation, build_analysis, lambda m: analyse(conversation, m),
-                completion_tokens=self.config.analysis_max_tokens,
+                completion_tokens=self.config.llm.analysis_max_tokens,
             )
             analysis_note = {"source": "llm", "repairs": repairs, "trim": TRIMS[level].label}
             messages, images = shown["analysis"]
@@ -195,14 +195,14 @@ class LLMMetaAgent(MetaAgent):
             # Inspirations are the largest optional part: all of them at the first level, one
             # cut to half past it, none once the evidence itself is being cut hard.
             shown_inspirations = inspirations if level == 0 else [
-                {**i, "source": i["source"][: self.config.inspiration_chars // 2]}
+                {**i, "source": i["source"][: self.config.llm.inspiration_chars // 2]}
                 for i in inspirations[:1]] if level == 1 else []
             variables = dict(
                 helpers=helpers if trim.helpers else "", memolib_api=memolib_api(described=trim.memolib_notes), task_description=self.task_description,
                 parent=_parent_vars(parent, config), feedback=feedback,
                 improvements=improvements_context(improvements, config), show_ideas=trim.ideas,
                 siblings=siblings, inspirations=shown_inspirations,
-                edit_mode=self.config.edit_mode,
+                edit_mode=self.config.llm.edit_mode,
             )
             if prefix is not None and level <= prefix[2]:
                 prompt = render_meta("meta_generate", contract, in_conversation=True, **variables)
@@ -216,14 +216,14 @@ class LLMMetaAgent(MetaAgent):
         (source, summary), _ = self._ask_fitted(
             conversation, build_generate,
             lambda m: self._generate(conversation, m, parse_child, parent.source),
-            completion_tokens=self.config.generate_max_tokens,
+            completion_tokens=self.config.llm.generate_max_tokens,
             # From the analysis' own level: the conversation there, standalone prompts past it.
             start=prefix[2] if prefix is not None else 0,
         )
         diagnosis = {
             **feedback,
             "analysis": analysis_note,
-            "generate": {"edit_mode": self.config.edit_mode, "answer": how.get("answer", ""),
+            "generate": {"edit_mode": self.config.llm.edit_mode, "answer": how.get("answer", ""),
                          "in_conversation": prefix is not None,
                          "inspirations": [i["name"] for i in inspirations]},
             "evidence": [
@@ -245,7 +245,7 @@ class LLMMetaAgent(MetaAgent):
                 check_program(source)
                 how["answer"] = f"{n_edits} edit(s)"
                 return (source if source.endswith("\n") else source + "\n"), summary
-            if self.config.edit_mode == "diff" and not program_blocks(text):
+            if self.config.llm.edit_mode == "diff" and not program_blocks(text):
                 raise EditError("the reply holds no SEARCH/REPLACE edit")
             source = extract_program(text)
             how["answer"] = "whole program"
@@ -261,15 +261,15 @@ class LLMMetaAgent(MetaAgent):
         whole_fits = (self.profile == "full" and
                       _program_tokens(parent_source) <= self._completion_room(messages))
         return conversation.ask(messages, parse, expected="program" if whole_fits else "diff",
-                                purpose="generate", max_tokens=self.config.generate_max_tokens,
-                                temperature=self.config.generate_temperature, after_cut="diff")
+                                purpose="generate", max_tokens=self.config.llm.generate_max_tokens,
+                                temperature=self.config.llm.generate_temperature, after_cut="diff")
 
     def _completion_room(self, messages: list[dict]) -> int:
         """Completion tokens a call can have: the cap, and in a declared context what the prompt
         leaves of it."""
         role = self._role()
         context = role.context_tokens if role is not None else 0
-        room = self.config.generate_max_tokens
+        room = self.config.llm.generate_max_tokens
         return min(room, context - estimate_tokens(messages)) if context else room
 
     def _propose_compact(self, context: GenerationContext) -> Proposal:
@@ -279,22 +279,22 @@ class LLMMetaAgent(MetaAgent):
         conversation = MetaConversation(self.client, self.config, node_id=context.node_id)
         feedback = _rule_based(parent, seed=seed, config=self.config)
         # shown (and recorded) only where an edit is asked for
-        example = (example_edit(context.parsed, seed, self.config.step_fraction)
-                   if self.config.edit_mode == "diff" else None)
+        example = (example_edit(context.parsed, seed, self.config.offline.step_fraction)
+                   if self.config.llm.edit_mode == "diff" else None)
         prompt = render_meta(
             "meta_generate_compact", self.context, task_description=self.task_description,
             parent={**_parent_vars(parent, self.config),
-                    "source": shown_source(context.parsed, self.config.source_chars)},
+                    "source": shown_source(context.parsed, self.config.llm.source_chars)},
             tunables=tunable_lines(context.parsed), weak=weak_spots(parent),
             siblings=siblings_context(parent.children, self.config),
-            example=example, edit_mode=self.config.edit_mode,
+            example=example, edit_mode=self.config.llm.edit_mode,
         )
         messages = [system_message(self.system), user_message(prompt)]
         how: dict[str, str] = {}
         source, summary = self._generate(conversation, messages,
                                          self._child_parser(context.parsed, feedback, how), parent.source)
         diagnosis = {**feedback, "analysis": {"source": "rule-based", "why": "compact prompt profile"},
-                     "generate": {"edit_mode": self.config.edit_mode, "answer": how.get("answer", ""),
+                     "generate": {"edit_mode": self.config.llm.edit_mode, "answer": how.get("answer", ""),
                                   "profile": "compact", "prompt_tokens_estimate": estimate_tokens(messages),
                                   # a small model often answers with the worked example itself:
                                   # record it, so that a measurement can tell its own edits apart
@@ -319,7 +319,7 @@ class LLMMetaAgent(MetaAgent):
             config = trim.evidence_config(self.config)
             prompt = render_meta(
                 "meta_repair", self.context, helpers=helpers if trim.helpers else "", memolib_api=memolib_api(described=trim.memolib_notes),
-                source=clip(source, config.source_chars), attempt=attempt,
+                source=clip(source, config.llm.source_chars), attempt=attempt,
                 report=_report_view(exam_report),
                 failing_input=clip(json.dumps(failing, indent=2, ensure_ascii=False, default=str),
                                    20_000 if trim.observation_chars is None else trim.observation_chars)
@@ -331,7 +331,7 @@ class LLMMetaAgent(MetaAgent):
         (fixed, summary), _ = self._ask_fitted(
             conversation, build,
             lambda m: self._program(conversation, m, purpose=f"repair-{attempt}", fallback=fallback),
-            completion_tokens=self.config.generate_max_tokens,
+            completion_tokens=self.config.llm.generate_max_tokens,
         )
         return Proposal(
             fixed,
@@ -347,17 +347,17 @@ class LLMMetaAgent(MetaAgent):
         exam_report, attempt = context.exam_report, context.attempt
         conversation = MetaConversation(self.client, self.config, node_id=context.node_id)
         prompt = render_meta("meta_repair_compact", self.context, attempt=attempt,
-                             source=shown_source(program, self.config.source_chars),
+                             source=shown_source(program, self.config.llm.source_chars),
                              report=_report_view(exam_report))
         failed = exam_report.get("failed_check") or "the failed exam check"
         how: dict[str, str] = {}
         fixed, summary = conversation.ask(
             [system_message(self.system), user_message(prompt)],
             self._child_parser(program, {"suggestions": [{"change": f"repair: fix {failed}"}]}, how),
-            expected="diff", purpose=f"repair-{attempt}", max_tokens=self.config.generate_max_tokens,
+            expected="diff", purpose=f"repair-{attempt}", max_tokens=self.config.llm.generate_max_tokens,
             # sampled: at the role's temperature 0 a small model gave the same unusable answer to
             # all three attempts of one failed exam
-            temperature=self.config.generate_temperature, after_cut="diff")
+            temperature=self.config.llm.generate_temperature, after_cut="diff")
         return Proposal(fixed, summary, usage=conversation.usage.to_dict(), author="llm",
                         diagnosis={"repair_of": exam_report.get("failed_check"), "attempt": attempt,
                                    "profile": "compact", "answer": how.get("answer", "")})
@@ -385,13 +385,13 @@ class LLMMetaAgent(MetaAgent):
             return extract_program(text), extract_summary(text, fallback)
 
         return conversation.ask(
-            messages, parse, expected="program", purpose=purpose, max_tokens=self.config.generate_max_tokens
+            messages, parse, expected="program", purpose=purpose, max_tokens=self.config.llm.generate_max_tokens
         )
 
 
 def _parent_vars(parent: ParentView, config: MetaConfig) -> dict[str, Any]:
     return {"node_id": parent.node_id, "score": parent.score, "n_evals": parent.n_evals,
-            "source": clip(parent.source, config.source_chars)}
+            "source": clip(parent.source, config.llm.source_chars)}
 
 
 def _program_tokens(source: str) -> int:

@@ -182,7 +182,7 @@ def analyse(
         read_feedback,
         expected="json",
         purpose="analysis",
-        max_tokens=conversation.config.analysis_max_tokens,
+        max_tokens=conversation.config.llm.analysis_max_tokens,
     )
 
 

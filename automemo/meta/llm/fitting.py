@@ -49,11 +49,12 @@ class Trim:
         if self.trajectories is not None:
             changes["n_successes"] = min(config.n_successes, self.trajectories)
             changes["n_failures"] = min(config.n_failures, self.trajectories)
+        shown: dict[str, Any] = {}   # what the prompts show besides the evidence ([meta.llm])
         if self.improvements is not None:
-            changes["max_improvements"] = min(config.max_improvements, self.improvements)
+            shown["max_improvements"] = min(config.llm.max_improvements, self.improvements)
         if self.source_chars is not None:
-            changes["source_chars"] = min(config.source_chars, self.source_chars)
-        return dataclasses.replace(config, **changes)
+            shown["source_chars"] = min(config.llm.source_chars, self.source_chars)
+        return dataclasses.replace(config, **changes, llm=dataclasses.replace(config.llm, **shown))
 
 
 TRIMS: tuple[Trim, ...] = (

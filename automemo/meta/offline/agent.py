@@ -70,11 +70,11 @@ class OfflineMetaAgent(MetaAgent):
         # drew before (and the reverse).
         draw = random.Random(f"operator:{context.seed}:{context.node_id}")
         options = {name: op for name, op in self.operators(context, rng).items()
-                   if self.config.operator_rate(name) > 0}
+                   if self.config.offline.operator_rate(name) > 0}
         made = None
         while options and made is None:
             names = sorted(options)
-            name = draw.choices(names, weights=[self.config.operator_rate(n) for n in names])[0]
+            name = draw.choices(names, weights=[self.config.offline.operator_rate(n) for n in names])[0]
             made = options.pop(name)()
         if made is None:  # nothing applies, or every operator made nothing new
             made = self._last_resort(context, rng)
@@ -94,7 +94,7 @@ class OfflineMetaAgent(MetaAgent):
             ops["perturb"] = lambda: self._perturb(parsed, rng, context)
         if self._untried(context) or not movable:
             why = (f"the parent has {len(parsed.tunables)} tunable constant(s), but the operator draw "
-                   f"(transplant_rate {self.config.transplant_rate}) picked a seed not yet in the tree"
+                   f"(transplant_rate {self.config.offline.transplant_rate}) picked a seed not yet in the tree"
                    if parsed.tunables else NO_TUNABLES)
             ops["transplant"] = lambda: self._transplant(rng, context, why, scored)
         partner = best_partner(scored, context.scored) if scored is not None else None
@@ -172,9 +172,9 @@ class OfflineMetaAgent(MetaAgent):
             return self._transplant(
                 rng, context, "none of the parent's tunable constants can move, so a seed is transplanted"
             )
-        k = rng.randint(1, min(self.config.max_perturbed, len(movable)))
+        k = rng.randint(1, min(self.config.offline.max_perturbed, len(movable)))
         chosen = sorted(rng.sample(movable, k), key=lambda t: t.line)
-        changes = {t.name: perturb_value(t, rng, self.config.step_fraction) for t in chosen}
+        changes = {t.name: perturb_value(t, rng, self.config.offline.step_fraction) for t in chosen}
         child = apply(program.source, changes, tunables=program.tunables, tree=program.tree)
         old = {t.name: t.value for t in chosen}
         summary = "perturb " + ", ".join(f"{n} {_show(old[n])}→{_show(v)}" for n, v in changes.items())
@@ -205,7 +205,7 @@ class OfflineMetaAgent(MetaAgent):
         # Categories the evidence decides go to the parent that wins them; the rest are fused.
         # The child predicts a question's type with a router fitted on the scored train questions.
         router = fit_router(parent, partner, scopes=self._scope_of_task)
-        routed = routable(routes(parent, partner, self.config.route_significance), router, (parent, partner))
+        routed = routable(routes(parent, partner, self.config.offline.route_significance), router, (parent, partner))
         source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
                                   name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)),
                                   routes=routed, router=router)

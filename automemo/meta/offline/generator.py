@@ -116,7 +116,7 @@ class CompositionalGenerator:
                   if parent is None or p.node_id != parent.node_id
                   for r in [parse_recipe(p.source)] if r is not None and r != recipe]
         options: dict[str, StructuralMove] = {
-            "tune_stage": lambda: tune_stage(recipe, rng, self.config.step_fraction),
+            "tune_stage": lambda: tune_stage(recipe, rng, self.config.offline.step_fraction),
             "add_stage": lambda: add_stage(recipe, rng),
             "remove_stage": lambda: remove_stage(recipe, rng),
             "swap_stage": lambda: swap_stage(recipe, rng),
@@ -134,7 +134,7 @@ class CompositionalGenerator:
 
     def bold_tune(self, recipe: Recipe, rng: random.Random) -> tuple[Recipe, Move]:
         """What a recipe gets when every move gave nothing new: a bold tuning of its retrieve stages."""
-        return tune_stage(recipe, rng, min(1.0, 2 * self.config.step_fraction), stage="index")
+        return tune_stage(recipe, rng, min(1.0, 2 * self.config.offline.step_fraction), stage="index")
 
     def _recombine(self, recipe: Recipe, parent: ScoredProgram | None,
                    others: Sequence[tuple[ScoredProgram, Recipe]], rng: random.Random):
@@ -152,7 +152,7 @@ class CompositionalGenerator:
         for qtype in weak[:ROUTED_TYPES]:
             mine = recipe.pipeline_for(qtype)
             donors = [(p, r) for p, r in others
-                      if decided_routes(parent, p, self.config.route_significance).get(qtype) == 0.0]
+                      if decided_routes(parent, p, self.config.offline.route_significance).get(qtype) == 0.0]
             donors.sort(key=lambda pr: (-pr[0].per_category.get(qtype, 0.0), pr[0].node_id))
             if donors and pipeline_diff(mine, donors[0][1].pipeline_for(qtype)):
                 donor, donor_recipe = donors[0]
