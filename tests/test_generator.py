@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from automemo.meta.config import OfflineMetaConfig
-from automemo.meta.context import GenerationContext, RepairContext
+from automemo.meta.context import GenerationContext
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import MetaConfig, ParentView
 from automemo.meta.base import MetaAgent, Proposal, ScoredProgram, ScoredTask

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from automemo.meta.config import LLMMetaConfig
-from automemo.meta.context import GenerationContext, RepairContext
+from automemo.meta.context import GenerationContext
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.meta import ParentView, build_meta_agent
 from automemo.meta.base import ChildAttempt, MetaError, Proposal

@@ -19,7 +19,6 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from automemo.meta.source import syntax
 from automemo.meta.base import MetaError
 from automemo.meta.llm.codeblock import program_blocks
 from automemo.meta.context import ParsedSource

@@ -22,7 +22,6 @@ from automemo.contract import INTERFACE_VERSION, Budget
 from automemo.meta.source import syntax
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import ChildAttempt, Improvement, ParsedSource, ScoredProgram, weak_types
-from automemo.meta.config import MetaConfig
 from automemo.prompting import render
 from automemo.sandbox.base import Limits
 
