@@ -170,6 +170,35 @@ def test_generations_in_flight_call_the_meta_agent_at_once_each_with_its_own_con
     assert sorted(n["id"] for n in run.nodes()) == [0, 1, 2, 3]
 
 
+class SiblingsMeta(RecordingMeta):
+    """Records the siblings in flight each generation was told; the generation of node 4 lets
+    node 2's evaluation go on."""
+
+    def __init__(self, release: threading.Event) -> None:
+        super().__init__()
+        self.release = release
+        self.told: dict[int, tuple[str, ...]] = {}
+
+    def propose(self, context):
+        self.told[context.node_id] = context.siblings_in_flight
+        if context.node_id == 4:
+            self.release.set()
+        return super().propose(context)
+
+
+def test_a_generation_is_told_what_the_generations_in_flight_proposed(tmp_path):
+    """Steps 1-3 generate at once; node 2's evaluation waits until step 4 (started when step 1
+    or 3 commits) has proposed: step 4 is told node 2's program, which its tree lacks."""
+    released = threading.Event()
+    meta = SiblingsMeta(released)
+    run, _, loop = _search(tmp_path, {"gates": {(2, 0): released}}, [Action("generate", 0, 0.5)] * 4,
+                           meta, None, steps=4)
+    loop.run_search()
+    assert "SCORE = 0.5\nCHILD = 2\n" in meta.told[4]
+    assert not any("CHILD = 4" in source for source in meta.told[4])
+    assert sorted(n["id"] for n in run.nodes()) == [0, 1, 2, 3, 4]
+
+
 class _Budget(GatedEvaluator):
     def evaluate(self, source, **kwargs):
         result = super().evaluate(source, **kwargs)

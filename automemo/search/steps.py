@@ -19,7 +19,6 @@ from typing import Any
 
 from automemo.episode_store import atomic_write
 from automemo.evaluation.result import EvaluationResult
-from automemo.meta.context import GenerationContext
 from automemo.paths import list_seeds
 from automemo.runs.journal import StepJournal
 from automemo.runs.records import ActionRecord, DiagnosisRecord, EvaluationRecord, NodeRecord, Outcome
@@ -157,13 +156,9 @@ class StepRunner:
         # another action saw: it keeps nothing between calls, so actions in flight call it at once.
         with self._proposed_lock:
             siblings = tuple(src for other, src in sorted(self._in_flight.items()) if other != step)
-        context = GenerationContext.build(
-            self.context.parent_view(parent_id, tree), node_id=child_id,
-            seed=derive_seed(self.config.seed, step, "propose"),
-            improvements=self.context.improvements(tree), tree_sources=self.context.sources(tree),
-            scored=self.context.scored_programs(tree), siblings_in_flight=siblings,
-            budget=self.parts.budget,
-        )
+        context = self.context.generation_context(
+            parent_id, tree, node_id=child_id, seed=derive_seed(self.config.seed, step, "propose"),
+            siblings_in_flight=siblings, budget=self.parts.budget)
 
         def proposed(source: str) -> None:
             with self._proposed_lock:
@@ -176,10 +171,10 @@ class StepRunner:
                 repair_seed=lambda a: derive_seed(self.config.seed, step, f"repair-{a}"),
                 claim=self._claim, proposed=proposed,
             )
-        finally:
+            return self._commit_child(journal, gen, tree.node(parent_id), child_id, "generate")
+        finally:  # staged (the scheduler commits it next) or abandoned: no longer in flight
             with self._proposed_lock:
                 self._in_flight.pop(step, None)
-        return self._commit_child(journal, gen, tree.node(parent_id), child_id, "generate")
 
     def _claim(self, shape: str) -> bool:
         with self._proposed_lock:
