@@ -19,7 +19,7 @@ from automemo.configtools import ConfigError
 from automemo.contract import Budget
 from automemo.evaluation.config import EvaluationConfig
 from automemo.llm.config import LLMConfig
-from automemo.meta.config import MetaConfig
+from automemo.meta.config import LLMMetaConfig, MetaConfig, OfflineMetaConfig
 from automemo.sandbox.base import Limits
 from automemo.search.config import SearchConfig
 from automemo.toolkit.embedding import EmbeddingConfig
@@ -97,11 +97,19 @@ def read_toml(path: str | Path) -> dict[str, Any]:
 
 # Keys that moved: a run directory's config.json from before the move still resumes.
 _MOVED = {("evaluation", "update_timeout_s"): ("sandbox", "limits", "update_timeout_s"),
-          ("evaluation", "retrieve_timeout_s"): ("sandbox", "limits", "retrieve_timeout_s")}
+          ("evaluation", "retrieve_timeout_s"): ("sandbox", "limits", "retrieve_timeout_s"),
+          # [meta] split into what both agents read, [meta.llm] and [meta.offline]
+          **{("meta", f.name): ("meta", "llm", f.name) for f in dataclasses.fields(LLMMetaConfig)},
+          **{("meta", f.name): ("meta", "offline", f.name) for f in dataclasses.fields(OfflineMetaConfig)}}
+# Keys that are gone: an old config.json holding one still resumes without it.
+_DROPPED = {("meta", "structure_rate")}  # the offline agent's operator table replaced it
 
 
 def _moved_keys(data: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(data)
+    for section, key in _DROPPED:
+        if key in (out.get(section) or {}):
+            out[section] = {k: v for k, v in out[section].items() if k != key}
     for (section, key), target in _MOVED.items():
         old = dict(out.get(section) or {})
         if key not in old:

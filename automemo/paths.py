@@ -25,11 +25,16 @@ SHIPPED_DATA_DIR = PACKAGE_DIR / "data"
 CACHE_DIR = Path(os.environ.get("AUTOMEMO_CACHE", Path.home() / ".cache" / "automemo"))
 
 
+def list_seeds(folder: str | Path = SEEDS_DIR) -> list[Path]:
+    """The seed programs of `folder`, by name (`_`-prefixed helper files are not seeds)."""
+    return sorted(p for p in Path(folder).glob("*.py") if not p.name.startswith("_"))
+
+
 def seed_path(name: str) -> Path:
     """Path of a seed program by name (`no_memory`) or file name (`no_memory.py`)."""
     path = SEEDS_DIR / (name if name.endswith(".py") else f"{name}.py")
     if not path.exists():
-        known = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_"))
+        known = [p.stem for p in list_seeds()]
         raise FileNotFoundError(f"no seed named {name!r} in {SEEDS_DIR}; seeds: {', '.join(known)}")
     return path
 

@@ -4,7 +4,7 @@ and the same recipe with one of memolib's retrieval components switched on.
 
     PYTHONPATH=. python3 scripts/component_programs.py OUT_DIR   (from the repository root)
 
-Each `OUT_DIR/<name>.py` is a plain rendered recipe (`automemo.meta.recipe.render_recipe`).
+Each `OUT_DIR/<name>.py` is a plain rendered recipe (`automemo.meta.source.recipe.render_recipe`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from automemo.meta.recipe import Recipe, render_recipe, with_values
+from automemo.meta.source.recipe import Recipe, render_recipe, with_values
 
 BASELINE = Recipe()
 COMPONENTS = {

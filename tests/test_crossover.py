@@ -11,16 +11,17 @@ import dataclasses
 
 import pytest
 
+from automemo.meta.config import OfflineMetaConfig
+from automemo.meta.context import GenerationContext, weak_types
 from automemo.cli.exam_cmd import load_inputs
 from automemo.contract import PartialRecorder
 from automemo.exam import quick_exam
 from automemo.meta import MetaConfig
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta.base import ParentView, ScoredProgram, ScoredTask
-from automemo.meta.crossover import (best_partner, crossover_source, fit_router, routable, routes, sign_test,
-                                     weak_categories)
-from automemo.meta.mutator import ParameterMutator
-from automemo.meta.tunables import parse_tunables
+from automemo.meta.offline.crossover import best_partner, crossover_source, fit_router, routable, routes, sign_test
+from automemo.meta.offline.agent import OfflineMetaAgent
+from automemo.meta.source.tunables import parse_tunables
 from automemo.toolkit.memolib import QuestionRouter
 from automemo.paths import SEEDS_DIR
 from automemo.toolkit.services import MemoServices
@@ -92,7 +93,7 @@ def _scored(node_id: int, source: str, mean: float, **per_category: float) -> Sc
 
 def test_the_partner_is_the_program_strongest_where_the_parent_is_weak():
     parent = _scored(3, "P", 0.4667, FR=0.9, VS=0.05, TR=0.45)
-    assert weak_categories(parent.per_category, parent.mean) == ["VS", "TR"]
+    assert weak_types(parent.per_category, parent.mean) == ["VS", "TR"]
     strong_overall = _scored(5, "S", 0.8, FR=1.0, VS=0.06, TR=0.46)   # leads by 0.02 where it matters
     complementary = _scored(6, "C", 0.3, FR=0.1, VS=0.6, TR=0.2)      # leads by 0.55 on VS
     assert best_partner(parent, [strong_overall, complementary]).node_id == 6
@@ -100,32 +101,38 @@ def test_the_partner_is_the_program_strongest_where_the_parent_is_weak():
     assert best_partner(parent, [nowhere, parent]) is None
 
 
+ONLY_CROSSOVER = MetaConfig(offline=OfflineMetaConfig(crossover_rate=1.0, perturb_rate=0.0, transplant_rate=0.0,
+                                                      compose_rate=0.0))
+
+
 def test_the_mutator_crosses_over_with_the_complementary_program(seeds_dir):  # noqa: F811
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=1.0), seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(ONLY_CROSSOVER, seeds_dir=seeds_dir)
     parent_source = _seed(10, "hybrid")
     partner_source = _seed(5, "dense")
-    mutator.observe_scores([_scored(3, parent_source, 0.4667, FR=0.9, VS=0.05, TR=0.45),
-                            _scored(8, partner_source, 0.5, FR=0.2, VS=0.9, TR=0.5)])
-    child = mutator.propose(_parent(parent_source), [], node_id=9, seed=1)
+    scored = [_scored(3, parent_source, 0.4667, FR=0.9, VS=0.05, TR=0.45),
+              _scored(8, partner_source, 0.5, FR=0.2, VS=0.9, TR=0.5)]
+    child = mutator.propose(GenerationContext.build(_parent(parent_source), node_id=9, seed=1, scored=scored))
     mutation = child.diagnosis["mutation"]
     assert mutation["kind"] == "crossover" and mutation["partner"] == 8
     assert child.summary == "crossover with #8, which leads on VS, TR"
     assert repr(parent_source) in child.source and repr(partner_source) in child.source
 
-    alone = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=1.0, transplant_rate=0.0), seeds_dir=seeds_dir)
-    alone.observe_scores([_scored(8, partner_source, 0.5, FR=0.95, VS=0.0, TR=0.1)])
-    assert alone.propose(_parent(parent_source), [], node_id=9, seed=1).diagnosis["mutation"]["kind"] == "perturb"
+    no_transplant = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, crossover_rate=1.0, transplant_rate=0.0))
+    alone = OfflineMetaAgent(no_transplant, seeds_dir=seeds_dir)
+    nowhere = [_scored(8, partner_source, 0.5, FR=0.95, VS=0.0, TR=0.1)]
+    assert alone.propose(GenerationContext.build(_parent(parent_source), node_id=9, seed=1, scored=nowhere)
+                         ).diagnosis["mutation"]["kind"] == "perturb"
 
 
 def test_once_every_seed_was_tried_the_transplant_is_the_one_strong_where_the_parent_is_weak(seeds_dir):  # noqa: F811
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=0.0), seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, crossover_rate=0.0)), seeds_dir=seeds_dir)
     sources = {name: (seeds_dir / f"{name}.py").read_text() for name in ("alpha", "beta", "gamma")}
-    mutator.observe_tree(list(sources.values()))
-    mutator.observe_scores([_scored(1, sources["alpha"], 0.5, FR=1.0, VS=0.0, TR=0.5),
-                            _scored(2, sources["beta"], 0.4, FR=0.1, VS=0.8, TR=0.3),
-                            _scored(3, sources["gamma"], 0.6, FR=0.9, VS=0.1, TR=0.8)])
+    scored = [_scored(1, sources["alpha"], 0.5, FR=1.0, VS=0.0, TR=0.5),
+              _scored(2, sources["beta"], 0.4, FR=0.1, VS=0.8, TR=0.3),
+              _scored(3, sources["gamma"], 0.6, FR=0.9, VS=0.1, TR=0.8)]
     root = (seeds_dir / "no_memory.py").read_text()
-    child = mutator.propose(_parent(root, node_id=0), [], node_id=4, seed=0)
+    child = mutator.propose(GenerationContext.build(_parent(root, node_id=0), node_id=4, seed=0,
+                                                    tree_sources=list(sources.values()), scored=scored))
     assert child.diagnosis["mutation"]["seed"] == "beta"  # VS 0.8 where the parent has 0.05
 
 
@@ -214,15 +221,15 @@ def test_a_category_is_routed_only_on_a_significant_task_by_task_lead():
 
 
 def test_the_mutator_routes_its_crossover_by_the_evidence(seeds_dir):  # noqa: F811
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, crossover_rate=1.0), seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(ONLY_CROSSOVER, seeds_dir=seeds_dir)
     parent_source, partner_source = _seed(10, "hybrid"), _seed(5, "dense")
     vs = [TaskResult(f"VS{i}", "VS", 0.0) for i in range(5)]  # the parent's evaluation: no question text
     fr = [TaskResult(f"FR{i}", "FR", 1.0) for i in range(5)]
     evaluation = EvaluationResult(mean=0.5, n_scored=10, per_category={"VS": 0.0, "FR": 1.0}, metrics={},
                                   tasks=(*vs, *fr))
     partner = _with_tasks(8, 0.5, {"VS": [1, 1, 1, 1, 1], "FR": [1, 1, 1, 1, 0]})
-    mutator.observe_scores([dataclasses.replace(partner, source=partner_source)])
-    child = mutator.propose(ParentView(3, parent_source, 0.5, 1, evaluation), [], node_id=9, seed=1)
+    child = mutator.propose(GenerationContext.build(ParentView(3, parent_source, 0.5, 1, evaluation), node_id=9, seed=1,
+                                                    scored=[dataclasses.replace(partner, source=partner_source)]))
     mutation = child.diagnosis["mutation"]
     assert mutation["kind"] == "crossover" and mutation["routes"] == {"VS": 0.0}  # FR: 1 task, undecided
     assert child.summary == "crossover with #8, which leads on VS; VS answered by #8 alone"

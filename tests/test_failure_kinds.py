@@ -233,7 +233,7 @@ class Memo(MemoProgram):
 
 
 def test_one_retrieve_time_limit_for_the_exam_the_evaluation_and_the_prompt(tmp_path):
-    from automemo.meta.prompts import contract_context
+    from automemo.meta.llm.prompts import contract_context
     from automemo.prompting import render
     from automemo.sandbox.base import Limits
 

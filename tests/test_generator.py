@@ -1,28 +1,29 @@
 """The compositional generator: recipes render to programs that parse back (and stop being
 recipes once edited, while staying tunable), each structural move changes what it claims,
 recombination takes stages from both parents, routes follow the per-type evidence, choices are
-deterministic under a seed, and the mutator's observed state is per thread."""
+deterministic under a seed, and what one call is told is its own."""
 
 from __future__ import annotations
 
 import dataclasses
 import random
-import threading
 from pathlib import Path
 
 import pytest
 
+from automemo.meta.config import OfflineMetaConfig
+from automemo.meta.context import GenerationContext
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import MetaConfig, ParentView
 from automemo.meta.base import MetaAgent, Proposal, ScoredProgram, ScoredTask
-from automemo.meta.codeblock import check_program
-from automemo.meta.generator import CompositionalGenerator, TrainQuestions
+from automemo.meta.llm.codeblock import check_program
+from automemo.meta.offline.generator import CompositionalGenerator, TrainQuestions
 from automemo.meta.mixed import MixedMetaAgent
-from automemo.meta.moves import (STARTERS, add_stage, recombine, remove_stage, route, swap_stage,
+from automemo.meta.offline.moves import (STARTERS, add_stage, recombine, remove_stage, route, swap_stage,
                                  tune_stage)
-from automemo.meta.mutator import ParameterMutator
-from automemo.meta.recipe import KNOBS, Pipeline, Recipe, parse_recipe, render_recipe, value_of
-from automemo.meta.tunables import apply, parse_tunables
+from automemo.meta.offline.agent import OfflineMetaAgent
+from automemo.meta.source.recipe import KNOBS, Pipeline, Recipe, parse_recipe, render_recipe, value_of
+from automemo.meta.source.tunables import apply, parse_tunables
 
 ROUTER = {"labels": ["A", "B"], "prior": [-0.69, -0.69], "weights": {"^when": [-1.0, -3.0]}}
 
@@ -104,17 +105,25 @@ def test_a_route_sends_the_weak_type_to_the_recipe_that_beats_the_parent_on_it()
     assert parse_recipe(render_recipe(child)) == child
 
 
-def test_evolve_is_deterministic_under_a_seed_and_uses_the_evidence():
-    parent = _scored(1, Recipe(), {"A": [0.0] * 8, "B": [1.0] * 8})
+def test_structural_moves_are_deterministic_under_a_seed_and_use_the_evidence(seeds_dir):
+    tasks = tuple(TaskResult(f"{t}{i}", t, s) for t, s in (("A", 0.0), ("B", 1.0)) for i in range(8))
+    evaluation = EvaluationResult(mean=0.5, n_scored=16, per_category={"A": 0.0, "B": 1.0}, metrics={}, tasks=tasks)
+    parent = ParentView(1, render_recipe(Recipe()), 0.5, 1, evaluation)
     other = _scored(2, Recipe(unit="window", pipeline=Pipeline(indexes="bm25", window=1)), {"A": [1.0] * 8, "B": [0.5] * 8})
-    generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(("q1", "q2"), ("A", "B")),
-                                       fit_router=_fit)
-    runs = [[generator.evolve(Recipe(), parent, [parent, other], random.Random(f"{s}")) for s in range(12)]
-            for _ in range(2)]
-    assert runs[0] == runs[1]
-    kinds = {move.kind for _, move in runs[0]}
-    assert {"route", "recombine"} <= kinds
-    assert all(child != Recipe() for child, _ in runs[0])
+    # the structural moves alone: the other operators are off
+    config = MetaConfig(offline=OfflineMetaConfig(perturb_rate=0.0, transplant_rate=0.0, crossover_rate=0.0))
+
+    def agent():
+        return OfflineMetaAgent(config, seeds_dir=seeds_dir, train=TrainQuestions(("q1", "q2"), ("A", "B")),
+                                fit_router=_fit)
+
+    runs = [[a.propose(GenerationContext.build(parent, node_id=5, seed=s, scored=[other])) for s in range(12)]
+            for a in (agent(), agent())]
+    assert [p.source for p in runs[0]] == [p.source for p in runs[1]]
+    kinds = {p.diagnosis["mutation"]["kind"] for p in runs[0]}
+    assert {"route", "recombine"} <= kinds <= {"route", "recombine", "tune_stage", "add_stage", "swap_stage",
+                                                "remove_stage"}
+    assert all(parse_recipe(p.source) not in (None, Recipe()) for p in runs[0])
 
 
 def _evaluation(per: dict[str, float]) -> EvaluationResult:
@@ -134,40 +143,30 @@ def seeds_dir(tmp_path: Path) -> Path:
 
 
 def test_the_mutator_composes_recipes_from_a_non_recipe_parent_and_evolves_recipe_parents(seeds_dir):
-    mutator = ParameterMutator(MetaConfig(compose_rate=1.0, structure_rate=1.0), seeds_dir=seeds_dir)
+    config = MetaConfig(offline=OfflineMetaConfig(compose_rate=1.0, transplant_rate=0.0, perturb_rate=0.0))
+    mutator = OfflineMetaAgent(config, seeds_dir=seeds_dir)
     root = ParentView(0, "class Memo:\n    pass\n", 0.1, 1, _evaluation({"A": 0.1, "B": 0.1}))
-    mutator.observe_tree([root.source])
-    first = mutator.propose(root, [], node_id=1, seed=0)
+    first = mutator.propose(GenerationContext.build(root, node_id=1, seed=0, tree_sources=[root.source]))
     assert parse_recipe(first.source) == STARTERS[0] and first.diagnosis["mutation"]["kind"] == "compose"
-    mutator.observe_tree([root.source, first.source])
-    second = mutator.propose(root, [], node_id=2, seed=0)
+    second = mutator.propose(GenerationContext.build(root, node_id=2, seed=0,
+                                                     tree_sources=[root.source, first.source]))
     assert parse_recipe(second.source) == STARTERS[1]          # untried starters first
     parent = ParentView(1, first.source, 0.5, 1, _evaluation({"A": 0.2, "B": 0.8}))
-    child = mutator.propose(parent, [], node_id=3, seed=0)
+    child = mutator.propose(GenerationContext.build(parent, node_id=3, seed=0))
     assert parse_recipe(child.source) not in (None, STARTERS[0])
     assert child.diagnosis["mutation"]["kind"] in {"add_stage", "remove_stage", "swap_stage", "tune_stage"}
 
 
-def test_what_a_thread_observed_stays_its_own(seeds_dir):
-    mutator = ParameterMutator(MetaConfig(compose_rate=1.0), seeds_dir=seeds_dir)
+def test_what_one_call_was_told_stays_its_own(seeds_dir):
+    """The mutator keeps nothing between calls: each proposal follows its own context's tree,
+    whatever was proposed before it from another tree."""
+    mutator = OfflineMetaAgent(MetaConfig(offline=OfflineMetaConfig(compose_rate=1.0, transplant_rate=0.0)), seeds_dir=seeds_dir)
     root = ParentView(0, "class Memo:\n    pass\n", 0.1, 1, None)
     tried = render_recipe(STARTERS[0])
-    barrier = threading.Barrier(2)
-    results: dict[str, str] = {}
-
-    def worker(name: str, sources: list[str]) -> None:
-        mutator.observe_tree(sources)
-        barrier.wait()  # both have observed before either proposes
-        results[name] = mutator.propose(root, [], node_id=5, seed=0).source
-
-    threads = [threading.Thread(target=worker, args=("fresh", [root.source])),
-               threading.Thread(target=worker, args=("tried", [root.source, tried]))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert parse_recipe(results["fresh"]) == STARTERS[0]
-    assert parse_recipe(results["tried"]) == STARTERS[1]
+    fresh = GenerationContext.build(root, node_id=5, seed=0, tree_sources=[root.source])
+    told = GenerationContext.build(root, node_id=5, seed=0, tree_sources=[root.source, tried])
+    results = [mutator.propose(c).source for c in (fresh, told, fresh)]
+    assert [parse_recipe(r) for r in results] == [STARTERS[0], STARTERS[1], STARTERS[0]]
 
 
 class _ScriptedLLMAgent(MetaAgent):
@@ -176,11 +175,11 @@ class _ScriptedLLMAgent(MetaAgent):
     def __init__(self) -> None:
         self.asked = 0
 
-    def propose(self, parent, improvements, *, node_id, seed):
+    def propose(self, context):
         self.asked += 1
         return Proposal("class Memo:\n    pass\n", "llm rewrite")
 
-    def repair(self, source, exam_report, attempt, *, node_id, seed):
+    def repair(self, context):
         raise AssertionError("not asked in this test")
 
     def initialize(self, task_description, *, node_id, seed):
@@ -193,14 +192,14 @@ LLM_WRITTEN = ('"""written by an LLM, no recipe."""\nDEPTH = 12  # tunable: int 
 
 def test_mixed_mode_tunes_an_llm_written_child_and_leaves_other_parents_to_the_llm(seeds_dir):
     llm = _ScriptedLLMAgent()
-    mixed = MixedMetaAgent(llm, ParameterMutator(MetaConfig(), seeds_dir=seeds_dir), rate=1.0)
-    tuned = mixed.propose(ParentView(4, LLM_WRITTEN, 0.3, 1, None), [], node_id=5, seed=0)
+    mixed = MixedMetaAgent(llm, OfflineMetaAgent(MetaConfig(), seeds_dir=seeds_dir), rate=1.0)
+    tuned = mixed.propose(GenerationContext.build(ParentView(4, LLM_WRITTEN, 0.3, 1, None), node_id=5, seed=0))
     assert llm.asked == 0 and tuned.summary.startswith("perturb DEPTH 12→")
     assert parse_tunables(tuned.source)[0].value != 12
-    untunable = mixed.propose(ParentView(0, "class Memo:\n    pass\n", 0.1, 1, None), [], node_id=6, seed=0)
+    untunable = mixed.propose(GenerationContext.build(ParentView(0, "class Memo:\n    pass\n", 0.1, 1, None), node_id=6, seed=0))
     assert llm.asked == 1 and untunable.summary == "llm rewrite"
-    never = MixedMetaAgent(llm, ParameterMutator(MetaConfig(), seeds_dir=seeds_dir), rate=0.0)
-    never.propose(ParentView(4, LLM_WRITTEN, 0.3, 1, None), [], node_id=5, seed=0)
+    never = MixedMetaAgent(llm, OfflineMetaAgent(MetaConfig(), seeds_dir=seeds_dir), rate=0.0)
+    never.propose(GenerationContext.build(ParentView(4, LLM_WRITTEN, 0.3, 1, None), node_id=5, seed=0))
     assert llm.asked == 2
 
 

@@ -9,10 +9,10 @@ import random
 import pytest
 
 from automemo.contract import EpisodeRecorder, Step
-from automemo.meta.codeblock import check_program
-from automemo.meta.moves import (add_stage, pipeline_additions, pipeline_removals, pipeline_swaps, remove_stage,
+from automemo.meta.llm.codeblock import check_program
+from automemo.meta.offline.moves import (add_stage, pipeline_additions, pipeline_removals, pipeline_swaps, remove_stage,
                                  swap_stage)
-from automemo.meta.recipe import Pipeline, Recipe, describe, parse_recipe, render_recipe, with_values
+from automemo.meta.source.recipe import Pipeline, Recipe, describe, parse_recipe, render_recipe, with_values
 from seedtools import question, toolkit
 
 COMPONENTS = {"late": {"late": True}, "entities": {"entities": True}, "hierarchy": {"sessions": 2},

@@ -9,8 +9,8 @@ import pytest
 from automemo.cli.exam_cmd import load_inputs
 from automemo.testing import EXAMPLE_EPISODES_DIR
 from automemo.exam import CHECKS, quick_exam
-from automemo.meta.moves import STARTERS
-from automemo.meta.recipe import Pipeline, Recipe, parse_recipe, render_recipe
+from automemo.meta.offline.moves import STARTERS
+from automemo.meta.source.recipe import Pipeline, Recipe, parse_recipe, render_recipe
 from automemo.runs import RunDir
 from automemo.toolkit import memolib
 from automemo.toolkit.services import MemoServices
@@ -43,7 +43,7 @@ def test_a_rendered_recipe_passes_the_quick_exam(recipe):
 @pytest.mark.bwrap
 def test_an_offline_search_on_minigallery_evaluates_composed_recipes(tmp_path):
     config = write_config(tmp_path / "search.toml", steps=2, backend="bwrap", seed=1,
-                          extra="[meta]\ncompose_rate = 1.0\nstructure_rate = 1.0\n")
+                          extra="[meta.offline]\ncompose_rate = 1.0\ntransplant_rate = 0.0\n")
     done = run_search("--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--run-id", "r")
     assert done.returncode == 0, done.stderr[-3000:]
     run = RunDir.open(tmp_path / "runs" / "r")

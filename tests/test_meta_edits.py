@@ -8,13 +8,15 @@ import json
 
 import pytest
 
+from automemo.meta.config import LLMMetaConfig
+from automemo.meta.context import GenerationContext
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.meta import ParentView, build_meta_agent
 from automemo.meta.base import ChildAttempt, MetaError, Proposal
 from automemo.meta.config import MetaConfig
-from automemo.meta.conversation import TruncatedReply
-from automemo.meta.edits import EditError, apply_edits, edited, parse_edits
-from automemo.meta.syntax import normalised
+from automemo.meta.llm.conversation import TruncatedReply
+from automemo.meta.llm.edits import EditError, apply_edits, edited, parse_edits
+from automemo.meta.source.syntax import normalised
 from automemo.search.generation import generate_child
 
 PARENT = '''"""A parent."""
@@ -125,13 +127,13 @@ def test_a_diff_child_and_one_request_for_the_whole_program_when_it_does_not_app
         "SUMMARY: more\n" + _edit("    k = 50\n", "    k = 8\n"),      # quotes what is not there
         "SUMMARY: eleven\n```python\n" + whole + "```\n",
     ])
-    first = agent.propose(_parent(), [], node_id=3, seed=0)
+    first = agent.propose(GenerationContext.build(_parent(), node_id=3, seed=0))
     assert "TOP_K = 8" in first.source and first.diagnosis["generate"]["answer"] == "1 edit(s)"
     generate = fake_llm.requests[1]
     text = generate["messages"][-1]["content"]
     assert "node 1: lower TOP_K → scored 0.1000" in text and "failed: exam: import" in text
     assert "Other programs of this search" in text, "seeds fill the inspirations of a young tree"
-    second = agent.propose(_parent(), [], node_id=4, seed=1)
+    second = agent.propose(GenerationContext.build(_parent(), node_id=4, seed=1))
     assert second.source == whole and second.diagnosis["generate"]["answer"] == "whole program"
     retry = fake_llm.requests[-1]["messages"][-1]["content"]
     assert "is not in the parent program" in retry and "COMPLETE program" in retry
@@ -146,13 +148,13 @@ def test_a_cut_answer_is_continued_then_asked_for_an_edit_and_a_hopeless_one_say
         {"content": "SUMMARY: twelve\n```python\n" + child[:half], "finish_reason": "length"},
         child[half:] + "```\n",
     ])
-    proposal = agent.propose(_parent(), [], node_id=5, seed=0)
+    proposal = agent.propose(GenerationContext.build(_parent(), node_id=5, seed=0))
     assert proposal.source == child
     assert "Continue exactly where it stopped" in fake_llm.requests[2]["messages"][-1]["content"]
     cut = {"content": "```python\nclass Memo:\n    x = '" + "y" * 2000, "finish_reason": "length"}
     fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```"] + [cut] * 4)
     with pytest.raises(TruncatedReply, match="cut at the completion cap.*generate_max_tokens"):
-        agent.propose(_parent(), [], node_id=6, seed=0)
+        agent.propose(GenerationContext.build(_parent(), node_id=6, seed=0))
     asked = fake_llm.requests[-2]["messages"]
     assert "Do not write the whole program" in asked[-1]["content"], "re-asked for an edit first"
     assert len(asked[-2]["content"]) < 700, "the cut answer is not sent back whole"
@@ -160,11 +162,11 @@ def test_a_cut_answer_is_continued_then_asked_for_an_edit_and_a_hopeless_one_say
 
 def test_a_rewrite_cut_at_the_cap_is_asked_for_an_edit_instead(fake_llm, tmp_path):
     client = _client(fake_llm, tmp_path)
-    agent = build_meta_agent(client, MetaConfig(edit_mode="rewrite", prompt_profile="full"))
+    agent = build_meta_agent(client, MetaConfig(llm=LLMMetaConfig(edit_mode="rewrite", prompt_profile="full")))
     cut = {"content": "SUMMARY: all\n```python\n" + PARENT[:80], "finish_reason": "length"}
     fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```", cut, cut,
                      "SUMMARY: nine\n" + _edit("TOP_K = 5\n", "TOP_K = 9\n")])
-    proposal = agent.propose(_parent(), [], node_id=5, seed=0)
+    proposal = agent.propose(GenerationContext.build(_parent(), node_id=5, seed=0))
     assert "TOP_K = 9  # tunable: int 1..30" in proposal.source
     assert proposal.diagnosis["generate"]["answer"] == "1 edit(s)"
     assert [r["purpose"] for r in Ledger(tmp_path / "tree.db").rows()] == [
@@ -173,15 +175,20 @@ def test_a_rewrite_cut_at_the_cap_is_asked_for_an_edit_instead(fake_llm, tmp_pat
 
 def test_an_edit_that_does_not_apply_is_asked_for_again_as_an_edit_when_the_program_would_not_fit(fake_llm, tmp_path):
     client = _client(fake_llm, tmp_path)
-    agent = build_meta_agent(client, MetaConfig(generate_max_tokens=64, prompt_profile="full"))
+    agent = build_meta_agent(client, MetaConfig(llm=LLMMetaConfig(generate_max_tokens=64, prompt_profile="full")))
     fake_llm.script(["```json\n" + json.dumps(FEEDBACK) + "\n```",
                      "SUMMARY: x\n" + _edit("    k = 50\n", "    k = 8\n"),
                      "SUMMARY: eight\n" + _edit("TOP_K = 5\n", "TOP_K = 8\n")])
-    proposal = agent.propose(_parent(), [], node_id=5, seed=0)
+    proposal = agent.propose(GenerationContext.build(_parent(), node_id=5, seed=0))
     assert "TOP_K = 8" in proposal.source
     retry = fake_llm.requests[-1]["messages"][-1]["content"]
     assert "is not in the parent program" in retry and "Do not write the whole program" in retry
     assert "COMPLETE program" not in retry
+
+
+def _context(*, node_id: int, seed: int) -> GenerationContext:
+    """The parent as the tree holds it (a proposal equal to it is a duplicate)."""
+    return GenerationContext.build(_parent(), node_id=node_id, seed=seed, tree_sources=[PARENT])
 
 
 class _Repeating:
@@ -191,8 +198,8 @@ class _Repeating:
         self.sources = list(sources)
         self.seeds = []
 
-    def propose(self, parent, improvements, *, node_id, seed):
-        self.seeds.append(seed)
+    def propose(self, context):
+        self.seeds.append(context.seed)
         if not self.sources:
             raise MetaError("nothing left")
         return Proposal(self.sources.pop(0), "s", usage={"calls": 1})
@@ -203,14 +210,13 @@ def test_duplicate_children_are_proposed_again_before_any_exam():
     same = PARENT.replace('"""A parent."""\n', "")
     new = PARENT.replace("TOP_K = 5", "TOP_K = 6")
     meta = _Repeating([same, new])
-    gen = generate_child(meta, _parent(), [], node_id=3, seed=10, exam=lambda s: exams.append(s) or _Passed(),
-                         repair_attempts=0, repair_seed=lambda a: a, known_sources=[PARENT])
+    gen = generate_child(meta, _context(node_id=3, seed=10), exam=lambda s: exams.append(s) or _Passed(),
+                         repair_attempts=0, repair_seed=lambda a: a)
     assert gen.passed and gen.source == new and exams == [new], "the duplicate never reached the exam"
     assert len(set(meta.seeds)) == 2 and gen.diagnosis["duplicates_rejected"] == ["s"]
     stubborn = _Repeating([same] * 3)
-    gen = generate_child(stubborn, _parent(), [], node_id=3, seed=10, exam=lambda s: exams.append(s),
-                         repair_attempts=0, repair_seed=lambda a: a, known_sources=[PARENT],
-                         duplicate_retries=2)
+    gen = generate_child(stubborn, _context(node_id=3, seed=10), exam=lambda s: exams.append(s),
+                         repair_attempts=0, repair_seed=lambda a: a, duplicate_retries=2)
     assert not gen.passed and "repeated a program of the tree" in gen.failure and len(exams) == 1
 
 
@@ -233,10 +239,9 @@ def test_a_child_a_sibling_in_flight_proposed_already_is_proposed_again():
 
     first_child = PARENT.replace("TOP_K = 5", "TOP_K = 6")
     other = PARENT.replace("TOP_K = 5", "TOP_K = 7")
-    first = generate_child(_Repeating([first_child]), _parent(), [], node_id=3, seed=1, exam=lambda s: _Passed(),
-                           repair_attempts=0, repair_seed=lambda a: a, known_sources=[PARENT], claim=claim)
-    second = generate_child(_Repeating([first_child.replace("TOP_K", "TOP_K "), other]), _parent(), [],
-                            node_id=4, seed=1, exam=lambda s: _Passed(), repair_attempts=0,
-                            repair_seed=lambda a: a, known_sources=[PARENT], claim=claim)
+    first = generate_child(_Repeating([first_child]), _context(node_id=3, seed=1), exam=lambda s: _Passed(),
+                           repair_attempts=0, repair_seed=lambda a: a, claim=claim)
+    second = generate_child(_Repeating([first_child.replace("TOP_K", "TOP_K "), other]), _context(node_id=4, seed=1),
+                            exam=lambda s: _Passed(), repair_attempts=0, repair_seed=lambda a: a, claim=claim)
     assert first.source == first_child and second.source == other
     assert second.diagnosis["duplicates_rejected"] == ["s"]

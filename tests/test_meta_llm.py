@@ -9,6 +9,7 @@ import json
 import pytest
 from PIL import Image
 
+from automemo.meta.context import GenerationContext, RepairContext
 from automemo.contract import EpisodeRecorder, MemoryPayload, Step
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation.evidence import TaskEvidence, episode_rel_path, write_summary, write_task
@@ -16,8 +17,8 @@ from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.llm import BudgetExceeded, LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.meta import MetaError, ParentView, build_meta_agent
 from automemo.meta.base import Improvement
-from automemo.meta.codeblock import CodeBlockError, extract_program, extract_summary
-from automemo.meta.llm_agent import LLMMetaAgent
+from automemo.meta.llm.codeblock import CodeBlockError, extract_program, extract_summary
+from automemo.meta.llm.agent import LLMMetaAgent
 
 PARENT = "from automemo.contract import MemoProgram, MemoryPayload\n\n\nclass Memo(MemoProgram):\n    def update(self, episode):\n        pass\n\n    def retrieve(self, task):\n        return MemoryPayload()\n"
 CHILD = PARENT.replace("MemoryPayload()", 'MemoryPayload(text="remember")')
@@ -79,7 +80,7 @@ def test_propose_runs_analysis_then_generate(fake_llm, tmp_path, parent):
     assert isinstance(agent, LLMMetaAgent)
     fake_llm.script([_reply_json(FEEDBACK), _reply_program(CHILD)])
     improvements = [Improvement(1, 3, 0.1, 0.5, "transplant murag", diff="+ murag")]
-    proposal = agent.propose(parent, improvements, node_id=9, seed=4)
+    proposal = agent.propose(GenerationContext.build(parent, improvements=improvements, node_id=9, seed=4))
 
     assert proposal.source == CHILD
     assert proposal.summary == "store rounds and return the closest"
@@ -116,7 +117,7 @@ def test_schema_breaking_analysis_is_repaired_without_a_retry(fake_llm, tmp_path
     bad["memory_relevance"] = [{"task_id": "f0", "label": "useless", "reason": ""},
                                {"task_id": "f1", "label": "missing"}]
     fake_llm.script([_reply_json(bad), _reply_program(CHILD)])
-    proposal = agent.propose(parent, [], node_id=5, seed=0)
+    proposal = agent.propose(GenerationContext.build(parent, node_id=5, seed=0))
     assert proposal.source == CHILD and proposal.usage["calls"] == 2
     d = proposal.diagnosis
     assert d["memory_relevance"] == [{"task_id": "f1", "label": "missing", "reason": ""}]
@@ -130,7 +131,7 @@ def test_schema_breaking_analysis_is_repaired_without_a_retry(fake_llm, tmp_path
 def test_a_reply_without_json_gets_one_retry_that_says_what_was_wrong(fake_llm, tmp_path, parent):
     agent = build_meta_agent(_client(fake_llm, tmp_path))
     fake_llm.script(["I think the program is fine.", _reply_json(FEEDBACK), _reply_program(CHILD)])
-    proposal = agent.propose(parent, [], node_id=5, seed=0)
+    proposal = agent.propose(GenerationContext.build(parent, node_id=5, seed=0))
     assert proposal.diagnosis["analysis"] == {"source": "llm", "repairs": [], "trim": ""}
     retry = fake_llm.requests[1]
     assert retry["messages"][-2]["role"] == "assistant"
@@ -142,7 +143,7 @@ def test_an_unusable_analysis_falls_back_to_the_rule_based_diagnosis(fake_llm, t
     agent = build_meta_agent(_client(fake_llm, tmp_path))
     fake_llm.script(["I think the program is fine.", "```json\n{\"summary\": \"x\",}\n```",
                      _reply_program(CHILD)])
-    proposal = agent.propose(parent, [], node_id=5, seed=0)
+    proposal = agent.propose(GenerationContext.build(parent, node_id=5, seed=0))
     assert proposal.source == CHILD, "the step keeps its child"
     d = proposal.diagnosis
     assert d["analysis"]["source"] == "rule-based" and "does not parse" in d["analysis"]["why"]
@@ -155,7 +156,7 @@ def test_a_reply_without_a_code_block_is_retried_then_fails(fake_llm, tmp_path, 
     agent = build_meta_agent(_client(fake_llm, tmp_path))
     fake_llm.script([_reply_json(FEEDBACK), "SUMMARY: x\nclass Memo: pass", "```python\ndef broken(:\n```"])
     with pytest.raises(MetaError, match="generate: .*does not parse"):
-        agent.propose(parent, [], node_id=5, seed=0)
+        agent.propose(GenerationContext.build(parent, node_id=5, seed=0))
     retry = _user_text(fake_llm.requests[2])
     assert "no SEARCH/REPLACE edit" in retry and "COMPLETE program" in retry
 
@@ -165,7 +166,7 @@ def test_repair_sends_the_exam_report_and_returns_the_fixed_program(fake_llm, tm
     report = {"passed": False, "failed_check": "retrieve", "error": "KeyError: 'rounds'",
               "traceback_tail": "File \"program.py\", line 9, in retrieve", "failing_input": {"task": {"task_id": "q7"}}}
     fake_llm.script([_reply_program(CHILD, "guard the missing key")])
-    fixed = agent.repair(PARENT, report, 2, node_id=6, seed=0)
+    fixed = agent.repair(RepairContext(PARENT, report, 2, node_id=6, seed=0))
     assert fixed.source == CHILD and fixed.summary == "guard the missing key"
     assert fixed.diagnosis == {"repair_of": "retrieve", "attempt": 2}
     text = _user_text(fake_llm.requests[0])
@@ -186,7 +187,7 @@ def test_budget_exceeded_is_not_swallowed(fake_llm, tmp_path, parent):
     fake_llm.script([{"content": _reply_json(FEEDBACK), "usage": {"prompt_tokens": 50, "completion_tokens": 50}}])
     agent = build_meta_agent(client)
     with pytest.raises(BudgetExceeded):
-        agent.propose(parent, [], node_id=1, seed=0)
+        agent.propose(GenerationContext.build(parent, node_id=1, seed=0))
 
 
 def test_a_dead_endpoint_fails_the_step_cleanly(fake_llm, tmp_path, parent):
@@ -194,12 +195,12 @@ def test_a_dead_endpoint_fails_the_step_cleanly(fake_llm, tmp_path, parent):
     # twice the same 500 on a request with images: tried once more text-only, which fails too
     fake_llm.script([{"status": 500}, {"status": 500}, {"status": 500}])
     with pytest.raises(MetaError, match="analysis: the meta LLM call failed"):
-        agent.propose(parent, [], node_id=1, seed=0)
+        agent.propose(GenerationContext.build(parent, node_id=1, seed=0))
 
 
 def test_without_the_meta_role_the_mutator_is_built(tmp_path):
     client = LLMClient(LLMConfig(), Ledger(tmp_path / "tree.db"))
-    assert type(build_meta_agent(client)).__name__ == "ParameterMutator"
+    assert type(build_meta_agent(client)).__name__ == "OfflineMetaAgent"
 
 
 def test_code_block_extraction_rules():

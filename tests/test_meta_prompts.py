@@ -10,15 +10,16 @@ import jinja2
 import pytest
 from PIL import Image
 
+from automemo.meta.config import LLMMetaConfig
 from automemo.contract import EpisodeRecorder, MemoryPayload, Step
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation.evidence import TaskEvidence, episode_rel_path, write_summary, write_task
 from automemo.evaluation.result import EvaluationResult, TaskResult
-from automemo.meta.analysis import FEEDBACK_SCHEMA
+from automemo.meta.llm.analysis import FEEDBACK_SCHEMA
 from automemo.meta.base import Improvement
 from automemo.meta.config import MetaConfig
 from automemo.meta.evidence import clip, select_evidence
-from automemo.meta.prompts import TEMPLATES, contract_context, improvements_context, render_meta
+from automemo.meta.llm.prompts import TEMPLATES, contract_context, improvements_context, render_meta
 from automemo.prompting import render
 
 PROGRAM = "class Memo:\n    pass\n"
@@ -148,7 +149,7 @@ def test_every_template_renders_and_says_what_it_must(evidence_dir):
         [Improvement(0, 1, 0.0, 0.3, "transplant murag", diff="+x\n" * 5000),
          Improvement(1, 2, 0.3, 0.35, "TOP_K 10->12"), Improvement(1, 3, 0.3, 0.31, "a"),
          Improvement(2, 4, 0.35, 0.37, "b")],
-        MetaConfig(max_improvements=3, improvement_diff_chars=1000),
+        MetaConfig(llm=LLMMetaConfig(max_improvements=3, improvement_diff_chars=1000)),
     )
     assert [i["child_id"] for i in improvements] == [1, 2, 4]
     assert len(improvements[0]["diff"]) < 1100

@@ -9,6 +9,8 @@ import json
 import pytest
 from PIL import Image
 
+from automemo.meta.config import LLMMetaConfig
+from automemo.meta.context import GenerationContext, RepairContext
 from automemo.contract import EpisodeRecorder, MemoryPayload, Step
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation.evidence import TaskEvidence, episode_rel_path, write_summary, write_task
@@ -21,7 +23,8 @@ from automemo.meta.config import MetaConfig
 from automemo.paths import SEEDS_DIR
 
 CONTEXT = 8192
-FULL = MetaConfig(prompt_profile="full")  # the analysis → generate conversation, fitted by trimming
+# the analysis → generate conversation, fitted by trimming
+FULL = MetaConfig(llm=LLMMetaConfig(prompt_profile="full"))
 TEMPLATE_ERROR = 'can only concatenate str (not "list") to str'
 OVERFLOW = "the request exceeds the available context size, try increasing it"
 PARENT = (SEEDS_DIR / "murag.py").read_text()  # imports automemo.toolkit.memolib
@@ -79,7 +82,7 @@ def _sent(fake) -> list[str]:
 def test_a_text_only_model_with_its_context_declared_writes_a_child(fake_llm, tmp_path, parent):
     fake_llm.set_handler(small_model)
     agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT), FULL)
-    proposal = agent.propose(parent, [], node_id=7, seed=0)
+    proposal = agent.propose(GenerationContext.build(parent, node_id=7, seed=0))
 
     assert proposal.source == CHILD
     assert len(fake_llm.requests) == 2, "fitted before the call: no refusal, no retry"
@@ -102,14 +105,14 @@ def test_images_to_a_text_only_server_turn_the_role_text_only_with_one_warning(f
     client = _client(fake_llm, tmp_path)  # vision left on, context unknown
     client.warn = warnings.append
     agent = build_meta_agent(client)
-    proposal = agent.propose(parent, [], node_id=7, seed=0)
+    proposal = agent.propose(GenerationContext.build(parent, node_id=7, seed=0))
     assert proposal.source == CHILD
     with_images = [any(isinstance(m["content"], list) for m in r["messages"]) for r in fake_llm.requests]
     assert with_images[:2] == [True, True] and not any(with_images[2:]), \
         "the same template error twice, then text only for the rest of the run"
     assert len(warnings) == 1 and "llm.meta.vision = false" in warnings[0]
     before = len(fake_llm.requests)
-    agent.propose(parent, [], node_id=8, seed=1)
+    agent.propose(GenerationContext.build(parent, node_id=8, seed=1))
     assert len(warnings) == 1 and not any(isinstance(m["content"], list)
                                           for r in fake_llm.requests[before:] for m in r["messages"])
 
@@ -117,7 +120,7 @@ def test_images_to_a_text_only_server_turn_the_role_text_only_with_one_warning(f
 def test_an_unknown_context_is_trimmed_after_the_refusal(fake_llm, tmp_path, parent):
     fake_llm.set_handler(small_model)
     agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False))  # context_tokens unknown
-    proposal = agent.propose(parent, [], node_id=7, seed=0)
+    proposal = agent.propose(GenerationContext.build(parent, node_id=7, seed=0))
     assert proposal.source == CHILD, "the step keeps its child"
     purposes = [(r["purpose"], r["status"]) for r in Ledger(tmp_path / "tree.db").rows()]
     assert purposes[0] == ("analysis", "http 400")
@@ -130,7 +133,7 @@ def test_an_unknown_context_is_trimmed_after_the_refusal(fake_llm, tmp_path, par
 def test_prompts_show_the_helpers_the_parent_imports(fake_llm, tmp_path, parent):
     fake_llm.set_handler(small_model)
     agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT), FULL)
-    agent.propose(parent, [], node_id=7, seed=0)
+    agent.propose(GenerationContext.build(parent, node_id=7, seed=0))
     generate_text = "\n".join(message_text(m) for m in fake_llm.requests[1]["messages"])
     assert "from automemo.toolkit import memolib" in generate_text
     assert "def memolib.make_payload(sections: Sequence[str], *, budget: Budget" in generate_text
@@ -138,7 +141,7 @@ def test_prompts_show_the_helpers_the_parent_imports(fake_llm, tmp_path, parent)
     assert "def memolib.units(episode: EpisodeRecorder) -> list[Unit]\n" in generate_text
     assert "self-contained" not in generate_text
     repair_agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT), FULL)
-    repair_agent.repair(PARENT, {"failed_check": "retrieve", "error": "KeyError"}, 1, node_id=8, seed=0)
+    repair_agent.repair(RepairContext(PARENT, {"failed_check": "retrieve", "error": "KeyError"}, 1, node_id=8, seed=0))
     assert "def memolib.make_payload(" in _sent(fake_llm)[-1]
 
 
@@ -155,12 +158,12 @@ def test_the_compact_profile_asks_once_in_a_short_prompt_and_its_example_is_a_va
     import dataclasses
 
     from automemo.meta.base import ChildAttempt
-    from automemo.meta.syntax import normalised
+    from automemo.meta.source.syntax import normalised
 
     fake_llm.set_handler(_copies_the_example)
     agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))  # auto
     parent = dataclasses.replace(parent, children=(ChildAttempt(3, "TOP_K 10 -> 14 " + "why " * 80, 0.61),))
-    children = [agent.propose(parent, [], node_id=7, seed=seed) for seed in (0, 1)]
+    children = [agent.propose(GenerationContext.build(parent, node_id=7, seed=seed)) for seed in (0, 1)]
 
     assert len(fake_llm.requests) == 2, "one call per child: no analysis call"
     prompt = message_text(fake_llm.requests[0]["messages"][-1])
@@ -182,27 +185,27 @@ def test_the_compact_profile_asks_once_in_a_short_prompt_and_its_example_is_a_va
 def test_the_compact_profile_asks_again_for_an_edit_never_for_the_whole_program(fake_llm, tmp_path, parent):
     fake_llm.script(["SUMMARY: x\n<<<<<<< SEARCH\n    k = 99\n=======\n    k = 3\n>>>>>>> REPLACE\n",
                      "SUMMARY: three\n<<<<<<< SEARCH\nTOP_K = 10\n=======\nTOP_K = 3\n>>>>>>> REPLACE\n"])
-    config = MetaConfig(prompt_profile="compact", generate_max_tokens=100_000)
+    config = MetaConfig(llm=LLMMetaConfig(prompt_profile="compact", generate_max_tokens=100_000))
     agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False), config)  # context unknown
-    proposal = agent.propose(parent, [], node_id=7, seed=0)
+    proposal = agent.propose(GenerationContext.build(parent, node_id=7, seed=0))
     assert "TOP_K = 3  # tunable: int 1..30" in proposal.source
     retry = message_text(fake_llm.requests[1]["messages"][-1])
     assert "is not in the parent program" in retry and "Do not write the whole program" in retry
     assert "COMPLETE program" not in retry
     fake_llm.script(["I would rank the rounds by recency."] * 2)
     with pytest.raises(MetaError, match="no SEARCH/REPLACE edit; it began 'I would rank the rounds by recency.'"):
-        agent.propose(parent, [], node_id=8, seed=0)
+        agent.propose(GenerationContext.build(parent, node_id=8, seed=0))
 
 
 def test_the_prompt_profile_is_chosen_by_config_or_from_the_declared_context():
     from automemo.configtools import ConfigError
-    from automemo.meta.compact import profile_for
+    from automemo.meta.llm.compact import profile_for
 
     assert profile_for("auto", 8192) == "compact" and profile_for("auto", 0) == "full"
     assert profile_for("auto", 32768) == "full" and profile_for("full", 4096) == "full"
     assert profile_for("compact", 0) == "compact"
-    with pytest.raises(ConfigError, match="meta.prompt_profile must be one of auto, full, compact"):
-        MetaConfig(prompt_profile="tiny")
+    with pytest.raises(ConfigError, match="meta.llm.prompt_profile must be one of auto, full, compact"):
+        MetaConfig(llm=LLMMetaConfig(prompt_profile="tiny"))
 
 
 def test_the_compact_profile_repairs_with_one_short_call_asking_for_an_edit(fake_llm, tmp_path):
@@ -211,11 +214,11 @@ def test_the_compact_profile_repairs_with_one_short_call_asking_for_an_edit(fake
     agent = build_meta_agent(_client(fake_llm, tmp_path, vision=False, context_tokens=CONTEXT))
     report = {"failed_check": "import", "error": "ModuleNotFoundError: No module named 'no_such_module'",
               "traceback_tail": "Traceback ...\n" + "  frame\n" * 2000}
-    fixed = agent.repair(broken, report, 1, node_id=8, seed=0)
+    fixed = agent.repair(RepairContext(broken, report, 1, node_id=8, seed=0))
     assert fixed.source == PARENT.replace("import numpy as np\n", "import numpy as np\nimport json\n")
     assert fixed.summary == "drop it" and fixed.diagnosis["profile"] == "compact"
     (request,) = fake_llm.requests
-    assert request["temperature"] == MetaConfig().generate_temperature, "attempts of one exam differ"
+    assert request["temperature"] == MetaConfig().llm.generate_temperature, "attempts of one exam differ"
     prompt = message_text(request["messages"][-1])
     assert sum(estimate_tokens(message_text(m)) for m in request["messages"]) <= 3000
     assert "No module named 'no_such_module'" in prompt and "ONE SEARCH/REPLACE edit" in prompt

@@ -4,18 +4,22 @@ reverts, and the diagnosis has the LLM analysis's JSON shape."""
 
 from __future__ import annotations
 
+import collections
 import json
 from pathlib import Path
 
 import pytest
 
+from automemo.meta.config import OfflineMetaConfig
+from automemo.meta.context import GenerationContext, RepairContext
 from automemo.contract import ImageRef, MemoryPayload
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import MetaConfig, ParentView, build_meta_agent
-from automemo.meta.analysis import FEEDBACK_SCHEMA, parse_feedback
-from automemo.meta.codeblock import check_program
-from automemo.meta.mutator import ParameterMutator
-from automemo.meta.tunables import parse_tunables
+from automemo.meta.base import ScoredProgram
+from automemo.meta.llm.analysis import FEEDBACK_SCHEMA, parse_feedback
+from automemo.meta.llm.codeblock import check_program
+from automemo.meta.offline.agent import OfflineMetaAgent
+from automemo.meta.source.tunables import parse_tunables
 from automemo.paths import SEEDS_DIR
 
 ROOT = '''from automemo.contract import MemoProgram, MemoryPayload
@@ -78,17 +82,17 @@ def _parent(source: str, node_id: int = 3) -> ParentView:
 
 
 # These tests are about perturbation and transplants: no recipe is composed in their place.
-NO_COMPOSE = MetaConfig(compose_rate=0.0)
-PERTURB_ONLY = MetaConfig(compose_rate=0.0, transplant_rate=0.0)
+NO_COMPOSE = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0))
+PERTURB_ONLY = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, transplant_rate=0.0))
 
 
 def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
-    mutator = ParameterMutator(PERTURB_ONLY, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(PERTURB_ONLY, seeds_dir=seeds_dir)
     parent = _seed(10, "hybrid")
     before = {t.name: t for t in parse_tunables(parent)}
     seen_counts = set()
     for node_id in range(60):
-        child = mutator.propose(_parent(parent), [], node_id=node_id, seed=7)
+        child = mutator.propose(GenerationContext.build(_parent(parent), node_id=node_id, seed=7))
         after = {t.name: t.value for t in parse_tunables(child.source)}  # re-parsing re-checks ranges
         changed = {n for n in after if after[n] != before[n].value}
         assert 1 <= len(changed) <= 2, child.summary
@@ -104,26 +108,27 @@ def test_perturbations_stay_in_range_and_change_one_or_two_tunables(seeds_dir):
 
 
 def test_numeric_moves_at_a_range_boundary_go_inward(seeds_dir):
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, max_perturbed=1), seeds_dir=seeds_dir)
+    one = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, max_perturbed=1))
+    mutator = OfflineMetaAgent(one, seeds_dir=seeds_dir)
     parent = 'K = 30  # tunable: int 1..30\nclass Memo:\n    def retrieve(self, task):\n        return K\n'
-    values = {parse_tunables(mutator.propose(_parent(parent), [], node_id=i, seed=1).source)[0].value for i in range(20)}
+    values = {parse_tunables(mutator.propose(GenerationContext.build(_parent(parent), node_id=i, seed=1)).source)[0].value for i in range(20)}
     assert values and all(1 <= v < 30 for v in values)
 
 
 def test_choices_are_deterministic_per_seed_and_node(seeds_dir):
-    a = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
-    b = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
+    a = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
+    b = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
     parent = _parent(_seed(10, "hybrid"))
-    runs_a = [a.propose(parent, [], node_id=n, seed=s).source for s in (1, 2) for n in (4, 5)]
-    runs_b = [b.propose(parent, [], node_id=n, seed=s).source for s in (1, 2) for n in (4, 5)]
+    runs_a = [a.propose(GenerationContext.build(parent, node_id=n, seed=s)).source for s in (1, 2) for n in (4, 5)]
+    runs_b = [b.propose(GenerationContext.build(parent, node_id=n, seed=s)).source for s in (1, 2) for n in (4, 5)]
     assert runs_a == runs_b
     assert len(set(runs_a)) > 1, "different (seed, node) pairs should not all give the same child"
 
 
 def test_root_gets_an_untried_seed_transplanted(seeds_dir):
-    mutator = ParameterMutator(PERTURB_ONLY, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(PERTURB_ONLY, seeds_dir=seeds_dir)
     expected = {p.stem: p.read_text() for p in seeds_dir.glob("*.py")}
-    first = mutator.propose(_parent(ROOT, 0), [], node_id=1, seed=0)
+    first = mutator.propose(GenerationContext.build(_parent(ROOT, 0), node_id=1, seed=0))
     assert first.diagnosis["mutation"]["kind"] == "transplant"
     name = first.diagnosis["mutation"]["seed"]
     assert name in {"alpha", "beta", "gamma"}
@@ -132,66 +137,68 @@ def test_root_gets_an_untried_seed_transplanted(seeds_dir):
 
     # The tree now holds the root, the first transplant and a perturbed variant of it: those
     # seeds count as tried, so the next transplants are the other two, then any seed again.
-    variant = mutator.propose(_parent(first.source), [], node_id=2, seed=0).source
+    variant = mutator.propose(GenerationContext.build(_parent(first.source), node_id=2, seed=0)).source
     tried = [ROOT, first.source, variant]
     names = []
     for node_id in (3, 4):
-        mutator.observe_tree(tried)
-        child = mutator.propose(_parent(ROOT, 0), [], node_id=node_id, seed=0)
+        child = mutator.propose(GenerationContext.build(_parent(ROOT, 0), node_id=node_id, seed=0,
+                                                        tree_sources=tried))
         names.append(child.diagnosis["mutation"]["seed"])
         tried.append(child.source)
     assert sorted([name, *names]) == ["alpha", "beta", "gamma"]
-    mutator.observe_tree(tried)
-    again = mutator.propose(_parent(ROOT, 0), [], node_id=5, seed=0)
+    again = mutator.propose(GenerationContext.build(_parent(ROOT, 0), node_id=5, seed=0, tree_sources=tried))
     assert "every seed was tried already" in again.summary
 
 
 def test_a_tunable_parent_sometimes_gets_an_untried_seed_while_one_remains(seeds_dir):
-    """transplant_rate keeps other designs in reach below the root; once every seed is in the
-    tree, a tunable parent is always perturbed."""
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, transplant_rate=0.5), seeds_dir=seeds_dir)
+    """transplant_rate keeps other designs in reach below the root (here as likely as a
+    perturbation); once every seed is in the tree, a tunable parent is always perturbed."""
+    even = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, transplant_rate=0.5, perturb_rate=0.5))
+    mutator = OfflineMetaAgent(even, seeds_dir=seeds_dir)
     parent = _seed(10, "hybrid")
-    kinds = [mutator.propose(_parent(parent), [], node_id=i, seed=3).diagnosis["mutation"]["kind"]
+    kinds = [mutator.propose(GenerationContext.build(_parent(parent), node_id=i, seed=3)).diagnosis["mutation"]["kind"]
              for i in range(40)]
     assert 8 <= kinds.count("transplant") <= 32 and "perturb" in kinds
-    again = [mutator.propose(_parent(parent), [], node_id=i, seed=3).diagnosis["mutation"]["kind"]
+    again = [mutator.propose(GenerationContext.build(_parent(parent), node_id=i, seed=3)).diagnosis["mutation"]["kind"]
              for i in range(40)]
     assert again == kinds  # the coin is seeded by (seed, node)
-    mutator.observe_tree([(seeds_dir / f"{n}.py").read_text() for n in ("alpha", "beta", "gamma")])
-    assert {mutator.propose(_parent(parent), [], node_id=i, seed=3).diagnosis["mutation"]["kind"]
-            for i in range(40)} == {"perturb"}
+    every_seed = [(seeds_dir / f"{n}.py").read_text() for n in ("alpha", "beta", "gamma")]
+    assert {mutator.propose(GenerationContext.build(_parent(parent), node_id=i, seed=3, tree_sources=every_seed))
+            .diagnosis["mutation"]["kind"] for i in range(40)} == {"perturb"}
 
 
 def test_program_with_malformed_markers_is_treated_as_untunable(seeds_dir):
-    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
     broken = "K = 99  # tunable: int 1..30\nclass Memo:\n    pass\n"
-    child = mutator.propose(_parent(broken), [], node_id=2, seed=0)
+    child = mutator.propose(GenerationContext.build(_parent(broken), node_id=2, seed=0))
     assert child.diagnosis["mutation"]["kind"] == "transplant"
 
 
 def test_repair_re_perturbs_the_passing_parent_then_reverts_to_it(seeds_dir):
-    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
     parent = _seed(10, "hybrid")
-    child = mutator.propose(_parent(parent), [], node_id=8, seed=3)
+    context = GenerationContext.build(_parent(parent), node_id=8, seed=3)
+    child = mutator.propose(context)
     report = {"passed": False, "failed_check": "retrieve", "error": "boom"}
-    first = mutator.repair(child.source, report, 1, node_id=8, seed=11)
+    # The repair context carries the generation's (its parent is what a repair reverts to).
+    first = mutator.repair(RepairContext(child.source, report, 1, node_id=8, seed=11, generation=context))
     assert first.source not in (child.source, parent)
     assert first.summary.startswith("re-perturb after retrieve failed")
     parse_tunables(first.source)
-    third = mutator.repair(first.source, report, 2, node_id=8, seed=13)
+    third = mutator.repair(RepairContext(first.source, report, 2, node_id=8, seed=13, generation=context))
     assert third.source == parent
     assert "revert to the last passing variant" in third.summary
 
 
 def test_repair_of_a_foreign_untunable_program_transplants(seeds_dir):
-    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
-    fixed = mutator.repair(ROOT.replace("pass", "raise ValueError"), {"failed_check": "update"}, 1, node_id=2, seed=0)
+    mutator = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
+    fixed = mutator.repair(RepairContext(ROOT.replace("pass", "raise ValueError"), {"failed_check": "update"}, 1, node_id=2, seed=0))
     assert fixed.diagnosis["mutation"]["kind"] == "transplant"
 
 
 def test_diagnosis_is_rule_based_and_has_the_analysis_shape(seeds_dir):
-    mutator = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir)
-    proposal = mutator.propose(_parent(_seed(10, "dense")), [], node_id=4, seed=2)
+    mutator = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir)
+    proposal = mutator.propose(GenerationContext.build(_parent(_seed(10, "dense")), node_id=4, seed=2))
     d = proposal.diagnosis
     feedback = parse_feedback(json.dumps({k: d[k] for k in FEEDBACK_SCHEMA["required"]}))
     assert "mean 0.467 over 6 scored tasks" in feedback["summary"]
@@ -213,8 +220,8 @@ def test_real_seeds_transplant_from_the_root():
     seeds = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_") and p.stem != "no_memory")
     assert seeds, "the repository ships seed programs"
     mutator = build_meta_agent(None, seeds_dir=SEEDS_DIR)
-    assert isinstance(mutator, ParameterMutator)
-    child = mutator.propose(_parent(ROOT, 0), [], node_id=1, seed=0)
+    assert isinstance(mutator, OfflineMetaAgent)
+    child = mutator.propose(GenerationContext.build(_parent(ROOT, 0), node_id=1, seed=0))
     assert child.diagnosis["mutation"]["seed"] in seeds
     check_program(child.source)
     assert parse_tunables(child.source), "seeds declare tunables for the mutator to turn next"
@@ -223,7 +230,7 @@ def test_real_seeds_transplant_from_the_root():
 def test_seeds_folder_without_seeds_is_a_clear_error(tmp_path):
     (tmp_path / "no_memory.py").write_text(ROOT)
     with pytest.raises(Exception, match="no seed programs in .* besides 'no_memory'"):
-        ParameterMutator(NO_COMPOSE, seeds_dir=tmp_path)
+        OfflineMetaAgent(NO_COMPOSE, seeds_dir=tmp_path)
 
 
 def test_image_refs_in_payloads_do_not_break_the_diagnosis(seeds_dir):
@@ -233,18 +240,19 @@ def test_image_refs_in_payloads_do_not_break_the_diagnosis(seeds_dir):
         tasks=(TaskResult("t1", "VS", 1.0, payload=MemoryPayload(text="x", images=(ref,))),),
     )
     parent = ParentView(node_id=1, source=_seed(3, "graph"), score=1.0, n_evals=1, evaluation=evaluation)
-    d = ParameterMutator(NO_COMPOSE, seeds_dir=seeds_dir).propose(parent, [], node_id=2, seed=0).diagnosis
+    d = OfflineMetaAgent(NO_COMPOSE, seeds_dir=seeds_dir).propose(GenerationContext.build(parent, node_id=2, seed=0)).diagnosis
     assert any("mean images 1.0" in c for c in d["content_issues"])
 
 
 def test_the_diagnosis_of_a_transplant_says_why_it_was_one(seeds_dir):
-    """A tunable parent transplanted by the exploration draw is not described as untunable."""
-    mutator = ParameterMutator(MetaConfig(compose_rate=0.0, transplant_rate=1.0), seeds_dir=seeds_dir)
-    tunable = mutator.propose(_parent(_seed(10, "hybrid")), [], node_id=4, seed=0).diagnosis
+    """A tunable parent transplanted by the operator draw is not described as untunable."""
+    only_transplant = MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0, transplant_rate=1.0, perturb_rate=0.0))
+    mutator = OfflineMetaAgent(only_transplant, seeds_dir=seeds_dir)
+    tunable = mutator.propose(GenerationContext.build(_parent(_seed(10, "hybrid")), node_id=4, seed=0)).diagnosis
     assert tunable["mutation"]["kind"] == "transplant"
     (why,) = [s for s in tunable["structural_issues"] if "transplant" in s or "seed" in s]
     assert "no tunable constants" not in why and "tunable constant(s)" in why and "transplant_rate 1.0" in why
-    bare = mutator.propose(_parent("class Memo:\n    pass\n"), [], node_id=5, seed=0).diagnosis
+    bare = mutator.propose(GenerationContext.build(_parent("class Memo:\n    pass\n"), node_id=5, seed=0)).diagnosis
     assert "the parent declares no tunable constants" in " ".join(bare["structural_issues"])
 
 
@@ -279,16 +287,16 @@ class Memo(MemoProgram):
 def test_only_tunables_that_reachable_code_reads_are_perturbed(seeds_dir):
     # OLD_K is read only by a function nothing calls: turning it could never change a score.
     # SCALE is read through another constant, TOP_K through a helper a method calls.
-    mutator = ParameterMutator(PERTURB_ONLY, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(PERTURB_ONLY, seeds_dir=seeds_dir)
     changed: set[str] = set()
     for node_id in range(40):
-        child = parse_tunables(mutator.propose(_parent(LEFTOVER), [], node_id=node_id, seed=3).source)
+        child = parse_tunables(mutator.propose(GenerationContext.build(_parent(LEFTOVER), node_id=node_id, seed=3)).source)
         changed |= {t.name for t in child if t.value != {"OLD_K": 4, "SCALE": 2, "TOP_K": 5}[t.name]}
     assert changed == {"SCALE", "TOP_K"}
 
 
 def test_code_the_analysis_cannot_follow_keeps_every_tunable_live():
-    from automemo.meta.liveness import live_tunables
+    from automemo.meta.source.liveness import live_tunables
 
     opaque = LEFTOVER.replace('return items[:TOP_K]', 'return items[:globals()["TOP_K"]]')
     assert [t.name for t in live_tunables(opaque, parse_tunables(opaque))] == ["OLD_K", "SCALE", "TOP_K"]
@@ -298,3 +306,18 @@ def test_code_the_analysis_cannot_follow_keeps_every_tunable_live():
     for path in sorted(SEEDS_DIR.glob("*.py")):
         declared = parse_tunables(path.read_text())
         assert live_tunables(path.read_text(), declared) == declared, path.name
+
+
+def test_an_operators_rate_is_its_probability_among_the_operators_that_apply(seeds_dir):
+    """perturb 0.2, transplant 0.1, crossover 0.2 apply to a tunable parent with a partner that
+    leads it where it is weak (compose is off, the stage moves need a recipe): 0.4, 0.2, 0.4."""
+    mutator = OfflineMetaAgent(MetaConfig(offline=OfflineMetaConfig(compose_rate=0.0)), seeds_dir=seeds_dir)
+    parent = _parent(_seed(10, "dense"))   # weak on VS
+    partner = ScoredProgram(8, _seed(5, "hybrid"), 0.5, 1, {"FR": 0.2, "VS": 0.9, "TR": 0.5})
+    n = 300
+    kinds = collections.Counter(
+        mutator.propose(GenerationContext.build(parent, node_id=i, seed=5, scored=[partner])).diagnosis["mutation"]["kind"]
+        for i in range(n))
+    assert set(kinds) == {"perturb", "transplant", "crossover"}
+    for kind, share in (("perturb", 0.4), ("transplant", 0.2), ("crossover", 0.4)):
+        assert abs(kinds[kind] / n - share) < 0.08, kinds

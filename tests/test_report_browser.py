@@ -77,7 +77,7 @@ def real_run(tmp_path_factory) -> RunDir:
     # The root's first child must be a transplanted seed (the page checks below), not a recipe.
     config = runs / "no-recipes.toml"
     # The mutator's own transplant is what the node page checks below, not the seed sweep's.
-    config.write_text("[meta]\ncompose_rate = 0.0\n\n[search]\nseed_sweep = false\n")
+    config.write_text("[meta.offline]\ncompose_rate = 0.0\n\n[search]\nseed_sweep = false\n")
     done = subprocess.run(
         [sys.executable, "-m", "automemo", "search", "--preset", "minigallery", "--config", str(config),
          "--steps", "2", "--runs-dir", str(runs), "--run-id", "real", "--quiet"],

@@ -12,10 +12,10 @@ import pytest
 from automemo.assembly import train_questions
 from automemo.meta import fit_question_router
 from automemo.meta.base import ScoredProgram, ScoredTask
-from automemo.meta.crossover import fit_router
-from automemo.meta.generator import CompositionalGenerator, TrainQuestions
+from automemo.meta.offline.crossover import fit_router
+from automemo.meta.offline.generator import CompositionalGenerator, TrainQuestions
 from automemo.meta.config import MetaConfig
-from automemo.meta.recipe import parse_recipe, render_recipe, Recipe
+from automemo.meta.source.recipe import parse_recipe, render_recipe, Recipe
 from automemo.toolkit.memolib import QuestionRouter
 
 # Three conversations. In "carol" the timing questions are worded as nowhere else ("blorp"), so a

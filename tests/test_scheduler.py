@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 
 from automemo.evaluation.evidence import write_summary
 from automemo.evaluation.result import EvaluationResult, TaskResult
@@ -81,11 +80,11 @@ class RecordingMeta(MetaAgent):
     def __init__(self) -> None:
         self.parents = []
 
-    def propose(self, parent, improvements, *, node_id, seed):
-        self.parents.append(parent)
-        return Proposal(source=f"SCORE = 0.5\nCHILD = {node_id}\n", summary=f"child {node_id}")
+    def propose(self, context):
+        self.parents.append(context.parent)
+        return Proposal(source=f"SCORE = 0.5\nCHILD = {context.node_id}\n", summary=f"child {context.node_id}")
 
-    def repair(self, source, exam_report, attempt, *, node_id, seed):
+    def repair(self, context):
         raise MetaError("not used")
 
     def initialize(self, task_description, *, node_id, seed):
@@ -141,37 +140,63 @@ def test_failed_and_out_of_order_evaluations_keep_rows_files_and_indices_in_step
     assert not (run.path / ".pending").exists()
 
 
-class ObservingMeta(RecordingMeta):
-    """Keeps what it is told, like the offline mutator, and checks at each proposal that what it
-    holds was told by the proposing action's own thread; a pause between observing and proposing
-    lets other actions in if nothing stops them."""
+class MeetingMeta(RecordingMeta):
+    """Proposes only once every generation in flight is inside `propose` at the same time (a
+    barrier): a lock around the meta agent would make the first proposal wait forever (here,
+    until the barrier's timeout breaks it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, parties: int) -> None:
         super().__init__()
-        self.told_by: int | None = None
-        self.mixed: list[int] = []
+        self.barrier = threading.Barrier(parties, timeout=10)
+        self.contexts = []
 
-    def observe_tree(self, sources):
-        self.told_by = threading.get_ident()
-
-    def observe_scores(self, programs):
-        time.sleep(0.05)
-
-    def propose(self, parent, improvements, *, node_id, seed):
-        if self.told_by != threading.get_ident():
-            self.mixed.append(node_id)
-        return super().propose(parent, improvements, node_id=node_id, seed=seed)
+    def propose(self, context):
+        self.contexts.append(context)
+        self.barrier.wait()
+        return super().propose(context)
 
 
-def test_a_meta_agent_that_keeps_observations_sees_each_actions_own_tree(tmp_path):
-    """Three generations at once from a stateful meta agent: each proposal runs right after its
-    own action's observations, never after another action's."""
-    meta = ObservingMeta()
+def test_generations_in_flight_call_the_meta_agent_at_once_each_with_its_own_context(tmp_path):
+    """Three generations at once: all three are inside the meta agent together (no lock), and
+    each was told the tree it was chosen on, with its own child id and seed."""
+    meta = MeetingMeta(3)
     actions = [Action("generate", 0, 0.5)] * 3
     run, _, loop = _search(tmp_path, {}, actions, meta, None, steps=3)
     loop.run_search()
-    assert len(meta.parents) == 3 and meta.mixed == []
+    assert not meta.barrier.broken
+    assert sorted(c.node_id for c in meta.contexts) == [1, 2, 3]
+    assert len({c.seed for c in meta.contexts}) == 3
+    assert all(len(c.tree_sources) == 1 and c.parent.node_id == 0 for c in meta.contexts)
     assert sorted(n["id"] for n in run.nodes()) == [0, 1, 2, 3]
+
+
+class SiblingsMeta(RecordingMeta):
+    """Records the siblings in flight each generation was told; the generation of node 4 lets
+    node 2's evaluation go on."""
+
+    def __init__(self, release: threading.Event) -> None:
+        super().__init__()
+        self.release = release
+        self.told: dict[int, tuple[str, ...]] = {}
+
+    def propose(self, context):
+        self.told[context.node_id] = context.siblings_in_flight
+        if context.node_id == 4:
+            self.release.set()
+        return super().propose(context)
+
+
+def test_a_generation_is_told_what_the_generations_in_flight_proposed(tmp_path):
+    """Steps 1-3 generate at once; node 2's evaluation waits until step 4 (started when step 1
+    or 3 commits) has proposed: step 4 is told node 2's program, which its tree lacks."""
+    released = threading.Event()
+    meta = SiblingsMeta(released)
+    run, _, loop = _search(tmp_path, {"gates": {(2, 0): released}}, [Action("generate", 0, 0.5)] * 4,
+                           meta, None, steps=4)
+    loop.run_search()
+    assert "SCORE = 0.5\nCHILD = 2\n" in meta.told[4]
+    assert not any("CHILD = 4" in source for source in meta.told[4])
+    assert sorted(n["id"] for n in run.nodes()) == [0, 1, 2, 3, 4]
 
 
 class _Budget(GatedEvaluator):

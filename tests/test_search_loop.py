@@ -73,16 +73,17 @@ class ScriptedMeta(MetaAgent):
         self.repairable = repairable
         self.repairs = 0
 
-    def propose(self, parent, improvements, *, node_id, seed):
+    def propose(self, context):
         source = self.script.pop(0)
         if source == "META_ERROR":
             raise MetaError("invalid JSON twice")
-        return Proposal(source=source, summary=f"child {node_id}", diagnosis={"parent": parent.node_id})
+        return Proposal(source=source, summary=f"child {context.node_id}",
+                        diagnosis={"parent": context.parent.node_id})
 
-    def repair(self, source, exam_report, attempt, *, node_id, seed):
+    def repair(self, context):
         self.repairs += 1
-        fixed = source.replace("BROKEN", "FIXED") if self.repairable else source
-        return Proposal(source=fixed, summary=f"repair {attempt}")
+        fixed = context.source.replace("BROKEN", "FIXED") if self.repairable else context.source
+        return Proposal(source=fixed, summary=f"repair {context.attempt}")
 
     def initialize(self, task_description, *, node_id, seed):
         raise MetaError("not used")

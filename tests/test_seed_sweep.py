@@ -61,9 +61,10 @@ def _seeds(folder):
 class LuckyMeta(RecordingMeta):
     """Proposes a child one lucky task ahead of gamma: a higher μ, no paired lead."""
 
-    def propose(self, parent, improvements, *, node_id, seed):
-        proposal = super().propose(parent, improvements, node_id=node_id, seed=seed)
-        return type(proposal)(source=f"SCORES = 1, 0.5, 0.5, 0.5\nCHILD = {node_id}\n", summary=proposal.summary)
+    def propose(self, context):
+        proposal = super().propose(context)
+        return type(proposal)(source=f"SCORES = 1, 0.5, 0.5, 0.5\nCHILD = {context.node_id}\n",
+                              summary=proposal.summary)
 
 
 def _loop(tmp_path, *, steps, parallel, evaluator=None, run=None):

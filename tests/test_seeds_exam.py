@@ -10,7 +10,7 @@ import pytest
 from automemo.cli.exam_cmd import load_inputs
 from automemo.testing import EXAMPLE_EPISODES_DIR
 from automemo.exam import CHECKS, quick_exam
-from automemo.meta.tunables import parse_tunables
+from automemo.meta.source.tunables import parse_tunables
 from automemo.paths import SEEDS_DIR
 from automemo.toolkit.services import MemoServices
 from sandboxtools import ISOLATING, sandbox

@@ -15,6 +15,7 @@ from automemo.deploy import memo_llm
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import build_meta_agent
 from automemo.meta.base import ParentView
+from automemo.meta.context import GenerationContext
 from automemo.meta.diagnosis import rule_based_diagnosis
 from automemo.runs import RunDir
 from automemo.toolkit.embedding import EmbeddingConfig
@@ -50,14 +51,15 @@ def test_the_active_image_encoder_is_recorded_and_told_to_the_meta_agent(tmp_pat
 
 
 def test_the_rule_based_diagnosis_measures_payloads_by_the_runs_budget():
-    mutator = build_meta_agent(None, budget=Budget(max_chars=1000, max_images=1))
-    assert mutator.budget.max_chars == 1000
+    budget = Budget(max_chars=1000, max_images=1)
     task = TaskResult("t1", "cat", 0.5, payload=MemoryPayload(text="x" * 500))
     evaluation = EvaluationResult(mean=0.5, n_scored=1, per_category={"cat": 0.5}, metrics={}, tasks=(task,))
     parent = ParentView(node_id=0, source="", score=0.5, n_evals=1, evaluation=evaluation)
-    diagnosis = rule_based_diagnosis(parent, {"summary": "s", "kind": "perturb"}, seed=0,
-                                     budget=mutator.budget)
+    diagnosis = rule_based_diagnosis(parent, {"summary": "s", "kind": "perturb"}, seed=0, budget=budget)
     assert any("(50% of the 1000-char budget)" in issue for issue in diagnosis["content_issues"])
+    # the offline agent's diagnosis reads the budget its generation context carries
+    told = build_meta_agent(None).propose(GenerationContext.build(parent, node_id=1, seed=0, budget=budget))
+    assert any("(50% of the 1000-char budget)" in issue for issue in told.diagnosis["content_issues"])
 
 
 def test_a_deployment_serves_the_memo_llm_it_was_searched_with_or_says_why_not(monkeypatch, capsys):

@@ -164,13 +164,24 @@ def test_the_shared_regret_compares_searches_on_the_same_landscape_only():
     assert found == pytest.approx([0.2, 0.1, 0.7])
 
 
+def test_a_parallel_search_makes_concurrent_meta_requests(fake_llm, tmp_path):
+    """With a slow meta model, generations in flight wait on the model together: the server
+    answers several meta requests at once (one lock around the meta agent would keep it at 1)."""
+    out = run_landscape_search("tree", seed=0, steps=4, parallel=4, llm_latency_s=0.5, fake=fake_llm,
+                               workdir=tmp_path)
+    assert out.generations >= 2 and out.max_meta_in_flight >= 2
+    sequential = run_landscape_search("tree", seed=0, steps=2, llm_latency_s=0.05, fake=fake_llm,
+                                      workdir=tmp_path)
+    assert sequential.max_meta_in_flight == 1
+
+
 def test_bench_scale_prints_the_parallel_search_table():
     import os
     import subprocess
     import sys
 
     result = subprocess.run(
-        [sys.executable, "-m", "automemo", "bench", "scale", "--skip", "ray", "--steps", "2",
+        [sys.executable, "-m", "automemo", "bench", "scale", "--skip", "ray", "--skip", "meta", "--steps", "2",
          "--seeds", "1", "--eval-latency", "0"],
         capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
     assert result.returncode == 0, result.stderr[-2000:]

@@ -5,7 +5,7 @@ import concurrent.futures
 
 import pytest
 
-from automemo.meta import syntax
+from automemo.meta.source import syntax
 from automemo.paths import SEEDS_DIR
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from automemo.meta.tunables import TunableError, apply, parse_tunables, skeleton
+from automemo.meta.source.tunables import TunableError, apply, parse_tunables, skeleton
 
 PROGRAM = '''"""A seed."""
 from automemo.contract import MemoProgram

@@ -39,7 +39,7 @@ from typing import Any, Callable
 from automemo.bench.oracle import evaluated_candidates, search_oracle
 from automemo.bench.seeds import TARGET_MS
 from automemo.bench.strategies import _mean_se
-from automemo.paths import SEEDS_DIR
+from automemo.paths import SEEDS_DIR, list_seeds
 
 SEARCH_TARGET_S = 300.0  # a 20-step search on the dev data, sandbox included
 STRATEGIES = ("tree", "random", "greedy")
@@ -181,7 +181,7 @@ def published_figures(result: Any) -> dict[str, dict[str, float]]:
 
 def score_seeds(scores: TestScores, advance: Callable[[], None]) -> list[Scored]:
     out = []
-    for path in sorted(p for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_")):
+    for path in list_seeds():
         source = path.read_text()
         validation, _ = scores.score(source, "train")
         advance()
@@ -367,7 +367,7 @@ def run(args) -> int:
             setup = build_evaluation(config, store_root=args.workdir / "seed-store", quiet=True)
         except (ConfigError, AssemblyError) as exc:
             raise UserError(f"cannot start the discovery bench: {exc}") from None
-        n_seeds = sum(1 for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_"))
+        n_seeds = len(list_seeds())
         runs = args.search_seeds * (len(strategies) + (1 if args.parallel > 1 else 0))
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         searches: list[SearchResult] = []

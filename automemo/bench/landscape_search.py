@@ -25,7 +25,7 @@ from automemo.testing.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.llm.messages import message_text
 from automemo.meta.config import MetaConfig
-from automemo.meta.llm_agent import LLMMetaAgent
+from automemo.meta.llm.agent import LLMMetaAgent
 from automemo.runs import RunDir
 from automemo.search.config import SearchConfig
 from automemo.testing.landscape import Landscape
@@ -122,15 +122,17 @@ class LandscapeOutcome:
     failed_generations: int
     parallel: int = 1            # K: actions in flight (`search.parallel`)
     wall_s: float = 0.0          # wall-clock of the search loop alone
+    max_meta_in_flight: int = 0  # the most meta requests the fake server answered at once
 
 
 def run_landscape_search(strategy: str, seed: int, *, steps: int = 20, noise: float = 0.05,
                          gain: float = 0.0, spread: float = 0.1, failure_rate: float = 0.2,
-                         parallel: int = 1, eval_latency_s: float = 0.0,
+                         parallel: int = 1, eval_latency_s: float = 0.0, llm_latency_s: float | None = None,
                          fake: FakeLLM | None = None, workdir: Path | None = None) -> LandscapeOutcome:
     """One search of `steps` steps with `strategy` and `parallel` actions in flight on the
-    landscape of `seed`, each evaluation waiting `eval_latency_s` first. Pass a started `fake`
-    to share one server across searches (its handler is replaced)."""
+    landscape of `seed`, each evaluation waiting `eval_latency_s` first and, when given, each
+    meta answer `llm_latency_s` (the server's `latency`, else left as it is). Pass a started
+    `fake` to share one server across searches (its handler is replaced)."""
     landscape = Landscape(seed, noise=noise, gain=gain, spread=spread, failure_rate=failure_rate)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         root = Path(tmp)
@@ -140,6 +142,9 @@ def run_landscape_search(strategy: str, seed: int, *, steps: int = 20, noise: fl
         own = fake is None
         server = (fake or FakeLLM()).start()
         server.set_handler(_model(landscape))
+        if llm_latency_s is not None:
+            server.latency = llm_latency_s
+        server.reset_in_flight()
         try:
             run = RunDir.create(root / "runs", {"search": {"steps": steps, "strategy": strategy}}, "sim")
             role = RoleConfig(model="fake-meta", base_url=server.base_url, max_retries=0)
@@ -171,7 +176,7 @@ def run_landscape_search(strategy: str, seed: int, *, steps: int = 20, noise: fl
         strategy=strategy, seed=seed, selected_quality=selected, best_quality=best,
         regret=best - selected, meta_calls=meta.calls, meta_tokens=meta.tokens,
         evaluations=int(final["total_evaluations"]), generations=generations,
-        failed_generations=failed, parallel=parallel, wall_s=wall,
+        failed_generations=failed, parallel=parallel, wall_s=wall, max_meta_in_flight=server.max_in_flight,
     )
 
 

@@ -47,7 +47,7 @@ def program_source(spec: str) -> tuple[str, str]:
     """(name, source) of a seed name, a .py file or an exported folder."""
     from automemo.deploy import DeployError, read_manifest
     from automemo.export import PROGRAM
-    from automemo.paths import SEEDS_DIR
+    from automemo.paths import SEEDS_DIR, list_seeds
 
     path = Path(spec)
     if path.is_dir():
@@ -61,7 +61,7 @@ def program_source(spec: str) -> tuple[str, str]:
     seed = SEEDS_DIR / f"{spec}.py"
     if seed.is_file():
         return spec, seed.read_text()
-    seeds = ", ".join(sorted(p.stem for p in SEEDS_DIR.glob("*.py")))
+    seeds = ", ".join(p.stem for p in list_seeds())
     raise UserError(f"{spec!r} is neither a seed ({seeds}), a .py file nor an exported folder")
 
 

@@ -13,6 +13,12 @@
     landscape minus the selection's true quality. Also its selection regret: the best true
     quality in the search's own tree minus the selection's (did it pick its best?).
     Target: K = 4 >= 3x faster than K = 1, mean regret at most 10% worse.
+(c) Wall-clock of a `--meta-steps`-step search with K = 1 and K = 4 whose meta answers wait
+    `--llm-latency` s each (a slow model: the fake server sleeps before every answer, and its
+    answers are distinct landscape children, so none is rejected as a duplicate), evaluations
+    instant; and the most meta requests the server answered at once. The meta agent keeps no
+    state between calls, so K generations in flight are K concurrent LLM calls.
+    Target: K = 4 takes <= 0.5x the wall-clock of K = 1, with >= 3 meta requests in flight.
 """
 
 from __future__ import annotations
@@ -34,7 +40,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--eval-latency", type=float, default=2.0,
                         help="(b) wait per full evaluation, s (default 2)")
     parser.add_argument("--seeds", type=int, default=20, help="(b) seeds per K for the regret (default 20)")
-    parser.add_argument("--skip", choices=("ray", "search"), help="leave out part (a) or (b)")
+    parser.add_argument("--meta-steps", type=int, default=8, help="(c) search steps (default 8)")
+    parser.add_argument("--llm-latency", type=float, default=4.0,
+                        help="(c) wait per meta answer of the fake server, s (default 4)")
+    parser.add_argument("--skip", action="append", choices=("ray", "search", "meta"), default=[],
+                        help="leave out part (a), (b) or (c) (repeatable)")
 
 
 def run(args) -> int:
@@ -42,13 +52,16 @@ def run(args) -> int:
 
     from automemo.cli import UserError
 
-    if min(args.episodes, args.steps, args.seeds) < 1 or args.latency < 0 or args.eval_latency < 0:
-        raise UserError("--episodes, --steps and --seeds must be >= 1, latencies >= 0")
+    if (min(args.episodes, args.steps, args.seeds, args.meta_steps) < 1
+            or min(args.latency, args.eval_latency, args.llm_latency) < 0):
+        raise UserError("--episodes, --steps, --seeds and --meta-steps must be >= 1, latencies >= 0")
     console = Console()
-    if args.skip != "ray":
+    if "ray" not in args.skip:
         console.print(_executor_table(args, console))
-    if args.skip != "search":
+    if "search" not in args.skip:
         console.print(_search_table(args, console))
+    if "meta" not in args.skip:
+        console.print(_meta_table(args, console))
     return 0
 
 
@@ -166,6 +179,37 @@ def _search_table(args, console):
     table.caption = ("regret (as in `automemo bench strategies`): the best true quality any K found "
                      "on that landscape minus the true quality of the final selection; selection "
                      "regret: the best true quality in the search's own tree minus the selection's")
+    return table
+
+
+# (c) concurrent meta calls ----------------------------------------------------------------------
+
+META_KS = (1, 4)
+
+
+def _meta_table(args, console):
+    from rich.table import Table
+
+    from automemo.bench.landscape_search import run_landscape_search
+    from automemo.testing.fakellm import FakeLLM
+
+    outcomes = {}
+    with FakeLLM() as fake, tempfile.TemporaryDirectory(prefix="automemo-bench-scale-") as tmp:
+        for k in META_KS:
+            console.print(f"timing a {args.meta_steps}-step search with meta answers of "
+                          f"{args.llm_latency:.1f} s, K = {k}…")
+            outcomes[k] = run_landscape_search("tree", 0, steps=args.meta_steps, parallel=k,
+                                               llm_latency_s=args.llm_latency, fake=fake, workdir=Path(tmp))
+    table = Table(title=f"(c) concurrent meta calls: {args.meta_steps} steps, every meta answer "
+                        f"{args.llm_latency:.1f} s, evaluations instant")
+    for column in ("K", "wall-clock (s)", "vs K=1", "generations", "meta calls", "meta requests in flight, max"):
+        table.add_column(column, justify="right")
+    for k, o in outcomes.items():
+        table.add_row(str(k), f"{o.wall_s:.1f}", f"{o.wall_s / outcomes[1].wall_s:.2f}x", str(o.generations),
+                      str(o.meta_calls), str(o.max_meta_in_flight))
+    ratio = outcomes[4].wall_s / outcomes[1].wall_s
+    meets = ratio <= 0.5 and outcomes[4].max_meta_in_flight >= 3
+    table.add_row("target", "", "<= 0.5x", "", "", f">= 3: {'meets' if meets else 'MISSES'}")
     return table
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from automemo.contract import EpisodeRecorder, ImageRef, PartialRecorder, Step
-from automemo.paths import SEEDS_DIR
+from automemo.paths import SEEDS_DIR, list_seeds
 
 TARGET_MS = 50.0
 TEXT_DIM, IMAGE_DIM = 384, 320  # the real encoders' sizes (MiniLM, perceptual feature)
@@ -145,7 +145,7 @@ def run(args) -> int:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
         raise UserError(f"--sizes takes comma-separated integers (e.g. 1000,10000), got {args.sizes!r}") from None
-    known = sorted(p.stem for p in SEEDS_DIR.glob("*.py") if not p.name.startswith("_"))
+    known = [p.stem for p in list_seeds()]
     names = args.seeds or known
     unknown = sorted(set(names) - set(known))
     if unknown:

@@ -1,5 +1,10 @@
 """The meta agent: the LLM meta agent when the `meta` role is configured, else the
-offline parameter mutator. The search loop sees only `automemo.meta.base.MetaAgent`."""
+offline meta agent. The search loop sees only `automemo.meta.base.MetaAgent` and hands it a
+context per call (`automemo.meta.context`).
+
+The package, by what each part is: `source/` reads memo-program source (used by both agents),
+`llm/` is the LLM meta agent, `offline/` the offline one, and at the top the interface, the
+context, the config, the evidence both read and the mixed agent that combines them."""
 
 from __future__ import annotations
 
@@ -7,13 +12,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from automemo.contract import Budget
-from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Proposal
+from automemo.meta.base import MetaAgent, MetaError, Proposal
+from automemo.meta.context import GenerationContext, Improvement, ParentView, RepairContext
 from automemo.meta.config import MetaConfig
 from automemo.paths import SEEDS_DIR
 from automemo.sandbox.base import Limits
 
 __all__ = [
-    "Improvement", "MetaAgent", "MetaConfig", "MetaError", "ParentView", "Proposal", "build_meta_agent",
+    "GenerationContext", "Improvement", "MetaAgent", "MetaConfig", "MetaError", "ParentView", "Proposal",
+    "RepairContext", "build_meta_agent", "fit_question_router",
 ]
 
 
@@ -32,19 +39,20 @@ def build_meta_agent(
 ) -> MetaAgent:
     """`llm` is an `automemo.llm.LLMClient` (or None). With its `meta` role configured: the LLM
     meta agent, told `task_description`, the run's `budget` and sandbox `limits`, resolving
-    evidence images under `image_roots`. Otherwise: `ParameterMutator` over `seeds_dir`, which never
+    evidence images under `image_roots`. Otherwise: `OfflineMetaAgent` over `seeds_dir`, which never
     transplants `root_seed` (the search's root) and fits question routers on `train_questions`
     ((question, label, conversation, task id) rows of the train split, kept on the host;
     cross-fitted by conversation). With both, and
     `config.mixed_tune_rate` > 0, the LLM agent shares the steps with the mutator (mixed mode)."""
-    from automemo.meta.mutator import ParameterMutator
+    from automemo.meta.offline.agent import OfflineMetaAgent
+    from automemo.meta.offline.fitting import fit_question_router, train_questions_of
 
-    def mutator() -> ParameterMutator:
-        return ParameterMutator(config, seeds_dir=seeds_dir, root=root_seed, train=_train(train_questions),
-                                fit_router=fit_question_router, budget=budget)
+    def mutator() -> OfflineMetaAgent:
+        return OfflineMetaAgent(config, seeds_dir=seeds_dir, root=root_seed, train=train_questions_of(train_questions),
+                                fit_router=fit_question_router)
 
     if llm is not None and llm.configured("meta"):
-        from automemo.meta.llm_agent import LLMMetaAgent
+        from automemo.meta.llm.agent import LLMMetaAgent
 
         agent = LLMMetaAgent(
             llm,
@@ -64,24 +72,9 @@ def build_meta_agent(
     return mutator()
 
 
-def _train(rows: Sequence[tuple[str, ...]]):
-    """TrainQuestions from (question, label) or (question, label, scope, task id) rows."""
-    from automemo.meta.generator import TrainQuestions
-
-    if not rows:
-        return None
-    full = [tuple(r) + ("", "")[: max(0, 4 - len(r))] for r in rows]
-    return TrainQuestions(tuple(r[0] for r in full), tuple(str(r[1]) for r in full),
-                          tuple(str(r[2]) for r in full), tuple(str(r[3]) for r in full))
-
-
 def fit_question_router(questions: Sequence[str], labels: Sequence[str],
                         scopes: Sequence[str] = ()) -> dict[str, Any]:
-    """The router's params: cross-fitted by conversation when the questions' conversations are
-    known (a validation score must not come from a router fitted on the scored conversation),
-    else fitted on all of them."""
-    from automemo.toolkit import memolib
+    """The question router's params (automemo.meta.offline.fitting)."""
+    from automemo.meta.offline import fitting
 
-    if any(scopes):
-        return memolib.QuestionRouter.cross_fit(questions, labels, scopes).params()
-    return memolib.QuestionRouter.fit(questions, labels).params()
+    return fitting.fit_question_router(questions, labels, scopes)

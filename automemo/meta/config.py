@@ -1,23 +1,20 @@
-"""The meta agent's settings, every default in one place."""
+"""The meta agents' settings, every default in one place: `[meta]` holds what both agents read
+(the evidence of a parent, duplicate handling, mixed mode), `[meta.llm]` the LLM meta agent's
+own settings and `[meta.offline]` the offline agent's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 EDIT_MODES = ("diff", "rewrite")
 PROMPT_PROFILES = ("auto", "full", "compact")
+OPERATORS = ("perturb", "transplant", "crossover", "compose", "route", "recombine", "tune_stage", "add_stage",
+             "swap_stage", "remove_stage")
+"""The offline meta agent's operators, each with its `<name>_rate`."""
 
 
 @dataclass(frozen=True)
-class MetaConfig:
-    # --- evidence shown to the analysis prompt (the paper's Table 7 protocol) ---------------
-    n_successes: int = 2                  # successful retrieve-time trajectories per analysis
-    n_failures: int = 2                   # failed ones
-    observation_chars: int = 50_000       # observation summary cap per episode
-    observation_images: int = 4           # observation images per episode
-    payload_chars: int = 20_000           # retrieved-memory summary cap per episode
-    payload_images: int = 2               # retrieved-memory images per episode
-
+class LLMMetaConfig:
     # --- earlier parent→child gains shown as examples ----------------------------------------
     max_improvements: int = 3             # the largest gains; more would crowd out the evidence
     improvement_diff_chars: int = 6_000   # each example's diff is cut to this
@@ -46,45 +43,85 @@ class MetaConfig:
     inspiration_chars: int = 6_000        # each inspiration's source is cut to this
     max_siblings: int = 6                 # the parent's earlier children (what was tried, what it scored)
     sample_chars: int = 2_500             # excerpt of one update episode and one retrieve task
-    duplicate_retries: int = 2            # a child identical to a node of the tree is re-proposed this often
-
-    # --- offline parameter mutator --------------------------------------------------------------
-    max_perturbed: int = 2                # a child changes one or two tunables
-    step_fraction: float = 0.25           # typical numeric step, as a fraction of the range
-    # Chance that a child of a program with tunables is an untried seed instead of a perturbation.
-    # The policy seldom widens the root past the minimum width, so transplants from the root
-    # alone would try only W designs in a whole search; this keeps other designs in reach.
-    transplant_rate: float = 0.25
-    # Chance that a child is a crossover of its parent with the evaluated program that leads it
-    # most on the question types the parent is weak on (when one leads it on any): both run side
-    # by side and their retrievals are fused by weighted reciprocal rank.
-    crossover_rate: float = 0.25
-    # A crossover answers a task category with one parent alone when, question by question on
-    # the parent's latest evaluation, that parent beats the other on significantly more of the
-    # category's tasks than it loses (one-sided sign test at this level); elsewhere it fuses.
-    route_significance: float = 0.05
-
-    # --- compositional generator (recipes: structured programs over memolib components) ------
-    # Chance that a child of a recipe parent gets a structural move (add / remove / swap / tune a
-    # stage, recombine stages with another recipe, route weak question types) instead of the
-    # perturbation, crossover or transplant above.
-    structure_rate: float = 0.6
-    # Chance that a child of a parent that is not a recipe (the root, a seed, an LLM-written or
-    # LLM-edited program) gets a new recipe where a seed would be transplanted (untried starter
-    # recipes first).
-    compose_rate: float = 0.5
-    # With the LLM meta agent (mixed mode): chance that a child of a parent with live declared
-    # tunables is written by the offline mutator instead (it turns the tunables, LLM-written
-    # children included); 0 keeps every step the LLM's.
-    mixed_tune_rate: float = 0.0
 
     def __post_init__(self) -> None:
         if self.edit_mode not in EDIT_MODES:
             from automemo.configtools import ConfigError
 
-            raise ConfigError(f"meta.edit_mode must be one of {', '.join(EDIT_MODES)}, got {self.edit_mode!r}")
+            raise ConfigError(f"meta.llm.edit_mode must be one of {', '.join(EDIT_MODES)}, got {self.edit_mode!r}")
         if self.prompt_profile not in PROMPT_PROFILES:
             from automemo.configtools import ConfigError
 
-            raise ConfigError(f"meta.prompt_profile must be one of {', '.join(PROMPT_PROFILES)}, "
+            raise ConfigError(f"meta.llm.prompt_profile must be one of {', '.join(PROMPT_PROFILES)}, "
                               f"got {self.prompt_profile!r}")
+
+
+@dataclass(frozen=True)
+class OfflineMetaConfig:
+    max_perturbed: int = 2                # a child changes one or two tunables
+    step_fraction: float = 0.25           # typical numeric step, as a fraction of the range
+    # Its operators, in one table. A child comes from one operator, drawn among the operators that
+    # apply to its parent with these rates renormalised over those: an applicable operator's
+    # probability is its rate divided by the sum of the applicable operators' rates (the rates
+    # sum to 1 over all operators; 0 turns one off). An operator that makes nothing new (a stage
+    # move whose child the tree holds) is dropped and the draw repeated among the others.
+    # perturb: turn one or two of the parent's live declared tunables (it has some that can move).
+    perturb_rate: float = 0.20
+    # transplant: a seed in place of the parent; applies while a seed the tree lacks remains (the
+    # policy seldom widens the root, so transplants from the root alone would try only W
+    # designs), and always to a parent with nothing to turn (then the seed strongest where the
+    # parent is weak, once all were tried).
+    transplant_rate: float = 0.10
+    # crossover: the parent with the evaluated program that leads it most on the question types
+    # it is weak on (applies when one does): both run side by side and their retrievals are fused
+    # by weighted reciprocal rank; two recipes cross stage by stage instead.
+    crossover_rate: float = 0.20
+    # compose: a parent that is not a recipe (the root, a seed, an LLM-written program) gets a
+    # starter recipe over memolib components (applies while starters the tree lacks remain).
+    compose_rate: float = 0.15
+    # The structural moves of a recipe parent: route its weak question types to their own
+    # retrieve stages behind a router fitted on the train split's questions (applies when such a
+    # router can be fitted and the parent is weak on a type it knows); recombine stages with
+    # another evaluated recipe (applies when there is one); tune, add, swap or remove a stage.
+    route_rate: float = 0.10
+    recombine_rate: float = 0.05
+    tune_stage_rate: float = 0.08
+    add_stage_rate: float = 0.05
+    swap_stage_rate: float = 0.035
+    remove_stage_rate: float = 0.035
+    # A crossover answers a task category with one parent alone when, question by question on
+    # the parent's latest evaluation, that parent beats the other on significantly more of the
+    # category's tasks than it loses (one-sided sign test at this level); elsewhere it fuses.
+    route_significance: float = 0.05
+
+    def operator_rate(self, operator: str) -> float:
+        """The configured rate of an offline operator (`perturb`, `route`, ...)."""
+        return getattr(self, f"{operator}_rate")
+
+    def __post_init__(self) -> None:
+        negative = [f"meta.offline.{o}_rate" for o in OPERATORS if self.operator_rate(o) < 0]
+        if negative:
+            from automemo.configtools import ConfigError
+
+            raise ConfigError(f"{', '.join(negative)} must be >= 0")
+
+
+@dataclass(frozen=True)
+class MetaConfig:
+    # --- evidence shown to the analysis prompt (the paper's Table 7 protocol) ---------------
+    n_successes: int = 2                  # successful retrieve-time trajectories per analysis
+    n_failures: int = 2                   # failed ones
+    observation_chars: int = 50_000       # observation summary cap per episode
+    observation_images: int = 4           # observation images per episode
+    payload_chars: int = 20_000           # retrieved-memory summary cap per episode
+    payload_images: int = 2               # retrieved-memory images per episode
+
+    # --- both agents ---------------------------------------------------------------------------
+    duplicate_retries: int = 2            # a child identical to a node of the tree is re-proposed this often
+    # With the LLM meta agent (mixed mode): chance that a child of a parent with live declared
+    # tunables is written by the offline mutator instead (it turns the tunables, LLM-written
+    # children included); 0 keeps every step the LLM's.
+    mixed_tune_rate: float = 0.0
+
+    llm: LLMMetaConfig = field(default_factory=LLMMetaConfig)
+    offline: OfflineMetaConfig = field(default_factory=OfflineMetaConfig)

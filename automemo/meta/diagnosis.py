@@ -9,7 +9,7 @@ import statistics
 from typing import Any, Mapping
 
 from automemo.contract import Budget
-from automemo.meta.base import ParentView
+from automemo.meta.context import ParentView, weak_types
 from automemo.meta.config import MetaConfig
 from automemo.meta.evidence import Trajectory, select_evidence
 
@@ -29,7 +29,7 @@ def rule_based_diagnosis(
         summary = f"node {parent.node_id} has no evaluation yet; nothing to diagnose"
         weakest: list[tuple[str, float]] = []
     else:
-        weakest = sorted(evaluation.per_category.items(), key=lambda kv: (kv[1], kv[0]))[:3]
+        weakest = [(c, evaluation.per_category[c]) for c in weak_types(evaluation.per_category, limit=3)]
         summary = (
             f"mean {evaluation.mean:.3f} over {evaluation.n_scored} scored tasks "
             f"({evidence.n_successes} successes, {evidence.n_failures} failures)"
@@ -41,7 +41,7 @@ def rule_based_diagnosis(
             total = sum(evaluation.errors.values())
             kinds = ", ".join(f"{k} x{n}" for k, n in sorted(evaluation.errors.items()))
             structural.append(f"the program failed on {total} task(s): {kinds}")
-        failing = [c for c, s in sorted(evaluation.per_category.items()) if s < evaluation.mean]
+        failing = sorted(weak_types(evaluation.per_category, evaluation.mean))
         if failing:
             structural.append("below-average categories: " + ", ".join(failing))
     if mutation.get("kind") == "transplant":

@@ -10,45 +10,34 @@ program) is the LLM's.
 from __future__ import annotations
 
 import random
-from typing import Any, Mapping, Sequence
 
-from automemo.meta.base import Improvement, MetaAgent, ParentView, Proposal, ScoredProgram
-from automemo.meta.liveness import live_tunables
-from automemo.meta.mutator import ParameterMutator, declared_tunables
-from automemo.meta.tunables import can_move
+from automemo.meta.base import MetaAgent, Proposal
+from automemo.meta.context import GenerationContext, RepairContext
+from automemo.meta.offline.agent import OfflineMetaAgent
+from automemo.meta.source.tunables import can_move
 
 
 class MixedMetaAgent(MetaAgent):
-    def __init__(self, llm_agent: MetaAgent, mutator: ParameterMutator, rate: float) -> None:
+    def __init__(self, llm_agent: MetaAgent, mutator: OfflineMetaAgent, rate: float) -> None:
         self.llm_agent = llm_agent
         self.mutator = mutator
         self.rate = rate
 
-    def propose(self, parent: ParentView, improvements: Sequence[Improvement], *, node_id: int,
-                seed: int) -> Proposal:
-        if self._tunes(parent.source, node_id=node_id, seed=seed):
-            return self.mutator.tune(parent, node_id=node_id, seed=seed)
-        return self.llm_agent.propose(parent, improvements, node_id=node_id, seed=seed)
+    def propose(self, context: GenerationContext) -> Proposal:
+        if self._tunes(context):
+            return self.mutator.tune(context)
+        return self.llm_agent.propose(context)
 
-    def _tunes(self, source: str, *, node_id: int, seed: int) -> bool:
-        if random.Random(f"mixed:{seed}:{node_id}").random() >= self.rate:
+    def _tunes(self, context: GenerationContext) -> bool:
+        if random.Random(f"mixed:{context.seed}:{context.node_id}").random() >= self.rate:
             return False
-        return any(can_move(t) for t in live_tunables(source, declared_tunables(source)))
+        return any(can_move(t) for t in context.parsed.live_tunables)
 
-    def repair(self, source: str, exam_report: Mapping[str, Any], attempt: int, *, node_id: int,
-               seed: int) -> Proposal:
+    def repair(self, context: RepairContext) -> Proposal:
         # A perturbation that failed its exam goes back to the mutator, which reverts it.
-        if self.mutator.proposed(source):
-            return self.mutator.repair(source, exam_report, attempt, node_id=node_id, seed=seed)
-        return self.llm_agent.repair(source, exam_report, attempt, node_id=node_id, seed=seed)
+        if context.author == "offline":
+            return self.mutator.repair(context)
+        return self.llm_agent.repair(context)
 
     def initialize(self, task_description: str, *, node_id: int, seed: int) -> Proposal:
         return self.llm_agent.initialize(task_description, node_id=node_id, seed=seed)
-
-    def observe_tree(self, sources: Sequence[str]) -> None:
-        self.mutator.observe_tree(sources)
-        self.llm_agent.observe_tree(sources)
-
-    def observe_scores(self, programs: Sequence[ScoredProgram]) -> None:
-        self.mutator.observe_scores(programs)
-        self.llm_agent.observe_scores(programs)

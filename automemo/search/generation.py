@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 from automemo.failures import InfrastructureFailure
 from automemo.llm import CALLS_STOPPED
-from automemo.meta.base import Improvement, MetaAgent, MetaError, ParentView, Proposal
-from automemo.meta.syntax import normalised
+from automemo.meta.base import MetaAgent, MetaError, Proposal
+from automemo.meta.context import GenerationContext, RepairContext
+from automemo.meta.source.syntax import normalised
 from automemo.runs.records import Outcome
 
 Exam = Callable[[str], Any]
@@ -81,31 +82,31 @@ def _examine(exam: Exam, source: str) -> tuple[bool, dict[str, Any]]:
 
 def generate_child(
     meta: MetaAgent,
-    parent: ParentView,
-    improvements: Sequence[Improvement],
+    context: GenerationContext,
     *,
-    node_id: int,
-    seed: int,
     exam: Exam,
     repair_attempts: int,
     repair_seed: Callable[[int], int],
-    known_sources: Sequence[str] = (),
     duplicate_retries: int | None = None,
     claim: Callable[[str], bool] | None = None,
+    proposed: Callable[[str], None] | None = None,
 ) -> Generation:
-    """`known_sources`: the programs of the tree; a proposal equal to one is proposed again up
-    to `duplicate_retries` times (default: the meta agent's config, else 2). `claim(normalised
-    source)`, when given, also rejects what a sibling action in flight proposed already: it
-    answers False for a program claimed before, else records it and answers True."""
+    """A proposal equal to a program of the tree (`context.tree_sources`) is proposed again up
+    to `duplicate_retries` times (default: the meta agent's config, else 2), from the same
+    context with another seed. `claim(normalised source)`, when given, also rejects what a
+    sibling action in flight proposed already: it answers False for a program claimed before,
+    else records it and answers True. `proposed(source)` is told every proposal drawn (what
+    sibling actions are shown as in flight)."""
     if duplicate_retries is None:
         duplicate_retries = getattr(getattr(meta, "config", None), "duplicate_retries", 2)
-    known = {normalised(s) for s in known_sources}
+    known = {normalised(s) for s in context.tree_sources}
     usage: list[dict[str, Any]] = []
     duplicates: list[str] = []
+    seed = context.seed
     for again in range(duplicate_retries + 1):
+        drawn = context if again == 0 else context.reseeded(seed + 7919 * again)
         try:
-            proposal: Proposal = meta.propose(parent, improvements, node_id=node_id,
-                                              seed=seed if again == 0 else seed + 7919 * again)
+            proposal: Proposal = meta.propose(drawn)
         except CALLS_STOPPED:
             raise
         except MetaError as exc:
@@ -113,6 +114,8 @@ def generate_child(
                               (), failure=f"meta: {exc}", usage={"calls": usage},
                               failed_as=Outcome.META_ERROR)
         usage.append(dict(proposal.usage))
+        if proposed is not None:
+            proposed(proposal.source)
         shape = normalised(proposal.source)
         if shape not in known and (claim is None or claim(shape)):
             break
@@ -130,7 +133,9 @@ def generate_child(
         if passed:
             break
         try:
-            fixed = meta.repair(source, report, attempt, node_id=node_id, seed=repair_seed(attempt))
+            fixed = meta.repair(RepairContext(source, report, attempt, node_id=context.node_id,
+                                              seed=repair_seed(attempt), generation=drawn,
+                                              author=proposal.author))
         except CALLS_STOPPED:
             raise
         except MetaError as exc:

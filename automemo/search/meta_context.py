@@ -1,18 +1,21 @@
-"""What the meta agent is told about the tree before a generate action: the parent with its
-latest evaluation's evidence, the committed parent→child gains, and every evaluated program's
-scores. Everything is read for one committed `Tree` snapshot (the one the action was chosen on),
-so that what an action sees does not depend on what other actions commit while it runs.
+"""What the meta agent is told about the tree for a generate action (its `GenerationContext`):
+the parent with its latest evaluation's evidence, the committed parent→child gains, and every
+evaluated program's scores. Everything is read for one committed `Tree` snapshot (the one the
+action was chosen on), so that what an action sees does not depend on what other actions commit
+while it runs.
 """
 
 from __future__ import annotations
 
 import difflib
 import threading
+from typing import Sequence
 
+from automemo.contract import Budget
 from automemo.evaluation.evidence import read_evidence
 from automemo.evaluation.result import EvaluationResult
-from automemo.meta.base import (ChildAttempt, Improvement, ParentView, ScoredProgram, ScoredTask, evidence_questions,
-                                scored_tasks)
+from automemo.meta.context import (ChildAttempt, GenerationContext, Improvement, ParentView, ScoredProgram,
+                                   ScoredTask, evidence_questions, scored_tasks)
 from automemo.runs.records import EvaluationRecord
 from automemo.runs.rundir import RunDir
 from automemo.search.tree import Tree
@@ -34,6 +37,15 @@ class MetaContext:
         self.run = run
         self._task_scores: dict[tuple[int, int], dict[str, ScoredTask]] = {}  # (node, k) -> tasks
         self._lock = threading.Lock()
+
+    def generation_context(self, parent_id: int, tree: Tree, *, node_id: int, seed: int,
+                           siblings_in_flight: Sequence[str] = (), budget: Budget = Budget()) -> GenerationContext:
+        """Everything a propose of a child of `parent_id` is told, read for the committed `tree`
+        snapshot the action was chosen on (the parent is parsed here, once)."""
+        return GenerationContext.build(
+            self.parent_view(parent_id, tree), node_id=node_id, seed=seed,
+            improvements=self.improvements(tree), tree_sources=self.sources(tree),
+            scored=self.scored_programs(tree), siblings_in_flight=siblings_in_flight, budget=budget)
 
     def parent_view(self, node_id: int, tree: Tree) -> ParentView:
         """The parent with its LATEST committed evaluation, found by its index (not by n − 1:

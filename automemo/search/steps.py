@@ -19,6 +19,7 @@ from typing import Any
 
 from automemo.episode_store import atomic_write
 from automemo.evaluation.result import EvaluationResult
+from automemo.paths import list_seeds
 from automemo.runs.journal import StepJournal
 from automemo.runs.records import ActionRecord, DiagnosisRecord, EvaluationRecord, NodeRecord, Outcome
 from automemo.runs.rundir import RunDir
@@ -27,7 +28,6 @@ from automemo.search.config import SearchConfig
 from automemo.search.display import SearchDisplay
 from automemo.search.generation import Generation, generate_child, transplant_child
 from automemo.search.meta_context import MetaContext
-from automemo.search.observed_meta import ObservedMeta
 from automemo.search.pending import PendingAction
 from automemo.search.stops import CLEAN_STOPS
 from automemo.search.tree import Tree
@@ -47,10 +47,12 @@ class StepRunner:
         self.parts = parts
         self.display = display
         self.context = MetaContext(run)
-        self._meta_lock = threading.Lock()  # one observe-then-call at a time (observed_meta.py)
         # Normalised sources proposed by this process's generations: actions in flight together
         # each see the tree they were chosen on, which lacks their siblings' children.
         self._proposed: set[str] = set()
+        # The latest proposal of each generate action in flight, by step: what the others are
+        # told is being written right now.
+        self._in_flight: dict[int, str] = {}
         self._proposed_lock = threading.Lock()
 
     def evaluate_root(self) -> tuple[StepJournal, ActionRecord]:
@@ -150,19 +152,29 @@ class StepRunner:
 
     def _generate(self, journal: StepJournal, step: int, parent_id: int, tree: Tree,
                   child_id: int) -> tuple[Outcome, str]:
-        # The offline mutator avoids re-proposing a known program and picks crossover partners
-        # from what it is told: this action's tree, not whatever another action told it last.
-        meta = ObservedMeta(self.parts.meta, self._meta_lock,
-                            lambda: self.context.sources(tree),
-                            lambda: self.context.scored_programs(tree))
-        gen = generate_child(
-            meta, self.context.parent_view(parent_id, tree), self.context.improvements(tree),
-            node_id=child_id, seed=derive_seed(self.config.seed, step, "propose"),
-            exam=self._exam(step, child_id), repair_attempts=self.config.repair_attempts,
-            repair_seed=lambda a: derive_seed(self.config.seed, step, f"repair-{a}"),
-            known_sources=self.context.sources(tree), claim=self._claim,
-        )
-        return self._commit_child(journal, gen, tree.node(parent_id), child_id, "generate")
+        # The meta agent is told this action's tree (the snapshot it was chosen on), never what
+        # another action saw: it keeps nothing between calls, so actions in flight call it at once.
+        with self._proposed_lock:
+            siblings = tuple(src for other, src in sorted(self._in_flight.items()) if other != step)
+        context = self.context.generation_context(
+            parent_id, tree, node_id=child_id, seed=derive_seed(self.config.seed, step, "propose"),
+            siblings_in_flight=siblings, budget=self.parts.budget)
+
+        def proposed(source: str) -> None:
+            with self._proposed_lock:
+                self._in_flight[step] = source
+
+        try:
+            gen = generate_child(
+                self.parts.meta, context, exam=self._exam(step, child_id),
+                repair_attempts=self.config.repair_attempts,
+                repair_seed=lambda a: derive_seed(self.config.seed, step, f"repair-{a}"),
+                claim=self._claim, proposed=proposed,
+            )
+            return self._commit_child(journal, gen, tree.node(parent_id), child_id, "generate")
+        finally:  # staged (the scheduler commits it next) or abandoned: no longer in flight
+            with self._proposed_lock:
+                self._in_flight.pop(step, None)
 
     def _claim(self, shape: str) -> bool:
         with self._proposed_lock:
@@ -203,7 +215,7 @@ class StepRunner:
 def _seed_source(seeds_dir: Path, name: str) -> str:
     path = seeds_dir / (name if name.endswith(".py") else f"{name}.py")
     if not path.exists():
-        known = sorted(p.stem for p in seeds_dir.glob("*.py") if not p.name.startswith("_"))
+        known = [p.stem for p in list_seeds(seeds_dir)]
         raise FileNotFoundError(f"search.root: no seed {name!r} in {seeds_dir}; seeds: {', '.join(known)}")
     return path.read_text()
 

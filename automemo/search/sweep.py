@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from automemo.paths import list_seeds
 from automemo.search.pending import PendingAction
 from automemo.search.tree import Tree
 
@@ -21,7 +22,7 @@ NOT_SWEPT = ("no_memory",)
 
 def sweep_order(seeds_dir: Path, root: str) -> tuple[str, ...]:
     """The seeds a sweep transplants, in the order it does."""
-    names = sorted(p.stem for p in Path(seeds_dir).glob("*.py") if not p.name.startswith("_"))
+    names = [p.stem for p in list_seeds(seeds_dir)]
     return tuple(n for n in names if n != root.removesuffix(".py") and n not in NOT_SWEPT)
 
 

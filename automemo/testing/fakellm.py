@@ -29,7 +29,8 @@ with a usage chunk when `stream_options.include_usage` asks for one. `rejects` m
 refuse what real ones refuse, with OpenAI's error body: "max_tokens" (reasoning models want
 max_completion_tokens), "temperature" (only the default), "images" (a text-only model).
 `events` records ("request" | "closed", time, connection number): a test can check that the
-client closed a stalled connection before it sent its retry.
+client closed a stalled connection before it sent its retry. `max_in_flight` is the most chat
+requests it was answering at once (with `latency`, what a parallel client overlaps).
 
 Embeddings are deterministic: a vector seeded by the SHA-256 of the text, L2-normalised, of
 dimension `embedding_dim`; the same text always gets the same vector, in any process.
@@ -98,6 +99,8 @@ class FakeLLM:
         self._connections = 0
         self.embedding_dim = embedding_dim
         self.latency = latency  # seconds added to every answer (benchmarks model a real API)
+        self._in_flight = 0      # chat requests received and not yet answered
+        self._max_in_flight = 0  # the most of them at once since the last reset_in_flight()
         self.model = model
         self._lock = threading.Lock()
         self._queue: collections.deque[Response] = collections.deque()
@@ -187,6 +190,21 @@ class FakeLLM:
         with self._lock:
             self._connections += 1
             return self._connections
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most chat requests being answered at once since start (or `reset_in_flight`)."""
+        with self._lock:
+            return self._max_in_flight
+
+    def reset_in_flight(self) -> None:
+        with self._lock:
+            self._max_in_flight = self._in_flight
+
+    def _answering(self, delta: int) -> None:
+        with self._lock:
+            self._in_flight += delta
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
 
     @property
     def pending(self) -> int:
@@ -387,6 +405,16 @@ def _make_request_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 return
             fake._record(self.path, body)
             fake._event("request", self.connection_number)
+            chat = self.path.endswith("/chat/completions")
+            if chat:
+                fake._answering(+1)
+            try:
+                self._answer(body)
+            finally:
+                if chat:
+                    fake._answering(-1)
+
+        def _answer(self, body: dict) -> None:
             if fake.latency:
                 time.sleep(fake.latency)
             if self.path.endswith("/embeddings"):

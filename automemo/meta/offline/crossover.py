@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
-from automemo.meta.base import ScoredProgram
+from automemo.meta.context import ScoredProgram, weak_types
 from automemo.prompting import render
 from automemo.toolkit.memolib import QuestionRouter, held_out_recall
 
@@ -91,16 +91,11 @@ def routable(decided: Mapping[str, float], router: QuestionRouter | None,
     return {c: w for c, w in decided.items() if recall.get(c, 0.0) >= ROUTE_MIN_RECALL}
 
 
-def weak_categories(per_category: Mapping[str, float], mean: float) -> list[str]:
-    """The question types scored below the program's mean, weakest first."""
-    return [c for c, s in sorted(per_category.items(), key=lambda kv: (kv[1], kv[0])) if s < mean]
-
-
 def complement(parent: ScoredProgram, other: ScoredProgram) -> float:
     """How much `other` adds where `parent` is weak: its summed lead over the parent on the
     parent's weak categories (0 when it leads on none of them)."""
     return sum(max(0.0, other.per_category.get(c, 0.0) - parent.per_category.get(c, 0.0))
-               for c in weak_categories(parent.per_category, parent.mean))
+               for c in weak_types(parent.per_category, parent.mean))
 
 
 def best_partner(parent: ScoredProgram, others: Sequence[ScoredProgram]) -> ScoredProgram | None:

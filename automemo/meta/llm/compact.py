@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from automemo.evaluation.evidence import read_evidence
-from automemo.meta import syntax
-from automemo.meta.base import ParentView
-from automemo.meta.tunables import TunableError, apply, can_move, parse_tunables, perturb_value
+from automemo.meta.context import ParentView, ParsedSource, weak_types
+from automemo.meta.source.tunables import apply, can_move, perturb_value
 
 # Context sizes (tokens) below which the "auto" profile is compact: the full profile's prompts
 # do not fit with room for an answer.
@@ -48,14 +47,11 @@ def profile_for(configured: str, context_tokens: int) -> str:
     return "compact" if 0 < context_tokens < COMPACT_BELOW_TOKENS else "full"
 
 
-def shown_source(source: str, limit: int) -> str:
+def shown_source(program: ParsedSource, limit: int) -> str:
     """The program as the compact prompt shows it: docstrings left out (every line shown is a
     line of the program, so a SEARCH copied from it matches), then cut to `limit` characters at
     a line boundary with a marker saying how many lines are not shown."""
-    try:
-        tree = syntax.parse(source)
-    except SyntaxError:
-        tree = None
+    source, tree = program.source, program.tree
     lines = source.splitlines(keepends=True)
     dropped: set[int] = set()
     for node in ast.walk(tree) if tree is not None else ():
@@ -83,7 +79,7 @@ def weak_spots(parent: ParentView) -> list[dict[str, Any]]:
     evaluation = parent.evaluation
     if evaluation is None or not evaluation.per_category:
         return []
-    weakest = sorted(evaluation.per_category.items(), key=lambda kv: (kv[1], kv[0]))[:WEAK_TYPES]
+    weakest = [(c, evaluation.per_category[c]) for c in weak_types(evaluation.per_category, limit=WEAK_TYPES)]
     questions: dict[str, str] = {}
     if parent.evidence_dir:
         try:
@@ -106,26 +102,23 @@ def weak_spots(parent: ParentView) -> list[dict[str, Any]]:
     return out
 
 
-def example_edit(source: str, seed: int, step_fraction: float = 0.25) -> ExampleEdit | None:
+def example_edit(program: ParsedSource, seed: int, step_fraction: float = 0.25) -> ExampleEdit | None:
     """One of the parent's declared tunables moved to a new value inside its range, as an edit of
     its line (drawn from `seed`, so children of one parent see different ones); else a module
     constant's number changed; None when the program has neither."""
     rng = random.Random(seed)
+    source, tree = program.source, program.tree
     lines = source.splitlines()
-    try:
-        movable = [t for t in parse_tunables(source) if can_move(t)]
-    except TunableError:
-        movable = []
+    movable = [t for t in program.tunables if can_move(t)]
     if movable:
         tunable = rng.choice(movable)
         line = lines[tunable.line - 1]
         value = perturb_value(tunable, rng, step_fraction)
-        new = apply(source, {tunable.name: value}).splitlines()[tunable.line - 1]
+        new = apply(source, {tunable.name: value}, tunables=program.tunables,
+                    tree=tree).splitlines()[tunable.line - 1]
         if new != line:
             return ExampleEdit(line, new, f"{tunable.name} {tunable.value!r} -> {value!r}")
-    try:
-        tree = syntax.parse(source)
-    except SyntaxError:
+    if tree is None:
         return None
     constants = [n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
                  and isinstance(n.targets[0], ast.Name) and n.targets[0].id.isupper()
@@ -141,9 +134,6 @@ def example_edit(source: str, seed: int, step_fraction: float = 0.25) -> Example
     return ExampleEdit(line, new, f"{node.targets[0].id} {old!r} -> {value!r}")
 
 
-def tunable_lines(source: str) -> list[str]:
+def tunable_lines(program: ParsedSource) -> list[str]:
     """The parent's declared tunables, one line each (name = value (range))."""
-    try:
-        return [t.describe() for t in parse_tunables(source)]
-    except TunableError:
-        return []
+    return [t.describe() for t in program.tunables]

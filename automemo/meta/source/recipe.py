@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from automemo.errors import AutomemoError
-from automemo.meta import syntax
+from automemo.meta.source import syntax
 from automemo.prompting import render
 
 TEMPLATE = "program_recipe"
@@ -182,12 +182,14 @@ def render_recipe(recipe: Recipe) -> str:
                   router=_block(dict(recipe.router)) if recipe.router else "None")
 
 
-def parse_recipe(source: str) -> Recipe | None:
-    """The recipe `source` renders, or None when it is not exactly a rendered recipe."""
-    try:
-        tree = syntax.parse(source)
-    except SyntaxError:
-        return None
+def parse_recipe(source: str, *, tree: ast.Module | None = None) -> Recipe | None:
+    """The recipe `source` renders, or None when it is not exactly a rendered recipe (`tree`: its
+    syntax tree when the caller parsed it already)."""
+    if tree is None:
+        try:
+            tree = syntax.parse(source)
+        except SyntaxError:
+            return None
     constants: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):

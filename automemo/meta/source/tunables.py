@@ -24,10 +24,10 @@ import random
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from automemo.errors import AutomemoError
-from automemo.meta import syntax
+from automemo.meta.source import syntax
 
 MARKER = "tunable:"
 
@@ -88,16 +88,18 @@ def _num(x: float | None) -> str:
     return str(int(x)) if x is not None and float(x).is_integer() else str(x)
 
 
-def parse_tunables(source: str) -> list[Tunable]:
+def parse_tunables(source: str, *, tree: ast.Module | None = None) -> list[Tunable]:
     """Every tunable the program declares, in source order. Raises TunableError naming the line
-    when a marker sits on something that is not a well-formed, in-range declaration."""
+    when a marker sits on something that is not a well-formed, in-range declaration. `tree`:
+    the program's syntax tree when the caller parsed it already."""
     markers = _marker_comments(source)
     if not markers:
         return []
-    try:
-        tree = syntax.parse(source)
-    except SyntaxError as exc:
-        raise TunableError(f"line {exc.lineno}: cannot parse the program ({exc.msg})") from None
+    if tree is None:
+        try:
+            tree = syntax.parse(source)
+        except SyntaxError as exc:
+            raise TunableError(f"line {exc.lineno}: cannot parse the program ({exc.msg})") from None
     assignments = {node.lineno: node for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))}
     statements_per_line = collections.Counter(node.lineno for node in tree.body)
     out: list[Tunable] = []
@@ -188,10 +190,12 @@ def _literal(expr: ast.expr | None, name: str, line: int) -> Any:
     return value
 
 
-def apply(source: str, values: Mapping[str, Any]) -> str:
+def apply(source: str, values: Mapping[str, Any], *, tunables: Sequence[Tunable] | None = None,
+          tree: ast.Module | None = None) -> str:
     """The program with the named tunables set to `values` (each checked against its
-    declaration). Only the literals change."""
-    declared = {t.name: t for t in parse_tunables(source)}
+    declaration). Only the literals change. `tunables` and `tree`: the program's declared
+    tunables and syntax tree when the caller holds them already."""
+    declared = {t.name: t for t in (parse_tunables(source, tree=tree) if tunables is None else tunables)}
     unknown = sorted(set(values) - set(declared))
     if unknown:
         raise TunableError(
@@ -203,23 +207,24 @@ def apply(source: str, values: Mapping[str, Any]) -> str:
         tunable = declared[name]
         tunable.check(new)
         replacements[tunable.line] = new
-    return _replace_literals(source, replacements)
+    return _replace_literals(source, replacements, tree)
 
 
-def skeleton(source: str) -> str:
+def skeleton(source: str, *, tunables: Sequence[Tunable] | None = None, tree: ast.Module | None = None) -> str:
     """The program with every tunable's value blanked: two programs that differ only in their
     tunables share a skeleton, which is how the mutator recognises variants of one seed."""
-    return _replace_literals(source, {t.line: ... for t in parse_tunables(source)})
+    declared = parse_tunables(source, tree=tree) if tunables is None else tunables
+    return _replace_literals(source, {t.line: ... for t in declared}, tree)
 
 
-def _replace_literals(source: str, replacements: Mapping[int, Any]) -> str:
+def _replace_literals(source: str, replacements: Mapping[int, Any], tree: ast.Module | None = None) -> str:
     """Replace the right-hand literal of the module-level assignment on each given line
     (`...` writes an Ellipsis, the skeleton's placeholder)."""
     if not replacements:
         return source
     value_nodes = {
         node.lineno: node.value
-        for node in syntax.parse(source).body
+        for node in (tree if tree is not None else syntax.parse(source)).body
         if isinstance(node, (ast.Assign, ast.AnnAssign))
     }
     lines = source.splitlines(keepends=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from automemo.meta import syntax
+from automemo.meta.source import syntax
 from automemo.meta.base import MetaError
 
 _FENCE = re.compile(

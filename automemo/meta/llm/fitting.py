@@ -15,10 +15,8 @@ from typing import Any, Callable, Sequence
 
 from automemo.llm.messages import message_text
 from automemo.meta.config import MetaConfig
+from automemo.meta.context import estimate_text_tokens
 
-# Code and JSON tokenise denser than prose (about 3 to 3.5 characters per token with the usual
-# BPE vocabularies): 3 errs on the side of a prompt that fits.
-CHARS_PER_TOKEN = 3.0
 # What one attached image costs a vision model, roughly (a 512-pixel tile and its overhead).
 IMAGE_TOKENS = 800
 
@@ -51,11 +49,12 @@ class Trim:
         if self.trajectories is not None:
             changes["n_successes"] = min(config.n_successes, self.trajectories)
             changes["n_failures"] = min(config.n_failures, self.trajectories)
+        shown: dict[str, Any] = {}   # what the prompts show besides the evidence ([meta.llm])
         if self.improvements is not None:
-            changes["max_improvements"] = min(config.max_improvements, self.improvements)
+            shown["max_improvements"] = min(config.llm.max_improvements, self.improvements)
         if self.source_chars is not None:
-            changes["source_chars"] = min(config.source_chars, self.source_chars)
-        return dataclasses.replace(config, **changes)
+            shown["source_chars"] = min(config.llm.source_chars, self.source_chars)
+        return dataclasses.replace(config, **changes, llm=dataclasses.replace(config.llm, **shown))
 
 
 TRIMS: tuple[Trim, ...] = (
@@ -78,7 +77,7 @@ TRIMS: tuple[Trim, ...] = (
 
 def estimate_tokens(messages: Sequence[dict[str, Any]], n_images: int = 0) -> int:
     chars = sum(len(message_text(m)) for m in messages)
-    return int(chars / CHARS_PER_TOKEN) + 1 + n_images * IMAGE_TOKENS
+    return estimate_text_tokens(chars) + 1 + n_images * IMAGE_TOKENS
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,10 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from automemo.meta import syntax
 from automemo.meta.base import MetaError
-from automemo.meta.codeblock import program_blocks
-from automemo.meta.tunables import TunableError, parse_tunables
+from automemo.meta.llm.codeblock import program_blocks
+from automemo.meta.context import ParsedSource
+from automemo.meta.source.tunables import TunableError
 
 _BLOCK = re.compile(
     r"^[ \t]*<{5,}[ \t]*SEARCH[ \t]*\n(?P<search>.*?)^[ \t]*={5,}[ \t]*\n(?P<replace>.*?)^[ \t]*>{5,}[ \t]*REPLACE[ \t]*$",
@@ -52,17 +52,18 @@ _SETTING = re.compile(
     r"(?P<value>[^#`\n,;]+?)[ \t`]*(?:[,;#].*)?$", re.MULTILINE)
 
 
-def setting_edits(text: str, source: str) -> list[Edit]:
+def setting_edits(text: str, source: str, *, program: ParsedSource | None = None) -> list[Edit]:
     """Edits for the lines of `text` that set a module-level constant of `source` to a new literal
     (`TOP_K = 8`, or `TOP_K 10 -> 8`): each becomes an exact edit of the constant's line, its
     comment kept. Only a name assigned once at module level, a value that is a literal of the
     same kind, and, for a declared tunable, inside its declared range; the first setting of a
-    name counts. [] when there is none."""
-    try:
-        tree = syntax.parse(source)
-        declared = {t.name: t for t in parse_tunables(source)}
-    except (SyntaxError, TunableError):
+    name counts. [] when there is none. `program`: `source` parsed already."""
+    if program is None:
+        program = ParsedSource.of(source)
+    if program.tree is None or program.malformed:
         return []
+    tree = program.tree
+    declared = {t.name: t for t in program.tunables}
     assigned: dict[str, list[ast.Assign]] = {}
     for node in tree.body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
@@ -96,27 +97,27 @@ def setting_edits(text: str, source: str) -> list[Edit]:
     return edits
 
 
-def edited(source: str, text: str) -> tuple[str, int] | None:
+def edited(source: str, text: str, *, program: ParsedSource | None = None) -> tuple[str, int] | None:
     """The child a reply's edits make of `source`, and how many edits: its SEARCH/REPLACE
     blocks; blocks that match nowhere but whose REPLACE parts only set constants, those
     settings; a reply with neither blocks nor a program in a python block, its settings of
     constants (`TOP_K = 8` alone in a python block is a setting too).
     None when the reply holds no edit (a whole program, or nothing usable); EditError when its
-    blocks do not apply."""
+    blocks do not apply. `program`: `source` parsed already."""
     blocks = parse_edits(text)
     if blocks:
         try:
             return apply_edits(source, blocks), len(blocks)
         except EditError:
             replaced = [line for b in blocks for line in b.replace.splitlines() if line.strip()]
-            per_line = [setting_edits(line, source) for line in replaced]
+            per_line = [setting_edits(line, source, program=program) for line in replaced]
             if not all(per_line):
                 raise
             settings = [edit for found in per_line for edit in found]
             return apply_edits(source, settings), len(settings)
     if any("class Memo" in block for block in program_blocks(text)):
         return None  # a whole program (or an attempt at one): the caller reads it as such
-    settings = setting_edits(text, source)
+    settings = setting_edits(text, source, program=program)
     return (apply_edits(source, settings), len(settings)) if settings else None
 
 

@@ -22,14 +22,15 @@ def parse(source: str, filename: str = "<program>") -> ast.Module:
         return ast.parse(source, filename)
 
 
-def normalised(source: str) -> str:
+def normalised(source: str, *, tree: ast.Module | None = None) -> str:
     """A program's identity for duplicate detection: its AST without docstrings, comments or
     formatting (two programs with equal identities behave the same). The source itself when it
-    does not parse."""
-    try:
-        tree = parse(source)
-    except (SyntaxError, ValueError):
-        return source
+    does not parse. `tree`: its syntax tree, parsed already; it is changed (pass a copy)."""
+    if tree is None:
+        try:
+            tree = parse(source)
+        except (SyntaxError, ValueError):
+            return source
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))

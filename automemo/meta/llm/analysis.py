@@ -21,7 +21,7 @@ import jsonschema
 
 from automemo.llm import system_message, user_message
 from automemo.meta.base import MetaError
-from automemo.meta.conversation import MetaConversation
+from automemo.meta.llm.conversation import MetaConversation
 
 RELEVANCE_LABELS = ("helpful", "missing", "irrelevant", "redundant", "misleading")
 
@@ -182,7 +182,7 @@ def analyse(
         read_feedback,
         expected="json",
         purpose="analysis",
-        max_tokens=conversation.config.analysis_max_tokens,
+        max_tokens=conversation.config.llm.analysis_max_tokens,
     )
 
 

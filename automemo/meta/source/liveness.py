@@ -13,26 +13,29 @@ memo class at all) makes every tunable live.
 from __future__ import annotations
 
 import ast
+from typing import Sequence
 
-from automemo.meta import syntax
-from automemo.meta.tunables import Tunable
+from automemo.meta.source import syntax
+from automemo.meta.source.tunables import Tunable
 
 MEMO_CLASS = "Memo"
 _OPAQUE = frozenset({"globals", "vars", "eval", "exec", "__import__", "getattr"})
 
 
-def live_tunables(source: str, tunables: list[Tunable]) -> list[Tunable]:
-    """The tunables that code reachable from the memo class reads, in their order."""
-    live = live_names(source)
+def live_tunables(source: str, tunables: Sequence[Tunable], *, tree: ast.Module | None = None) -> list[Tunable]:
+    """The tunables that code reachable from the memo class reads, in their order (`tree`: the
+    program's syntax tree when the caller parsed it already)."""
+    live = live_names(source, tree=tree)
     return list(tunables) if live is None else [t for t in tunables if t.name in live]
 
 
-def live_names(source: str) -> set[str] | None:
+def live_names(source: str, *, tree: ast.Module | None = None) -> set[str] | None:
     """Module-level names read by reachable code, or None when reachability cannot be told."""
-    try:
-        tree = syntax.parse(source)
-    except SyntaxError:
-        return None
+    if tree is None:
+        try:
+            tree = syntax.parse(source)
+        except SyntaxError:
+            return None
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     if MEMO_CLASS not in classes:

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from automemo.contract import INTERFACE_VERSION, Budget
-from automemo.meta import syntax
-from automemo.meta.base import ChildAttempt, Improvement, ScoredProgram
+from automemo.meta.source import syntax
 from automemo.meta.config import MetaConfig
+from automemo.meta.context import ChildAttempt, Improvement, ParsedSource, ScoredProgram, weak_types
 from automemo.prompting import render
 from automemo.sandbox.base import Limits
 
@@ -43,12 +43,11 @@ def toolkit_api_source() -> str:
 _QUOTED_WHOLE = {"automemo.toolkit.api"}
 
 
-def imported_helper_modules(source: str) -> list[str]:
-    """The `automemo.toolkit.*` modules `source` imports (beyond the toolkit API the prompt
+def imported_helper_modules(program: ParsedSource) -> list[str]:
+    """The `automemo.toolkit.*` modules `program` imports (beyond the toolkit API the prompt
     quotes anyway), in first-import order; [] when it does not parse."""
-    try:
-        tree = syntax.parse(source)
-    except SyntaxError:
+    tree = program.tree
+    if tree is None:
         return []
     found: list[str] = []
     for node in ast.walk(tree):
@@ -104,11 +103,11 @@ def _signature(node: ast.FunctionDef | ast.ClassDef, indent: str) -> list[str]:
     return out
 
 
-def helpers_context(source: str) -> str:
-    """What the prompts show of the helper modules `source` imports ("" when it imports none);
+def helpers_context(program: ParsedSource) -> str:
+    """What the prompts show of the helper modules `program` imports ("" when it imports none);
     memolib is left out when the contract lists its whole API anyway."""
     listed = {MEMOLIB} if memolib_api() else set()
-    return "\n\n".join(filter(None, (helper_module_api(m) for m in imported_helper_modules(source)
+    return "\n\n".join(filter(None, (helper_module_api(m) for m in imported_helper_modules(program)
                                        if m not in listed and not m.startswith(MEMOLIB + "."))))
 
 
@@ -209,12 +208,12 @@ def contract_context(budget: Budget = Budget(), limits: Limits = Limits(), *,
 def inspirations_context(programs: Sequence[ScoredProgram], parent_id: int,
                          parent_categories: Mapping[str, float], config: MetaConfig,
                          seeds: Sequence[tuple[str, str]] = ()) -> list[dict[str, Any]]:
-    """Up to `config.inspirations` programs other than the parent: the one that leads the parent
+    """Up to `config.llm.inspirations` programs other than the parent: the one that leads the parent
     most on the parent's weakest question types, then the tree's best by mean; seed programs
     (name, source) fill in while the tree has too few. Each source cut to `inspiration_chars`."""
     others = [p for p in programs if p.node_id != parent_id]
     chosen: list[dict[str, Any]] = []
-    weak = sorted(parent_categories, key=lambda c: parent_categories[c])[:2]
+    weak = weak_types(parent_categories, limit=2)
 
     def lead(p: ScoredProgram) -> float:
         return sum(p.per_category.get(c, 0.0) - parent_categories[c] for c in weak)
@@ -228,20 +227,20 @@ def inspirations_context(programs: Sequence[ScoredProgram], parent_id: int,
                                            f"{c}: {p.per_category.get(c, 0.0):.3f} vs {parent_categories[c]:.3f}"
                                            for c in weak) + ")"))
     for p in sorted(others, key=lambda p: (-p.mean, p.node_id)):
-        if len(chosen) >= config.inspirations:
+        if len(chosen) >= config.llm.inspirations:
             break
         if all(c["name"] != f"node {p.node_id}" for c in chosen):
             chosen.append(_inspiration(f"node {p.node_id}", p, config, why="among the best of the tree"))
     for name, source in seeds:
-        if len(chosen) >= config.inspirations:
+        if len(chosen) >= config.llm.inspirations:
             break
         chosen.append({"name": f"seed {name}", "why": "a known design, not yet evaluated in this search",
-                       "score": None, "source": _cut(source, config.inspiration_chars)})
-    return chosen[: config.inspirations]
+                       "score": None, "source": _cut(source, config.llm.inspiration_chars)})
+    return chosen[: config.llm.inspirations]
 
 
 def _inspiration(name: str, p: ScoredProgram, config: MetaConfig, *, why: str) -> dict[str, Any]:
-    return {"name": name, "why": why, "score": p.mean, "source": _cut(p.source, config.inspiration_chars)}
+    return {"name": name, "why": why, "score": p.mean, "source": _cut(p.source, config.llm.inspiration_chars)}
 
 
 def _cut(source: str, limit: int) -> str:
@@ -251,7 +250,7 @@ def _cut(source: str, limit: int) -> str:
 def siblings_context(children: Sequence[ChildAttempt], config: MetaConfig) -> list[dict[str, Any]]:
     """The parent's latest children, each with what was tried and what came of it."""
     return [{"node_id": c.node_id, "summary": c.summary, "score": c.score, "failure": c.failure[:200]}
-            for c in list(children)[-config.max_siblings:]] if config.max_siblings else []
+            for c in list(children)[-config.llm.max_siblings:]] if config.llm.max_siblings else []
 
 
 def improvements_context(improvements: Sequence[Improvement], config: MetaConfig) -> list[dict]:
@@ -259,10 +258,10 @@ def improvements_context(improvements: Sequence[Improvement], config: MetaConfig
     with the tree)."""
     best = sorted(improvements, key=lambda i: (-(i.child_score - i.parent_score), i.child_id))
     out = []
-    for imp in best[: config.max_improvements]:
+    for imp in best[: config.llm.max_improvements]:
         diff = imp.diff
-        if len(diff) > config.improvement_diff_chars:
-            diff = diff[: config.improvement_diff_chars] + "\n... [diff truncated]"
+        if len(diff) > config.llm.improvement_diff_chars:
+            diff = diff[: config.llm.improvement_diff_chars] + "\n... [diff truncated]"
         out.append(
             {
                 "parent_id": imp.parent_id,

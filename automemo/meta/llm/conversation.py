@@ -95,7 +95,7 @@ class MetaConversation:
         result = self._call(history, purpose, max_tokens, temperature)
         self.usage.add(result)
         text = result.text
-        for n in range(self.config.max_continuations):
+        for n in range(self.config.llm.max_continuations):
             if getattr(result, "finish_reason", None) != "length":
                 break
             history = [*history, assistant_message(text), user_message(render("meta_continue"))]
@@ -123,18 +123,18 @@ class MetaConversation:
         or, without one, fails as TruncatedReply. `temperature` None: the meta config's (else
         the role's)."""
         history = list(messages)
-        for attempt in range(self.config.format_retries + 1):
+        for attempt in range(self.config.llm.format_retries + 1):
             text, cut = self._complete(history, purpose if attempt == 0 else f"{purpose}-retry",
-                                       max_tokens, self.config.temperature if temperature is None else temperature)
+                                       max_tokens, self.config.llm.temperature if temperature is None else temperature)
             try:
                 value = parse(text)
             except MetaError as exc:
-                last = attempt == self.config.format_retries
+                last = attempt == self.config.llm.format_retries
                 if cut and (after_cut is None or last):
                     # not a model that wrote no code: one that was not let finish
                     raise TruncatedReply(
                         f"{purpose}: the answer was cut at the completion cap ({max_tokens} tokens, "
-                        f"finish_reason \"length\") even after {self.config.max_continuations} "
+                        f"finish_reason \"length\") even after {self.config.llm.max_continuations} "
                         f"continuation(s); raise meta.generate_max_tokens / analysis_max_tokens (a whole "
                         f"program must fit it; SEARCH/REPLACE edits, meta.edit_mode = \"diff\", stay "
                         f"short)") from exc

@@ -10,8 +10,10 @@ they need:
 - route: a router can be fitted on the train split's questions and the parent is weak on some
   types -> each weak type gets the retrieve stages of the recipe that beats the parent on it
   task by task (a sign test), or else a variant of its own to try;
-- add / remove / swap / tune a stage: always possible, drawn by their weights.
-Every draw comes from the `random.Random` the caller seeds with (run seed, node id).
+- add / remove / swap / tune a stage: always possible.
+Which move a child gets is drawn by the offline agent's operator table (meta/offline/agent.py), with
+the other operators. Every draw comes from the `random.Random` the caller seeds with (run seed,
+node id).
 """
 
 from __future__ import annotations
@@ -23,17 +25,18 @@ from typing import Any, Callable, Mapping, Sequence
 
 from automemo.meta.base import ScoredProgram
 from automemo.meta.config import MetaConfig
-from automemo.meta.crossover import best_partner, routes as decided_routes, weak_categories
-from automemo.meta.moves import (Move, add_stage, pick_starter, pipeline_diff, recombine, remove_stage, route,
+from automemo.meta.context import weak_types
+from automemo.meta.offline.crossover import best_partner, routes as decided_routes
+from automemo.meta.offline.moves import (Move, add_stage, pick_starter, pipeline_diff, recombine, remove_stage, route,
                                  swap_stage, tune_stage, untried_starters, variant_for)
-from automemo.meta.recipe import Recipe, describe, parse_recipe
+from automemo.meta.source.recipe import Recipe, describe, parse_recipe
 
-# How often each move is drawn when its evidence allows it. Route and recombine act on what
-# the evaluations showed, so they lead; the blind edits keep the search from stalling.
-MOVE_WEIGHTS: Mapping[str, float] = {
-    "route": 3.0, "recombine": 2.0, "tune_stage": 2.0, "add_stage": 1.5, "swap_stage": 1.0,
-    "remove_stage": 1.0,
-}
+STRUCTURAL_MOVES = ("route", "recombine", "tune_stage", "add_stage", "swap_stage", "remove_stage")
+"""The moves a recipe parent allows; how often each is drawn is the offline agent's operator
+table (`[meta.offline]` rates)."""
+
+StructuralMove = Callable[[], "tuple[Recipe, Move] | None"]
+
 ROUTED_TYPES = 2
 """Weak question types a route move changes at once (the weakest first)."""
 
@@ -84,57 +87,54 @@ class CompositionalGenerator:
                     return None
             return self._router
 
-    def can_compose(self, tried: Sequence[str]) -> bool:
-        """Whether a starter recipe is left that the tree (`tried`: its sources) lacks."""
-        return bool(untried_starters([r for r in (parse_recipe(s) for s in tried) if r is not None]))
+    def can_compose(self, known: Sequence[Recipe]) -> bool:
+        """Whether a starter recipe is left that the tree (`known`: its recipes) lacks."""
+        return bool(untried_starters(list(known)))
 
     def recombine_with(self, recipe: Recipe, partner: ScoredProgram, rng: random.Random,
-                       tried: Sequence[str] = ()) -> tuple[Recipe, Move] | None:
+                       known: Sequence[Recipe] = ()) -> tuple[Recipe, Move] | None:
         """Stage-level crossover of `recipe` with a recipe partner; None when the partner is no
         recipe or no new child comes of it (the caller falls back to output fusion)."""
         other = parse_recipe(partner.source)
         if other is None or other == recipe:
             return None
         made = recombine(recipe, other, rng, name_b=f"#{partner.node_id}")
-        known = [r for r in (parse_recipe(s) for s in tried) if r is not None]
         return made if made is not None and made[0] not in known else None
 
-    def compose(self, rng: random.Random, tried: Sequence[str]) -> tuple[Recipe, Move]:
-        """A first recipe for a parent that is not one (untried starters first)."""
-        recipes = [r for r in (parse_recipe(s) for s in tried) if r is not None]
-        starter = pick_starter(rng, recipes)
+    def compose(self, rng: random.Random, known: Sequence[Recipe]) -> tuple[Recipe, Move]:
+        """A first recipe for a parent that is not one (starters the tree lacks first)."""
+        starter = pick_starter(rng, list(known))
         return starter, Move("compose", f"compose a recipe: {describe(starter)}")
 
-    def evolve(self, recipe: Recipe, parent: ScoredProgram | None, scored: Sequence[ScoredProgram],
-               rng: random.Random, tried: Sequence[str] = ()) -> tuple[Recipe, Move]:
-        """A structural move on `recipe` (the parent), chosen from its evidence; a move whose
-        child the tree holds already (`tried`: its sources) is drawn again."""
-        known = [r for r in (parse_recipe(s) for s in tried) if r is not None]
+    def structural_moves(self, recipe: Recipe, parent: ScoredProgram | None, scored: Sequence[ScoredProgram],
+                         rng: random.Random, weak: Sequence[str] | None = None) -> dict[str, StructuralMove]:
+        """The structural moves `recipe` (the parent) allows, by name, given its evidence: the
+        stage edits always, recombine when another evaluated recipe exists, route when a router
+        can be fitted and the parent is weak (`weak`, derived from `parent` when not given) on a
+        type it knows. Each move answers None when it has nothing to change."""
         others = [(p, r) for p in scored
                   if parent is None or p.node_id != parent.node_id
                   for r in [parse_recipe(p.source)] if r is not None and r != recipe]
-        options: dict[str, Callable[[], tuple[Recipe, Move] | None]] = {
-            "tune_stage": lambda: tune_stage(recipe, rng, self.config.step_fraction),
+        options: dict[str, StructuralMove] = {
+            "tune_stage": lambda: tune_stage(recipe, rng, self.config.offline.step_fraction),
             "add_stage": lambda: add_stage(recipe, rng),
             "remove_stage": lambda: remove_stage(recipe, rng),
             "swap_stage": lambda: swap_stage(recipe, rng),
         }
         if others:
             options["recombine"] = lambda: self._recombine(recipe, parent, others, rng)
-        weak = weak_categories(parent.per_category, parent.mean) if parent is not None else []
+        if weak is None:
+            weak = weak_types(parent.per_category, parent.mean) if parent is not None else []
         router = self.router()
         labels = set(self.train.labels) if self.train else set()
-        if router is not None and any(t in labels for t in weak):
+        if router is not None and parent is not None and any(t in labels for t in weak):
             options["route"] = lambda: self._route(recipe, parent, others, router,
                                                    [t for t in weak if t in labels], rng)
-        while options:
-            names = sorted(options)
-            name = rng.choices(names, weights=[MOVE_WEIGHTS[n] for n in names])[0]
-            made = options.pop(name)()
-            if made is not None and made[0] != recipe and made[0] not in known:
-                return made
-        # Every move was drawn, and each gave nothing new: a bold tuning of the retrieve stages.
-        return tune_stage(recipe, rng, min(1.0, 2 * self.config.step_fraction), stage="index")
+        return options
+
+    def bold_tune(self, recipe: Recipe, rng: random.Random) -> tuple[Recipe, Move]:
+        """What a recipe gets when every move gave nothing new: a bold tuning of its retrieve stages."""
+        return tune_stage(recipe, rng, min(1.0, 2 * self.config.offline.step_fraction), stage="index")
 
     def _recombine(self, recipe: Recipe, parent: ScoredProgram | None,
                    others: Sequence[tuple[ScoredProgram, Recipe]], rng: random.Random):
@@ -152,7 +152,7 @@ class CompositionalGenerator:
         for qtype in weak[:ROUTED_TYPES]:
             mine = recipe.pipeline_for(qtype)
             donors = [(p, r) for p, r in others
-                      if decided_routes(parent, p, self.config.route_significance).get(qtype) == 0.0]
+                      if decided_routes(parent, p, self.config.offline.route_significance).get(qtype) == 0.0]
             donors.sort(key=lambda pr: (-pr[0].per_category.get(qtype, 0.0), pr[0].node_id))
             if donors and pipeline_diff(mine, donors[0][1].pipeline_for(qtype)):
                 donor, donor_recipe = donors[0]

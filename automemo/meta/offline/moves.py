@@ -12,9 +12,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from automemo.meta.recipe import (KNOB_BY_FIELD, KNOBS, PIPELINE_FIELDS, STAGES, Knob, Pipeline, Recipe,
+from automemo.meta.source.recipe import (KNOB_BY_FIELD, KNOBS, PIPELINE_FIELDS, STAGES, Knob, Pipeline, Recipe,
                                   value_of, with_values)
-from automemo.meta.tunables import Tunable, perturb_value
+from automemo.meta.source.tunables import Tunable, perturb_value
 
 
 @dataclass(frozen=True)
