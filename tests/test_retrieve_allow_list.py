@@ -16,7 +16,7 @@ from automemo.benchmarks.conversation.benchmark import ConversationOptions
 from automemo.contract import BUDGET_KEY, PartialRecorder, retrieve_metadata
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator
-from automemo.meta.samples import task_excerpt
+from automemo.meta.llm.samples import task_excerpt
 from automemo.sandbox import get_sandbox
 from conversation_data import write_memgallery
 

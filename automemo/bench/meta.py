@@ -72,7 +72,79 @@ def _fake_model(parents: dict[str, str]):
             return "SUMMARY: this program declares no integer tunable; nothing to change"
         line = match.group(0)
         new = f"{match['name']} = {int(match['value']) + next(counter)}{match['rest']}"
-        if "    from automemo.testing.fakellm import FakeLLM
+        if "<<<<<<< SEARCH" in text:
+            return f"SUMMARY: {match['name']} raised\n<<<<<<< SEARCH\n{line}\n=======\n{new}\n>>>>>>> REPLACE\n"
+        return f"SUMMARY: {match['name']} raised\n```python\n{source.replace(line, new, 1)}```\n"
+
+    return answer
+
+
+def measure(base_url: str, args, parents: dict[str, str]) -> dict[str, Any]:
+    from automemo.llm import Ledger, LLMClient, LLMConfig, RoleConfig
+    from automemo.meta.base import MetaError, ParentView
+    from automemo.meta.llm.codeblock import CodeBlockError, check_program
+    from automemo.meta.config import LLMMetaConfig, MetaConfig
+    from automemo.meta.context import GenerationContext
+    from automemo.meta.llm.agent import LLMMetaAgent
+    from automemo.meta.source.syntax import normalised
+
+    role = RoleConfig(model=args.model, base_url=base_url, api_key_env=args.api_key_env,
+                      max_tokens=args.max_tokens, context_tokens=args.context_tokens,
+                      stall_timeout_s=args.stall_timeout, max_retries=1, vision=False)
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="automemo-bench-meta-") as tmp:
+        for mode in MODES:
+            ledger = Ledger(Path(tmp) / f"{mode}.db")
+            client = LLMClient(LLMConfig(meta=role), ledger)
+            config = MetaConfig(llm=LLMMetaConfig(
+                edit_mode=mode, generate_max_tokens=args.max_tokens, analysis_max_tokens=min(args.max_tokens, 2048),
+                inspirations=args.inspirations, prompt_profile=args.prompt_profile))
+            agent = LLMMetaAgent(client, config, seeds_dir=None)
+            seen = {normalised(s) for s in parents.values()}
+            valid, failures, node = 0, [], 0
+            started = time.monotonic()
+            for (name, source), sample in itertools.product(parents.items(), range(args.samples)):
+                node += 1
+                parent = ParentView(node_id=0, source=source, score=0.0, n_evals=1, evaluation=None)
+                try:
+                    child = agent.propose(GenerationContext.build(parent, node_id=node, seed=sample)).source
+                    check_program(child)
+                except (MetaError, CodeBlockError) as exc:
+                    failures.append(f"{name}: {str(exc)[:160]}")
+                    continue
+                if normalised(child) in seen:
+                    failures.append(f"{name}: a duplicate child")
+                    continue
+                seen.add(normalised(child))
+                valid += 1
+            rows = ledger.rows()
+            generate = [r for r in rows if r["purpose"].startswith("generate")]
+            analysis = [r for r in rows if r["purpose"].startswith("analysis")]
+            completion = sum(r["completion_tokens"] for r in generate)
+            figures[mode] = {
+                "proposals": node, "valid_children": valid, "generate_calls": len(generate),
+                "generate_completion_tokens": completion,
+                "generate_prompt_tokens": sum(r["prompt_tokens"] for r in generate),
+                "prompt_tokens_per_valid_child": (sum(r["prompt_tokens"] for r in rows) / valid
+                                                  if valid else None),
+                "analysis_completion_tokens": sum(r["completion_tokens"] for r in analysis),
+                "cached_prompt_tokens": sum(r["cached_tokens"] or 0 for r in rows),
+                "completion_tokens_per_valid_child": completion / valid if valid else None,
+                "wall_s_per_valid_child": (time.monotonic() - started) / valid if valid else None,
+                "failures": failures,
+            }
+            ledger.close()
+    diff, rewrite = (figures[m]["completion_tokens_per_valid_child"] for m in MODES)
+    figures["ratio_diff_to_rewrite"] = diff / rewrite if diff is not None and rewrite else None
+    return figures
+
+
+def run(args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from automemo.cli import UserError
+    from automemo.testing.fakellm import FakeLLM
     from automemo.paths import SEEDS_DIR, list_seeds
 
     names = [n.strip() for n in args.parents.split(",") if n.strip()]
