@@ -298,6 +298,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
             budget=config.budget, limits=config.sandbox.limits, image_roots=[setup.store.root],
             root_seed=config.search.root, train_questions=train_questions(setup.evaluator),
             benchmark=setup.benchmark.describe(),
+            question_time_keys=setup.benchmark.question_time_keys,
         )
     except BaseException:
         setup.close()

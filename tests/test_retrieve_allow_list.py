@@ -85,3 +85,26 @@ def test_the_allow_list_keeps_the_contract_keys_and_names_what_it_drops():
     kept, dropped = retrieve_metadata({"user": "u", "time": "t", BUDGET_KEY: {}, "site": "s", "answer": "a"},
                                       {"site"})
     assert kept == {"user": "u", "time": "t", BUDGET_KEY: {}, "site": "s"} and dropped == ("answer",)
+
+
+def test_the_llm_meta_agent_shows_the_benchmarks_declared_keys_in_its_data_excerpt(monkeypatch, tmp_path):
+    """The search hands the meta agent its benchmark's `question_time_keys`: the retrieve task
+    excerpt in its prompt shows a declared key, and still no label."""
+    from types import SimpleNamespace
+
+    from automemo.contract import EpisodeRecorder
+    from automemo.meta import build_meta_agent
+    from automemo.meta.config import MetaConfig
+    from automemo.meta.context import ParentView
+    from automemo.meta.llm import agent as agent_module
+
+    episode = EpisodeRecorder("q1", "users_own", "Where do I live?",
+                              metadata={"user": "ana", "channel": "mail", **{k: "x" for k in SMUGGLED}})
+    evidence = SimpleNamespace(tasks=[SimpleNamespace(episode=episode)])
+    monkeypatch.setattr(agent_module, "read_evidence", lambda _dir: evidence)
+    llm = SimpleNamespace(configured=lambda role: role == "meta", config=None)
+    meta = build_meta_agent(llm, MetaConfig(), question_time_keys=UsersOwnBenchmark.question_time_keys)
+    parent = ParentView(node_id=0, source="", score=0.0, n_evals=1, evaluation=None, evidence_dir=str(tmp_path))
+    excerpt = meta.contract_for(parent)["samples"]["retrieve_task"]
+    assert '"channel"' in excerpt and '"user"' in excerpt
+    assert not any(f'"{key}"' in excerpt for key in SMUGGLED)

@@ -9,7 +9,7 @@ context, the config, the evidence both read and the mixed agent that combines th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from automemo.contract import Budget
 from automemo.meta.base import MetaAgent, MetaError, Proposal
@@ -36,6 +36,7 @@ def build_meta_agent(
     root_seed: str = "no_memory",
     train_questions: Sequence[tuple[str, ...]] = (),
     benchmark: Any = None,
+    question_time_keys: Collection[str] = (),
 ) -> MetaAgent:
     """`llm` is an `automemo.llm.LLMClient` (or None). With its `meta` role configured: the LLM
     meta agent, told `task_description`, the run's `budget` and sandbox `limits`, resolving
@@ -63,6 +64,7 @@ def build_meta_agent(
             image_roots=image_roots,
             seeds_dir=seeds_dir,
             benchmark=benchmark,
+            question_time_keys=question_time_keys,
         )
         if config.mixed_tune_rate <= 0:
             return agent

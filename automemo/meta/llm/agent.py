@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Collection, Mapping, Sequence, TypeVar
 
 from automemo.contract import Budget
 from automemo.evaluation.evidence import read_evidence
@@ -50,18 +50,22 @@ class LLMMetaAgent(MetaAgent):
         image_roots: Sequence[Path] = (),
         seeds_dir: str | Path | None = None,
         benchmark: Mapping[str, Any] | None = None,
+        question_time_keys: Collection[str] = (),
     ) -> None:
         """`client` is an `automemo.llm.LLMClient` with the `meta` role configured;
         `task_description` tells the prompts what the agent using the memory does; `image_roots`
         are where evidence images resolve (the run's episode store, also where the data excerpts
         come from); `seeds_dir` holds seed programs shown as inspiration; `benchmark` is the
-        benchmark's `describe()` (its metrics state the scoring rule)."""
+        benchmark's `describe()` (its metrics state the scoring rule); `question_time_keys` the
+        metadata keys it declares known at question time (a data excerpt shows what `retrieve`
+        will see, no more, no less)."""
         self.client = client
         self.config = config
         self.task_description = task_description
         self.contract = contract_context(budget, limits, benchmark=benchmark)
         self.image_roots = tuple(image_roots)
         self.seeds_dir = seeds_dir
+        self.question_time_keys = frozenset(question_time_keys)
         self.system = render("meta_system")
 
     # --- the model's limits -----------------------------------------------------------------
@@ -117,7 +121,8 @@ class LLMMetaAgent(MetaAgent):
                 retrieve_episode = next((t.episode for t in tasks if t.episode is not None), None)
             except (FileNotFoundError, ValueError, KeyError):
                 retrieve_episode = None
-        samples = data_samples(self.image_roots, retrieve_episode, self.config.llm.sample_chars)
+        samples = data_samples(self.image_roots, retrieve_episode, self.config.llm.sample_chars,
+                               self.question_time_keys)
         return {**self.contract, "samples": samples}
 
     def seed_inspirations(self, context: GenerationContext) -> list[tuple[str, str]]:
