@@ -108,7 +108,7 @@ def add_config_flags(p: argparse.ArgumentParser, flags: Iterable[str], *,
         if name == OPTION_FLAG:
             p.add_argument(OPTION_FLAG, action="append", metavar="KEY=VALUE",
                            help="benchmark option, e.g. path=DIR for memgallery / locomo (VALUE parsed "
-                                "as JSON when it can be), repeatable")
+                                "as JSON when it can be), repeatable [benchmark.options]")
             taken.append(name)
             continue
         flag = CONFIG_FLAGS[name]
