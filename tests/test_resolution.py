@@ -177,3 +177,22 @@ def test_exam_of_a_run_uses_its_budget_limits_and_exam_size(tmp_path, capsys, mo
     assert seen["budget"].max_chars == 99 and seen["episodes"] == 1
     assert seen["limits"].retrieve_timeout_s == 7.0
     capsys.readouterr()
+
+
+def test_a_resumed_run_without_a_sandbox_is_confirmed_by_its_own_backend_only(tmp_path):
+    from automemo.cli.search_cmd import resolve_config
+    from automemo.config import run_config_to_dict
+    from automemo.resolution import load_run_config
+    from automemo.runs import RunDir
+
+    config = load_run_config(overrides={"sandbox": {"backend": "unsafe"}, "search": {"steps": 3}})
+    run = RunDir.create(tmp_path, run_config_to_dict(config), "r")
+    parse = build_parser().parse_args
+    from automemo.cli import UserError
+
+    with pytest.raises(UserError, match="--sandbox unsafe on the command line"):
+        resolve_config(parse(["search", "--resume", str(run.path)]))
+    _, resumed = resolve_config(parse(["search", "--resume", str(run.path), "--sandbox", "unsafe"]))
+    assert resumed == config
+    with pytest.raises(UserError, match="drop --sandbox"):
+        resolve_config(parse(["search", "--resume", str(run.path), "--sandbox", "docker"]))

@@ -61,24 +61,26 @@ def resolve_config(args: argparse.Namespace):
     flags = flag_layer(args)
     try:
         if args.resume:
+            from automemo.configtools import merge
+            from automemo.runs import RunDir, RunDirError
+
             given = [f for f in given_flags(args) if f not in BUDGET_FLAGS]
             given += [f"--{name.replace('_', '-')}" for name in ("preset", "config", "run_id", "runs_dir")
                       if getattr(args, name) is not None]
+            try:
+                run = RunDir.open(args.resume) if given in ([], ["--sandbox"]) else None
+            except RunDirError as exc:
+                raise UserError(str(exc)) from None
+            stored = run.config() if run is not None else {}
+            if given == ["--sandbox"] and args.sandbox == (stored.get("sandbox") or {}).get("backend"):
+                given = []  # the run's own backend, said again: how a run without a sandbox is confirmed
             if given:
                 raise UserError(
                     f"--resume continues a run with the config it was started with; drop "
                     f"{', '.join(given)} (only --steps, --max-usd and --max-tokens may extend it)"
                 )
-            from automemo.configtools import merge
-            from automemo.runs import RunDir, RunDirError
-
-            try:
-                run = RunDir.open(args.resume)
-            except RunDirError as exc:
-                raise UserError(str(exc)) from None
-            stored = run.config()
             _check_extension(run, args.steps)
-            extended = merge(stored, flags.data)
+            extended = merge(stored, {k: v for k, v in flags.data.items() if k != "sandbox"})
             config = build_run_config(extended)
             if extended != stored:
                 run.write_config(extended)
