@@ -161,7 +161,9 @@ def _judge_following_agent(stack: Sequence[Layer]) -> Layer | None:
     sources: dict[str, str] = {}
     for key in JUDGE_FOLLOWS_AGENT:
         agent = next((layer for layer in reversed(stack) if layer.sets(f"llm.agent.{key}")), None)
-        if agent is None or any(layer.sets(f"llm.judge.{key}") for layer in stack):
+        # A judge's empty value (a run's or an export's resolved config lists every key) is unset.
+        if agent is None or any(layer.sets(f"llm.judge.{key}") and _get(layer.data, f"llm.judge.{key}")
+                                for layer in stack):
             continue
         value = _get(agent.data, f"llm.agent.{key}")
         if value:

@@ -196,3 +196,14 @@ def test_a_resumed_run_without_a_sandbox_is_confirmed_by_its_own_backend_only(tm
     assert resumed == config
     with pytest.raises(UserError, match="drop --sandbox"):
         resolve_config(parse(["search", "--resume", str(run.path), "--sandbox", "docker"]))
+
+
+def test_the_judge_follows_the_agent_unless_it_has_its_own(tmp_path):
+    exported = Layer("the export", {"llm": {"agent": {"model": ""}, "judge": {"model": "", "base_url": ""}}})
+    flags = Layer("flag", {"llm": {"agent": {"model": "a", "base_url": "http://a/v1"}}},
+                  {"llm.agent.model": "flag --agent-model"})
+    resolution = resolve([exported, flags])
+    assert (resolution.config.llm.judge.model, resolution.config.llm.judge.base_url) == ("a", "http://a/v1")
+    assert resolution.source("llm.judge.model") == "flag --agent-model (the judge follows the agent)"
+    own = Layer("file f", {"llm": {"judge": {"model": "j"}}})
+    assert resolve([exported, own, flags]).config.llm.judge.model == "j"
