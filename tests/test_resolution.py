@@ -133,8 +133,9 @@ def test_every_command_takes_its_config_flags_from_the_one_table():
                 seen += 1
         assert "--sandbox" in parser._option_string_actions
     assert seen > 20
-    assert commands["search"]._option_string_actions["--max-tokens"].help == \
-        commands["eval"]._option_string_actions["--max-tokens"].help
+    for flag in ("--max-chars", "--agent-model", "--judge-base-url"):  # one definition, one text
+        assert commands["search"]._option_string_actions[flag].help == \
+            commands["eval"]._option_string_actions[flag].help
 
 
 def test_exam_of_a_run_uses_its_budget_limits_and_exam_size(tmp_path, capsys, monkeypatch):

@@ -30,7 +30,7 @@ from automemo.cli.flags import (add_config_flags, add_sandbox_flag, add_source_f
 EVAL_FLAGS = ("--benchmark", "--option", "--concurrency", "--executor", "--ray-address",
               "--agent-model", "--agent-base-url", "--agent-api-key-env",
               "--judge-model", "--judge-base-url", "--judge-api-key-env",
-              "--max-chars", "--max-images", "--max-tokens", "--max-usd")
+              "--max-chars", "--max-images")
 # Sections of a run's config that an evaluation uses; search and meta settings do not apply.
 EVALUATION_SECTIONS = ("benchmark", "llm", "sandbox", "budget", "evaluation", "embeddings")
 # Default --repeats. Where the benchmark scores deterministically (Benchmark.
@@ -165,8 +165,8 @@ def overall_failure(results) -> str | None:
 
 
 def resolve_config(args, export: dict[str, Any] | None):
-    """The evaluation's RunConfig, resolved as every command's (flag > --config > an export's run
-    settings > benchmark > default), and the lines that tell the user which settings came from
+    """The evaluation's RunConfig, resolved as every command's (flag > --config > preset > an
+    export's run settings > benchmark > default), and the lines that tell the user which settings came from
     where."""
     from automemo.configtools import ConfigError
     from automemo.resolution import Layer, data_layer, file_layer, preset_layer, resolve
