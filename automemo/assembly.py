@@ -4,7 +4,7 @@ the `bench` commands all build through here, so they cannot drift apart on which
 benchmark gets, whether the memo LLM role reaches a program, where embeddings are cached, or
 when running without a sandbox is allowed.
 
-    setup = build_evaluation(config, store_root=..., unsafe_confirmed=args.unsafe_no_sandbox)
+    setup = build_evaluation(config, store_root=..., unsafe_confirmed=unsafe_confirmed(args))
     with setup:
         result = setup.evaluator.evaluate(source, split="test")
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from automemo import configtools
-from automemo.config import BenchmarkSection, RunConfig
+from automemo.config import RunConfig
 from automemo.configtools import ConfigError
 from automemo.contract import Budget
 from automemo.episode_store import EpisodeStore
@@ -66,7 +66,7 @@ def check_isolation(backend: str, *, unsafe_confirmed: bool) -> None:
     if backend == "unsafe" and not unsafe_confirmed:
         raise AssemblyError(
             "this configuration runs memo programs without a sandbox; confirm it explicitly "
-            "(--unsafe-no-sandbox on the command line, unsafe=True in load_memory) — only for "
+            "(--sandbox unsafe on the command line, unsafe=True in load_memory) — only for "
             "programs you trust — or use the auto, docker or bwrap backend"
         )
 
@@ -82,7 +82,7 @@ def open_sandbox(backend: str, *, unsafe_confirmed: bool = False) -> Sandbox:
         raise AssemblyError(
             f"sandbox {backend!r} is not usable: {exc}. Build the image with `automemo sandbox "
             f"build`, choose another backend (--sandbox), or (trusted programs only) "
-            f"--unsafe-no-sandbox"
+            f"--sandbox unsafe"
         ) from None
 
 
@@ -238,31 +238,6 @@ def build_evaluation(
 
 
 # --- a search -----------------------------------------------------------------------------------
-
-
-def with_benchmark_defaults(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A layered run-config mapping (preset < file < flags) over the search defaults its
-    benchmark declares (`Benchmark.search_defaults`): the one place they are read, so that
-    `automemo search --benchmark memgallery --option path=DIR` needs nothing else, while any key
-    the user set still wins."""
-    from automemo import benchmarks
-    from automemo.configtools import merge
-
-    section = data.get("benchmark") or {}
-    name = section.get("name", BenchmarkSection.name)
-    try:
-        cls, options = benchmarks.checked_options(name, section.get("options") or {})
-    except ValueError as exc:  # an unknown benchmark or option: said once, as a config error
-        raise ConfigError(str(exc)) from None
-    declared = getattr(cls, "search_defaults", None)
-    return merge(dict(declared(options)) if declared is not None else {}, data)
-
-
-def load_search_config(preset: str | None, config_file: Any, overrides: Mapping[str, Any]) -> RunConfig:
-    """The run config of a new search: preset < file < flags, over the benchmark's defaults."""
-    from automemo.config import build_run_config, layered_config
-
-    return build_run_config(with_benchmark_defaults(layered_config(preset, config_file, overrides)))
 
 
 @dataclass

@@ -2,8 +2,9 @@
 TOML file and command-line flags, and writes to `runs/<id>/config.json`.
 
 Each section is the owning module's own config dataclass, defaults commented there; this file
-only composes them. `load_run_config` layers preset < file < flags and fails fast, naming the
-key path, on anything unknown. `automemo/presets/default.toml` lists every key with its default.
+only composes them. `build_run_config` fails fast, naming the key path, on anything unknown;
+where each value comes from (default, benchmark, preset, file, flag) is `automemo.resolution`'s.
+`automemo/presets/default.toml` lists every key with its default.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from automemo.search.config import SearchConfig
 from automemo.toolkit.embedding import EmbeddingConfig
 
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+# Settings of the evaluation section that are set once elsewhere, the key that sets them.
+DERIVED_KEYS = {"evaluation.budget": "budget", "evaluation.limits": "sandbox.limits",
+                "evaluation.exam_sample_size": "search.exam_tasks"}
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,7 @@ class BenchmarkSection:
 @dataclass(frozen=True)
 class SandboxSection:
     # docker | bwrap | auto (docker if an engine answers and the image exists, else bwrap).
-    # "unsafe" runs programs without isolation and needs the explicit --unsafe-no-sandbox flag.
+    # "unsafe" runs programs without isolation and needs `--sandbox unsafe` on the command line.
     backend: Literal["docker", "bwrap", "unsafe", "auto"] = "auto"
     # Resource limits of every memo-program session (quick exam and evaluation alike).
     limits: Limits = field(default_factory=Limits)
@@ -64,11 +68,13 @@ class RunConfig:
         # and `search.exam_tasks` are the authority; the evaluation section carries the same
         # values (the resolved config shows them in both places, as a reader expects).
         ev, default = self.evaluation, EvaluationConfig()
-        authority = {
-            "budget": (self.budget, "[budget]"),
-            "limits": (self.sandbox.limits, "[sandbox.limits]"),
-            "exam_sample_size": (self.search.exam_tasks, "search.exam_tasks"),
-        }
+        authority = {}
+        for derived, source in DERIVED_KEYS.items():
+            value: Any = self
+            for part in source.split("."):
+                value = getattr(value, part)
+            where = f"[{source}]" if dataclasses.is_dataclass(value) else source
+            authority[derived.split(".", 1)[1]] = (value, where)
         for key, (value, where) in authority.items():
             mine = getattr(ev, key)
             if mine != value and mine != getattr(default, key):
@@ -105,7 +111,7 @@ _MOVED = {("evaluation", "update_timeout_s"): ("sandbox", "limits", "update_time
 _DROPPED = {("meta", "structure_rate")}  # the offline agent's operator table replaced it
 
 
-def _moved_keys(data: Mapping[str, Any]) -> dict[str, Any]:
+def moved_keys(data: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(data)
     for section, key in _DROPPED:
         if key in (out.get(section) or {}):
@@ -121,36 +127,13 @@ def _moved_keys(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def build_run_config(data: Mapping[str, Any]) -> RunConfig:
-    data = _moved_keys(data)
+    data = moved_keys(data)
     try:
         return configtools.build(RunConfig, data)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(str(exc)) from None
-
-
-def load_run_config(
-    preset: str | None = None,
-    config_file: str | Path | None = None,
-    overrides: Mapping[str, Any] | None = None,
-) -> RunConfig:
-    """Preset, then the user's TOML file, then flag overrides (nested mapping), key by key."""
-    return build_run_config(layered_config(preset, config_file, overrides))
-
-
-def layered_config(
-    preset: str | None = None,
-    config_file: str | Path | None = None,
-    overrides: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The plain mapping `load_run_config` builds from: preset < file < overrides."""
-    data: dict[str, Any] = {}
-    if preset:
-        data = configtools.merge(data, read_toml(preset_path(preset)))
-    if config_file:
-        data = configtools.merge(data, read_toml(config_file))
-    return configtools.merge(data, overrides or {})
 
 
 def run_config_to_dict(config: RunConfig) -> dict[str, Any]:

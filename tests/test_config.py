@@ -10,7 +10,8 @@ import pytest
 
 from automemo.cli import UserError, build_parser
 from automemo.cli.search_cmd import resolve_config
-from automemo.config import PRESETS_DIR, RunConfig, build_run_config, load_run_config, run_config_to_dict
+from automemo.config import PRESETS_DIR, RunConfig, build_run_config, read_toml, run_config_to_dict
+from automemo.resolution import load_run_config
 from automemo.configtools import ConfigError
 
 
@@ -24,7 +25,9 @@ def _keys(obj, prefix=""):
 
 
 def test_default_toml_is_exactly_the_defaults_and_lists_every_key():
-    assert load_run_config("default") == RunConfig()
+    assert build_run_config(read_toml(PRESETS_DIR / "default.toml")) == RunConfig()
+    # asked for as a preset, it is the default layer itself: a benchmark's defaults still apply
+    assert load_run_config("default") == load_run_config()
     text = (PRESETS_DIR / "default.toml").read_text()
     for key in _keys(RunConfig()):
         if key.startswith("evaluation.") and key.split(".")[1] in ("budget", "limits", "exam_sample_size"):
@@ -33,11 +36,61 @@ def test_default_toml_is_exactly_the_defaults_and_lists_every_key():
         assert re.search(rf"^#? ?{leaf} =", text, re.M), f"default.toml does not list {key}"
 
 
-@pytest.mark.parametrize("preset", ["minigallery", "miniwob", "default"])
+def _benchmark_notes() -> dict[str, list[str]]:
+    """default.toml's "# benchmark default: ..." lines, by the key whose comment holds them."""
+    notes: dict[str, list[str]] = {}
+    section, pending = "", []
+    for line in (PRESETS_DIR / "default.toml").read_text().splitlines():
+        if line.startswith("["):
+            section, pending = line.strip("[]"), []
+        elif line.startswith("# benchmark default:"):
+            pending.append(line)
+        elif re.match(r"^#? ?\w+ =", line):
+            key = f"{section}.{line.lstrip('# ').split(' =')[0]}"
+            if pending:
+                notes[key] = pending
+            pending = []
+        elif not line.startswith("#"):
+            pending = []
+    return notes
+
+
+def test_default_toml_names_every_key_a_benchmark_overrides():
+    from automemo.resolution import benchmark_overrides
+
+    expected = {key: [f"# benchmark default: {value} on {', '.join(names)}" for value, names in by_value.items()]
+                for key, by_value in benchmark_overrides().items()}
+    assert expected["search.kappa"] == ["# benchmark default: 0.0 on locomo, memgallery, minigallery"]
+    assert _benchmark_notes() == expected
+
+
+@pytest.mark.parametrize("preset", ["minigallery", "miniwob", "memgallery-sample", "default"])
 def test_presets_load(preset):
     config = load_run_config(preset)
     assert config.search.steps == 20
     assert build_run_config(run_config_to_dict(config)) == config  # config.json round-trips
+
+
+def _without(data, key):
+    """A nested mapping with the dotted `key` taken out."""
+    head, _, rest = key.partition(".")
+    if not rest:
+        return {k: v for k, v in data.items() if k != head}
+    return {**data, head: _without(data[head], rest)}
+
+
+@pytest.mark.parametrize("preset", ["minigallery", "miniwob", "memgallery-sample"])
+def test_presets_do_not_repeat_a_default_or_their_benchmarks_defaults(preset):
+    from automemo.resolution import Layer, preset_layer, resolve
+
+    layer = preset_layer(preset)
+    given = resolve([layer])
+    for setting in given.settings:
+        if setting.source != f"preset {preset}" or setting.key.startswith("benchmark."):
+            continue  # the benchmark and its options are what a preset is for
+        without = resolve([Layer("rest", _without(layer.data, setting.key))])
+        assert without.value(setting.key) != setting.value, \
+            f"preset {preset} repeats {setting.key} = {setting.value} ({without.source(setting.key)})"
 
 
 def test_minigallery_preset_runs_offline():
@@ -120,11 +173,11 @@ def test_search_takes_the_endpoint_option_and_ray_flags_of_eval():
 
 
 def test_unsafe_needs_the_explicit_flag(tmp_path):
-    _, config = resolve_config(_args("--unsafe-no-sandbox"))
+    _, config = resolve_config(_args("--sandbox", "unsafe"))
     assert config.sandbox.backend == "unsafe"
     unsafe = tmp_path / "u.toml"
     unsafe.write_text('[sandbox]\nbackend = "unsafe"\n')
-    with pytest.raises(UserError, match="--unsafe-no-sandbox"):
+    with pytest.raises(UserError, match="--sandbox unsafe"):
         resolve_config(_args("--config", str(unsafe)))
     with pytest.raises(UserError, match="contradict"):
         resolve_config(_args("--unsafe-no-sandbox", "--sandbox", "docker"))
@@ -211,7 +264,7 @@ def test_bad_search_places_and_benchmarks_fail_before_anything_is_created(tmp_pa
     (tmp_path / "afile").write_text("x")
     flags = [f.replace("{file}", str(tmp_path / "afile")) for f in flags]
     before = sorted(p.name for p in tmp_path.iterdir())
-    assert main(["search", "--preset", "minigallery", "--unsafe-no-sandbox", *flags]) == 2
+    assert main(["search", "--preset", "minigallery", "--sandbox", "unsafe", *flags]) == 2
     captured = capsys.readouterr()
     assert message in captured.err and "Traceback" not in captured.err
     assert "run directory" not in captured.out

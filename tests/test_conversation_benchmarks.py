@@ -165,7 +165,7 @@ def run_eval(shared_store, torch_cpu_shim, monkeypatch):
     def run(tmp_path: Path, program: str, dataset: str, *options: str) -> dict:
         out = tmp_path / f"{Path(program).stem}-{dataset}.json"
         code = main(["eval", program, "--benchmark", dataset, *options, "--split", "test", "--repeats", "1",
-                     "--unsafe-no-sandbox", "--quiet", "--out", str(out), "--workdir", str(tmp_path / "w"),
+                     "--sandbox", "unsafe", "--quiet", "--out", str(out), "--workdir", str(tmp_path / "w"),
                      "--store", str(shared_store)])
         assert code == 0
         return json.loads(out.read_text())["table"]
@@ -252,6 +252,6 @@ def test_the_llm_judge_is_told_the_answer_convention_of_each_question_type(relea
 def test_eval_with_a_wrong_path_fails_cleanly_and_writes_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code = main(["eval", "murag", "--benchmark", "locomo", "--option", "path=missing/locomo10.json",
-                 "--unsafe-no-sandbox", "--store", str(tmp_path / "store")])
+                 "--sandbox", "unsafe", "--store", str(tmp_path / "store")])
     assert code == 2 and "missing/locomo10.json does not exist" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -35,7 +35,7 @@ def example(tmp_path_factory) -> Path:
 def test_the_documented_example_runs_through_eval(example, tmp_path, capsys):
     out = tmp_path / "results.json"
     code = main(["eval", str(REF_CITER), "--benchmark", f"{example}:AddressBook", "--repeats", "1",
-                 "--unsafe-no-sandbox", "--quiet", "--out", str(out), "--workdir", str(tmp_path / "w"),
+                 "--sandbox", "unsafe", "--quiet", "--out", str(out), "--workdir", str(tmp_path / "w"),
                  "--store", str(tmp_path / "store")])
     assert code == 0
     table = json.loads(out.read_text())["table"]
@@ -43,7 +43,7 @@ def test_the_documented_example_runs_through_eval(example, tmp_path, capsys):
     assert table["score"]["mean"] == 1.0 and "category where" in capsys.readouterr().out
     # Its options are checked like a built-in benchmark's.
     assert main(["eval", "no_memory", "--benchmark", f"{example}:AddressBook", "--option", "topp=2",
-                 "--unsafe-no-sandbox", "--store", str(tmp_path / "store"), "--workdir", str(tmp_path / "w2")]) == 2
+                 "--sandbox", "unsafe", "--store", str(tmp_path / "store"), "--workdir", str(tmp_path / "w2")]) == 2
     assert "topp" in capsys.readouterr().err
 
 
@@ -53,7 +53,7 @@ def test_the_documented_example_runs_a_two_step_search(example, tmp_path):
     config = tmp_path / "run.toml"
     config.write_text(f'[benchmark]\nname = "{example.name}:AddressBook"\n\n[evaluation]\nconcurrency = 2\n')
     runs = ["--runs-dir", str(tmp_path / "runs")]
-    result = _search_in(example.parent, "--config", str(config), "--steps", "2", "--unsafe-no-sandbox",
+    result = _search_in(example.parent, "--config", str(config), "--steps", "2", "--sandbox", "unsafe",
                         *runs, "--run-id", "r")
     assert result.returncode == 0, result.stderr[-2000:]
     run = RunDir.open(tmp_path / "runs" / "r")
@@ -61,7 +61,7 @@ def test_the_documented_example_runs_a_two_step_search(example, tmp_path):
     evaluated = [e["mean"] for e in run.evaluations()]
     assert evaluated[0] == 0.0 and max(evaluated) > 0  # the no-memory root, then programs that cite
     assert run.final()["node_id"] is not None
-    resumed = _search_in(tmp_path, "--resume", str(run.path), "--steps", "3", "--unsafe-no-sandbox")
+    resumed = _search_in(tmp_path, "--resume", str(run.path), "--steps", "3", "--sandbox", "unsafe")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert RunDir.open(run.path).last_step() == 3
 

@@ -41,7 +41,7 @@ def run_eval(shared_store):
 
 
 def test_eval_writes_the_table_as_json(run_eval, tmp_path, capsys):
-    code, doc = run_eval(tmp_path, "murag", "--unsafe-no-sandbox", "--repeats", "2", "--split", "test")
+    code, doc = run_eval(tmp_path, "murag", "--sandbox", "unsafe", "--repeats", "2", "--split", "test")
     assert code == 0
     printed = capsys.readouterr().out
     assert "murag on minigallery (test split, 2 repeats)" in printed and "recall@10" in printed
@@ -68,7 +68,7 @@ def test_eval_in_a_real_sandbox_matches_the_unsafe_backend(run_eval, tmp_path):
     """Same program, same data: the sandbox changes where the program runs, not its score."""
     code, docker = run_eval(tmp_path / "docker", "murag", "--sandbox", "docker", "--repeats", "1")
     assert code == 0 and docker["sandbox"] == "docker"
-    code, unsafe = run_eval(tmp_path / "unsafe", "murag", "--unsafe-no-sandbox", "--repeats", "1")
+    code, unsafe = run_eval(tmp_path / "unsafe", "murag", "--sandbox", "unsafe", "--repeats", "1")
     assert code == 0
     assert docker["table"]["score"]["mean"] == pytest.approx(unsafe["table"]["score"]["mean"])
 
@@ -77,9 +77,9 @@ def test_program_from_a_file_and_an_exported_folder(run_eval, tmp_path):
     folder = tmp_path / "exported"
     folder.mkdir()
     (folder / "program.py").write_text(seed_path("murag").read_text())
-    code, doc = run_eval(tmp_path / "a", str(folder), "--unsafe-no-sandbox", "--repeats", "1")
+    code, doc = run_eval(tmp_path / "a", str(folder), "--sandbox", "unsafe", "--repeats", "1")
     assert code == 0 and doc["table"]["program"] == "exported"
-    code, same = run_eval(tmp_path / "b", str(seed_path("murag")), "--unsafe-no-sandbox", "--repeats", "1")
+    code, same = run_eval(tmp_path / "b", str(seed_path("murag")), "--sandbox", "unsafe", "--repeats", "1")
     assert code == 0 and same["table"]["score"]["mean"] == doc["table"]["score"]["mean"]
 
 
@@ -88,7 +88,7 @@ def test_qa_mode_runs_the_configured_agent(run_eval, tmp_path, fake_llm):
     with the retrieved memory in the prompt, and the answers are scored by token F1."""
     fake_llm.set_handler(lambda body: "Answer: Not mentioned")
     code, doc = run_eval(
-        tmp_path, "murag", "--unsafe-no-sandbox", "--repeats", "1", "--option", "mode=qa",
+        tmp_path, "murag", "--sandbox", "unsafe", "--repeats", "1", "--option", "mode=qa",
         "--agent-model", "fake-agent", "--agent-base-url", fake_llm.base_url,
         "--agent-api-key-env", "AUTOMEMO_TEST_NO_KEY",
     )
@@ -107,10 +107,10 @@ def test_qa_mode_runs_the_configured_agent(run_eval, tmp_path, fake_llm):
     [
         (["eval", "no/such/program.py", "--benchmark", "minigallery"], "no memo program at no/such/program.py"),
         (["eval", "no_such_seed", "--benchmark", "minigallery"], "no seed named 'no_such_seed'"),
-        (["eval", "murag", "--benchmark", "nosuchbench", "--unsafe-no-sandbox"], "unknown benchmark 'nosuchbench'"),
-        (["eval", "murag", "--benchmark", "miniwob", "--unsafe-no-sandbox"], "--agent-model MODEL"),
+        (["eval", "murag", "--benchmark", "nosuchbench", "--sandbox", "unsafe"], "unknown benchmark 'nosuchbench'"),
+        (["eval", "murag", "--benchmark", "miniwob", "--sandbox", "unsafe"], "--agent-model MODEL"),
         (
-            ["eval", "murag", "--benchmark", "minigallery", "--option", "mode=qa", "--unsafe-no-sandbox"],
+            ["eval", "murag", "--benchmark", "minigallery", "--option", "mode=qa", "--sandbox", "unsafe"],
             "needs an LLM visual agent",
         ),
         (["eval", "murag", "--benchmark", "minigallery", "--option", "seeds"], "expected KEY=VALUE"),
@@ -142,7 +142,7 @@ def test_out_and_workdir_that_are_files_are_refused_before_anything_runs(tmp_pat
         (["--out", str(afile / "results.json")], "is a file, not a folder"),
         (["--workdir", str(afile)], "is a file, not a folder"),
     ):
-        assert main(["eval", "murag", "--benchmark", "minigallery", "--unsafe-no-sandbox", *extra]) == 2
+        assert main(["eval", "murag", "--benchmark", "minigallery", "--sandbox", "unsafe", *extra]) == 2
         err = capsys.readouterr().err
         assert err.startswith("automemo: error: ") and message in err, err
 
@@ -177,7 +177,7 @@ def test_a_program_that_never_worked_exits_non_zero_with_the_reason(run_eval, tm
     source, reason, detail = BROKEN_PROGRAMS[name]
     program = tmp_path / f"{name}.py"
     program.write_text(source)
-    code, doc = run_eval(tmp_path, str(program), "--unsafe-no-sandbox")
+    code, doc = run_eval(tmp_path, str(program), "--sandbox", "unsafe")
     captured = capsys.readouterr()
     assert code == 1
     # The one line before the error names the image encoder (said once per command).
@@ -191,7 +191,7 @@ def test_deterministic_scoring_defaults_to_one_repeat_outside_runs(shared_store,
     """Retrieval mode has no agent: repeats would agree exactly, so one is the default; the work
     folder goes under evals/, apart from search runs."""
     monkeypatch.chdir(tmp_path)
-    code = main(["eval", "murag", "--benchmark", "minigallery", *SMALL, "--quiet", "--unsafe-no-sandbox",
+    code = main(["eval", "murag", "--benchmark", "minigallery", *SMALL, "--quiet", "--sandbox", "unsafe",
                  "--store", str(shared_store)])
     assert code == 0
     out = capsys.readouterr().out

@@ -129,7 +129,7 @@ def test_uncertainty_setting_is_checked():
 
 
 def test_retrieval_benchmarks_declare_exact_scoring_and_search_defaults(tmp_path):
-    from automemo.assembly import load_search_config
+    from automemo.resolution import load_run_config
     from automemo.benchmarks import benchmark_class, load
 
     gallery = load("minigallery", {"users_per_split": 1, "sessions_per_user": 1, "rounds_per_session": 4})
@@ -137,13 +137,13 @@ def test_retrieval_benchmarks_declare_exact_scoring_and_search_defaults(tmp_path
     qa = benchmark_class("minigallery").Options(mode="qa")
     assert benchmark_class("minigallery").search_defaults(qa) == {}
     for name in ("memgallery", "locomo"):
-        config = load_search_config(None, None, {"benchmark": {"name": name, "options": {"path": str(tmp_path)}}})
+        config = load_run_config(None, None, {"benchmark": {"name": name, "options": {"path": str(tmp_path)}}})
         assert (config.search.kappa, config.evaluation.retrieve_fraction) == (0.0, 1.0)
     # an explicit key still wins over the benchmark's default
-    config = load_search_config(None, None, {"benchmark": {"name": "memgallery", "options": {"path": "x"}},
+    config = load_run_config(None, None, {"benchmark": {"name": "memgallery", "options": {"path": "x"}},
                                              "search": {"kappa": 0.3}})
     assert config.search.kappa == 0.3
-    miniwob = load_search_config(None, None, {"benchmark": {"name": "miniwob"}})
+    miniwob = load_run_config(None, None, {"benchmark": {"name": "miniwob"}})
     assert miniwob.search.kappa == SearchConfig().kappa
 
 
@@ -235,7 +235,7 @@ def test_real_data_search_with_bad_data_says_what_to_change(tmp_path):
     for what, (path, said) in cases.items():
         done = subprocess.run(
             [sys.executable, "-m", "automemo", "search", "--benchmark", "memgallery", "--option",
-             f"path={path}", "--unsafe-no-sandbox", "--runs-dir", str(tmp_path / "runs"), "--quiet"],
+             f"path={path}", "--sandbox", "unsafe", "--runs-dir", str(tmp_path / "runs"), "--quiet"],
             capture_output=True, text=True, timeout=120)
         assert done.returncode != 0 and said in done.stderr, (what, done.stderr[-500:])
         assert not any((tmp_path / "runs").glob("*/config.json")), what

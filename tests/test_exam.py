@@ -219,13 +219,13 @@ def test_exam_takes_a_run_directory_and_seed_names_and_lists_groups(tmp_path, ca
     shutil.copytree(STORE / "episodes" / "update", run.store_root / "episodes" / "update-train-1a2b")
     shutil.copytree(STORE / "images", run.store_root / "images")
     for folder in (run.path, run.store_root):
-        assert main(["exam", "no_memory", "--episodes", str(folder), "--unsafe-no-sandbox", "--json"]) == 0
+        assert main(["exam", "no_memory", "--episodes", str(folder), "--sandbox", "unsafe", "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["passed"]
     (run.store_root / "episodes" / "update-test-3c4d").mkdir()
-    assert main(["exam", "no_memory", "--episodes", str(run.path), "--unsafe-no-sandbox"]) == 2
+    assert main(["exam", "no_memory", "--episodes", str(run.path), "--sandbox", "unsafe"]) == 2
     err = capsys.readouterr().err
     assert "its groups are: update-test-3c4d, update-train-1a2b" in err and "--update-group NAME" in err
-    assert main(["exam", "no_memory", "--episodes", str(run.path), "--update-group", "nope", "--unsafe-no-sandbox"]) == 2
+    assert main(["exam", "no_memory", "--episodes", str(run.path), "--update-group", "nope", "--sandbox", "unsafe"]) == 2
     assert "--update-group nope" in capsys.readouterr().err
     assert main(["exam", "no_memory", "--episodes", str(run.path), "--update-group", "update-train-1a2b",
-                 "--unsafe-no-sandbox"]) == 0
+                 "--sandbox", "unsafe"]) == 0

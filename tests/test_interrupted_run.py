@@ -41,7 +41,7 @@ def test_ctrl_c_prints_the_resume_command(tmp_path, capsys, monkeypatch):
     search = SimpleNamespace(loop=SimpleNamespace(run_search=interrupted, parts=SimpleNamespace()),
                              close=lambda: None)
     monkeypatch.setattr(search_cmd, "_build", lambda *a: search)
-    code = main(["search", "--preset", "minigallery", "--unsafe-no-sandbox", "--runs-dir", str(tmp_path),
+    code = main(["search", "--preset", "minigallery", "--sandbox", "unsafe", "--runs-dir", str(tmp_path),
                  "--run-id", "r", "--quiet"])
     assert code == 130
     err = capsys.readouterr().err

@@ -24,10 +24,10 @@ def test_the_sample_ships_ten_scenarios_with_their_licence_and_source():
 
 
 def test_the_preset_searches_the_sample_and_compares_on_test(capsys):
-    from automemo.assembly import load_search_config
+    from automemo.resolution import load_run_config
     from automemo.benchmarks import load
 
-    config = load_search_config("memgallery-sample", None, {})
+    config = load_run_config("memgallery-sample", None, {})
     assert config.benchmark.name == "memgallery" and config.benchmark.options["path"] == "@mem-gallery-sample"
     assert config.search.heldout_test and config.search.seed_sweep
     assert config.evaluation.retrieve_fraction == 1.0  # exact: the confirmation applies
@@ -39,7 +39,7 @@ def test_the_preset_searches_the_sample_and_compares_on_test(capsys):
 
 
 def test_the_search_flag_keeps_a_shipped_name_as_it_is():
-    from automemo.cli.search_cmd import benchmark_options
+    from automemo.cli.flags import benchmark_options
 
     assert benchmark_options(["path=@mem-gallery-sample"]) == {"path": "@mem-gallery-sample"}
 

@@ -38,7 +38,7 @@ def _clean(text: str, *, blank_runs: bool = False) -> None:
 @pytest.mark.parametrize("quiet", [False, True])
 def test_eval_piped_to_a_file_is_clean(tmp_path, quiet):
     # A fresh store: the encoder's weights are loaded, which is where a model library draws a bar.
-    done = _automemo("eval", "murag", "--benchmark", "minigallery", *SMALL, "--unsafe-no-sandbox",
+    done = _automemo("eval", "murag", "--benchmark", "minigallery", *SMALL, "--sandbox", "unsafe",
                      "--store", str(tmp_path / "store"), "--workdir", str(tmp_path / "w"),
                      *(["--quiet"] if quiet else []), cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -146,7 +146,8 @@ def test_policy_drives_reevaluation_and_final_selection(tmp_path):
 
 # --- the real pieces ----------------------------------------------------------------------------
 
-from automemo.config import load_run_config, run_config_to_dict  # noqa: E402
+from automemo.config import run_config_to_dict  # noqa: E402
+from automemo.resolution import load_run_config  # noqa: E402
 from automemo.paths import seed_path  # noqa: E402
 from automemo.assembly import build_search  # noqa: E402
 from tests.searchtools import SMALL_GALLERY  # noqa: E402
@@ -156,7 +157,7 @@ def _real_search(tmp_path, overrides):
     config = load_run_config(overrides={
         "benchmark": {"name": "minigallery", "options": SMALL_GALLERY},
         "sandbox": {"backend": "bwrap"}, "evaluation": {"concurrency": 2}, **overrides,
-    })
+    }, benchmark_defaults=False)
     run = RunDir.create(tmp_path / "runs", run_config_to_dict(config), "real")
     return run, build_search(run, config, quiet=True)
 

@@ -35,7 +35,7 @@ class Served:
     def __init__(self, export: Path, state: Path, *flags: str, env: dict | None = None) -> None:
         self.port, self.state = free_port(), state
         cmd = [sys.executable, "-m", "automemo", "serve", str(export), "--port", str(self.port),
-               "--state", str(state), "--unsafe-no-sandbox", *flags]
+               "--state", str(state), "--sandbox", "unsafe", *flags]
         # stderr to a file: a pipe nobody reads would stall a chatty server once full
         self.log = state.parent / f"serve-{self.port}.log"
         with open(self.log, "w") as log:
@@ -376,7 +376,7 @@ def test_over_stdio_an_image_file_is_read_and_still_checked(export, tmp_path):
     async def session() -> None:
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "automemo", "serve", str(export), "--transport", "stdio",
-                                          "--state", str(tmp_path / "state"), "--unsafe-no-sandbox"],
+                                          "--state", str(tmp_path / "state"), "--sandbox", "unsafe"],
             env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
         async with Client(params) as client:
             found = await client.call_tool("recall", {"query": "a blue photo", "images": [str(photo)]})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from automemo.assembly import embedding_config, memo_services, record_image_encoder, task_description
-from automemo.cli.exam_cmd import run_embeddings
+from automemo.cli.exam_cmd import run_settings
 from automemo.contract import Budget, MemoryPayload
 from automemo.deploy import memo_llm
 from automemo.evaluation.result import EvaluationResult, TaskResult
@@ -32,12 +32,13 @@ class _Bench:
 
 def test_the_exam_of_a_run_uses_the_runs_embedding_settings(tmp_path):
     run = RunDir.create(tmp_path, {"embeddings": {**CLIP, "cache_path": "/elsewhere/cache.sqlite"}}, "r")
-    section = run_embeddings(run.path)
+    section = run_settings(run.path)["embeddings"]
     assert section["clip_pretrained"] == "laion2b_s34b_b79k"
-    assert embedding_config(section).cache_path == ""  # a run's own cache file is never borrowed
+    assert "cache_path" not in section  # a run's own cache file is never borrowed
+    assert embedding_config({"cache_path": "/elsewhere/cache.sqlite"}).cache_path == ""
     services = memo_services(section, run.store_root, persistent=False)
     assert services.encoders.image.name == "open_clip:ViT-B-32:laion2b_s34b_b79k"  # named, not loaded
-    assert run_embeddings(tmp_path) == {}  # a bare episode store: the defaults
+    assert run_settings(tmp_path) == {}  # a bare episode store: the defaults
 
 
 def test_the_active_image_encoder_is_recorded_and_told_to_the_meta_agent(tmp_path):

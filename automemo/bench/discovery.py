@@ -39,7 +39,8 @@ from typing import Any, Callable
 from automemo.bench.oracle import evaluated_candidates, search_oracle
 from automemo.bench.seeds import TARGET_MS
 from automemo.bench.strategies import _mean_se
-from automemo.paths import SEEDS_DIR, list_seeds
+from automemo.paths import list_seeds
+from automemo.cli.flags import add_sandbox_flag, sandbox_choice, unsafe_confirmed
 
 SEARCH_TARGET_S = 300.0  # a 20-step search on the dev data, sandbox included
 STRATEGIES = ("tree", "random", "greedy")
@@ -56,7 +57,7 @@ def add_arguments(parser) -> None:
                         help=f"comma-separated, tree first (default {','.join(STRATEGIES)})")
     parser.add_argument("--parallel", type=int, default=4,
                         help="K of the parallel tree search at the sequential one's wall-clock (default 4; 1 skips)")
-    parser.add_argument("--sandbox", default="auto", choices=("auto", "docker", "bwrap"))
+    add_sandbox_flag(parser, default="auto")
     parser.add_argument("--out", type=Path, default=Path("discovery.json"),
                         help="JSON results (default discovery.json)")
     parser.add_argument("--workdir", type=Path,
@@ -119,10 +120,10 @@ class WallClockCap:
 
 
 def _overrides(args, **search: Any) -> dict[str, Any]:
-    from automemo.cli.search_cmd import benchmark_options
+    from automemo.cli.flags import benchmark_options
 
     return {"benchmark": {"name": args.benchmark, "options": benchmark_options(args.option or []) or {}},
-            "sandbox": {"backend": args.sandbox},
+            "sandbox": {"backend": sandbox_choice(args)},
             "embeddings": {"cache_path": str(args.workdir / "embeddings.sqlite")},
             "search": {"steps": args.steps, **search}}
 
@@ -194,18 +195,19 @@ def score_seeds(scores: TestScores, advance: Callable[[], None]) -> list[Scored]
 def run_search(args, scores: TestScores, search_seed: int, strategy: str, parallel: int = 1,
                steps: int | None = None, deadline_s: float | None = None) -> SearchResult:
     """One search in its own run directory, its selection scored on test."""
-    from automemo.assembly import build_search, load_search_config
+    from automemo.assembly import build_search
+    from automemo.resolution import load_run_config
     from automemo.config import run_config_to_dict
     from automemo.runs import RunDir
 
-    config = load_search_config(None, None, _overrides(
+    config = load_run_config(None, None, _overrides(
         args, seed=search_seed, strategy=strategy, parallel=parallel,
         **({"steps": steps} if steps is not None else {})))
     run_id = f"{strategy}-k{parallel}-steps{config.search.steps}-seed{search_seed}"
     shutil.rmtree(args.workdir / "runs" / run_id, ignore_errors=True)  # a search is timed whole
     run = RunDir.create(args.workdir / "runs", run_config_to_dict(config), run_id)
     started = time.monotonic()
-    search = build_search(run, config, quiet=True)
+    search = build_search(run, config, quiet=True, unsafe_confirmed=unsafe_confirmed(args))
     try:
         if deadline_s is not None:
             search.loop.parts.llm = WallClockCap(search.loop.parts.llm, started + deadline_s)
@@ -341,7 +343,8 @@ def run(args) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from automemo.assembly import AssemblyError, build_evaluation, load_search_config, require_questions
+    from automemo.assembly import AssemblyError, build_evaluation, require_questions
+    from automemo.resolution import load_run_config
     from automemo.cli import UserError
     from automemo.configtools import ConfigError
 
@@ -363,8 +366,9 @@ def run(args) -> int:
         args.workdir = (args.workdir or Path(tmp)).resolve()
         args.workdir.mkdir(parents=True, exist_ok=True)
         try:
-            config = load_search_config(None, None, _overrides(args))
-            setup = build_evaluation(config, store_root=args.workdir / "seed-store", quiet=True)
+            config = load_run_config(None, None, _overrides(args))
+            setup = build_evaluation(config, store_root=args.workdir / "seed-store", quiet=True,
+                                     unsafe_confirmed=unsafe_confirmed(args))
         except (ConfigError, AssemblyError) as exc:
             raise UserError(f"cannot start the discovery bench: {exc}") from None
         n_seeds = len(list_seeds())

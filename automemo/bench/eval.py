@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from automemo.benchmarks.base import Benchmark, Split, Task, TaskScore
+from automemo.cli.flags import add_sandbox_flag, sandbox_choice
 from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder, Step
 
 # The memo program under measurement: a fact table filled by `update`, looked up by `retrieve`.
@@ -130,12 +131,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--llm-calls", type=int, default=3, help="facts: LLM calls per episode (default 3)")
     parser.add_argument("--latency", type=float, default=0.2, help="fake LLM latency, s (default 0.2)")
     parser.add_argument("--concurrency", type=int, default=8, help="compared with 1 (default 8)")
-    parser.add_argument(
-        "--sandbox",
-        default="auto",
-        choices=("auto", "docker", "bwrap", "unsafe"),
-        help="where the memo program runs (default auto)",
-    )
+    add_sandbox_flag(parser, default="auto")
 
 
 def run(args) -> int:
@@ -150,7 +146,7 @@ def run(args) -> int:
     if min(args.tasks, args.llm_calls, args.users) < 1 or args.concurrency < 2:
         raise UserError("--tasks, --llm-calls and --users must be >= 1 and --concurrency >= 2")
     try:  # --sandbox unsafe is an explicit choice on this command line
-        sandbox = open_sandbox(args.sandbox, unsafe_confirmed=True)
+        sandbox = open_sandbox(sandbox_choice(args), unsafe_confirmed=True)
     except AssemblyError as exc:
         raise UserError(str(exc)) from None
 

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from automemo.cli import UserError
+from automemo.cli.flags import add_sandbox_flag, sandbox_choice
 
 P95_TARGET_MS, P50_RATIO_TARGET = 50.0, 3.0
 
@@ -36,7 +37,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--sizes", default="1000,10000,100000", help="units (turns) to measure at, ascending "
                         "(default 1000,10000,100000)")
     parser.add_argument("--queries", type=int, default=100, help="update+retrieve rounds timed per size (100)")
-    parser.add_argument("--sandbox", default="auto", choices=("auto", "docker", "bwrap", "unsafe"))
+    add_sandbox_flag(parser, default="auto")
     parser.add_argument("--memory-mb", type=int, default=4096,
                         help="the guest's memory limit (default 4096: a life does not fit the evaluation's 1024)")
     parser.add_argument("--no-snapshot", action="store_true", help="skip snapshot and restart figures")
@@ -80,7 +81,7 @@ def run(args) -> int:
         raise UserError(f"--sizes takes comma-separated integers, got {args.sizes!r}") from None
     name, source = program_source(args.program)
     try:
-        sandbox = get_sandbox(args.sandbox)
+        sandbox = get_sandbox(sandbox_choice(args))
     except SandboxError as exc:
         raise UserError(str(exc)) from None
     limits = Limits(memory_mb=args.memory_mb, update_timeout_s=600, retrieve_timeout_s=600, snapshot_timeout_s=1200)

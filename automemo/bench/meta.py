@@ -40,7 +40,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--parents", default=DEFAULT_PARENTS, metavar="SEEDS",
                         help=f"comma-separated seed programs used as parents (default {DEFAULT_PARENTS})")
     parser.add_argument("--samples", type=int, default=1, help="children per parent and mode (default 1)")
-    parser.add_argument("--max-tokens", type=int, default=4096, help="generate completion cap (default 4096)")
+    # Not --max-tokens: that is a run's token cap in every command (automemo.cli.flags).
+    parser.add_argument("--max-call-tokens", dest="max_tokens", type=int, default=4096, metavar="N",
+                        help="completion cap of one generate call (default 4096)")
     parser.add_argument("--context-tokens", type=int, default=0,
                         help="the model's context size, so prompts are fitted (default 0: unknown)")
     parser.add_argument("--stall-timeout", type=float, default=300.0, metavar="S",

@@ -26,6 +26,7 @@ from __future__ import annotations
 import statistics
 import tempfile
 from pathlib import Path
+from automemo.cli.flags import add_sandbox_flag, sandbox_choice
 
 RAY_WIDTHS = (1, 2, 4)
 KS = (1, 2, 4)
@@ -34,8 +35,7 @@ KS = (1, 2, 4)
 def add_arguments(parser) -> None:
     parser.add_argument("--episodes", type=int, default=16, help="(a) retrieve tasks (default 16)")
     parser.add_argument("--latency", type=float, default=0.5, help="(a) wait per episode, s (default 0.5)")
-    parser.add_argument("--sandbox", default="auto", choices=("auto", "docker", "bwrap", "unsafe"),
-                        help="(a) where the memo program runs (default auto)")
+    add_sandbox_flag(parser, default="auto")
     parser.add_argument("--steps", type=int, default=20, help="(b) search steps (default 20)")
     parser.add_argument("--eval-latency", type=float, default=2.0,
                         help="(b) wait per full evaluation, s (default 2)")
@@ -77,7 +77,7 @@ def _executor_table(args, console):
     from automemo.sandbox import SandboxError, get_sandbox
 
     try:
-        sandbox = get_sandbox(args.sandbox)
+        sandbox = get_sandbox(sandbox_choice(args))
     except SandboxError as exc:
         raise UserError(f"sandbox {args.sandbox!r} is not usable: {exc}") from None
     try:

@@ -12,6 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from automemo.cli.flags import add_sandbox_flag, sandbox_choice, unsafe_confirmed
 
 TARGET_S = 2.0
 KEY_ENV = "AUTOMEMO_BENCH_FAKE_KEY"
@@ -23,7 +24,7 @@ FEEDBACK = {"summary": "bench", "memory_relevance": [], "content_issues": [],
 
 def add_arguments(parser) -> None:
     parser.add_argument("--steps", type=int, default=10, help="search steps to time (default 10)")
-    parser.add_argument("--sandbox", default="auto", choices=("auto", "docker", "bwrap"))
+    add_sandbox_flag(parser, default="auto")
     parser.add_argument("--meta", default="fake", choices=("fake", "mutator"),
                         help="fake: zero-latency LLM meta agent writing a trivial program; mutator: "
                              "the offline parameter mutator (its seeds embed with MiniLM)")
@@ -45,7 +46,8 @@ def run(args) -> int:
     from rich.table import Table
 
     from automemo.cli import UserError
-    from automemo.config import load_run_config, run_config_to_dict
+    from automemo.config import run_config_to_dict
+    from automemo.resolution import load_run_config
     from automemo.testing.fakellm import FakeLLM
     from automemo.paths import seed_path
     from automemo.runs import RunDir
@@ -57,17 +59,17 @@ def run(args) -> int:
     with tempfile.TemporaryDirectory(prefix="automemo-bench-search-") as tmp, FakeLLM() as fake:
         overrides: dict[str, Any] = {
             "benchmark": {"name": "minigallery", "options": TINY_GALLERY},
-            "sandbox": {"backend": args.sandbox},
+            "sandbox": {"backend": sandbox_choice(args)},
             "search": {"steps": args.steps},
         }
         if args.meta == "fake":
             fake.set_handler(_fake_meta_answer(seed_path("no_memory").read_text()))
             os.environ[KEY_ENV] = "fake"  # the fake server ignores it; the client wants one
             overrides["llm"] = {"meta": {"model": "fake", "base_url": fake.base_url, "api_key_env": KEY_ENV}}
-        config = load_run_config(overrides=overrides)
+        config = load_run_config(overrides=overrides, benchmark_defaults=False)
         run_dir = RunDir.create(Path(tmp), run_config_to_dict(config), "bench")
         started = time.perf_counter()
-        search = build_search(run_dir, config, quiet=True)
+        search = build_search(run_dir, config, quiet=True, unsafe_confirmed=unsafe_confirmed(args))
         built = time.perf_counter() - started
         try:
             search.loop.run_search()

@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from automemo.cli import UserError
+from automemo.cli.flags import add_sandbox_flag, sandbox_choice
 
 OVERHEAD_P50_MS, OVERHEAD_P95_MS, RESTART_10K_S, RESTART_GROWTH = 10.0, 50.0, 5.0, 2.0
 
@@ -43,7 +44,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="time cap per level (default 30)")
     parser.add_argument("--restart", default="1000,10000", help="logged episodes to restart with (default 1000,10000)")
     parser.add_argument("--kills", type=int, default=3, help="kill -9 rounds (default 3)")
-    parser.add_argument("--sandbox", default="auto", choices=("auto", "docker", "bwrap"))
+    add_sandbox_flag(parser, default="auto")
 
 
 def run(args) -> int:
@@ -51,6 +52,7 @@ def run(args) -> int:
     from automemo.testing.serve_export import write_export
     from automemo.paths import SEEDS_DIR
 
+    args.sandbox = sandbox_choice(args)  # the old spelling folded in
     program = SEEDS_DIR / f"{args.seed}.py"
     if not program.is_file():
         raise UserError(f"no seed {args.seed!r}; seeds are {', '.join(sorted(p.stem for p in SEEDS_DIR.glob('*.py')))}")

@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "automemo.cli.sandbox_cmd",  # automemo sandbox build|check
     "automemo.cli.exam_cmd",  # automemo exam PROGRAM --episodes DIR
     "automemo.cli.search_cmd",  # automemo search [--preset NAME] [--resume RUN]
+    "automemo.cli.config_cmd",  # automemo config show [--preset NAME] [--config FILE] [flags]
     "automemo.cli.tree_cmd",  # automemo tree RUN
     "automemo.cli.show_cmd",  # automemo show RUN NODE
     "automemo.cli.report_cmd",  # automemo report RUN [--out DIR] [--open]

@@ -7,8 +7,9 @@ episodes are kept in a shared episode store so that later evaluations with the s
 and agent reuse them. Exits 1 when the program never loaded or failed on every task.
 
 An exported folder (`automemo export`) is scored with the settings of the run that produced it
-(benchmark and its options, retrieval budget, sandbox limits, LLM roles, embeddings); flags and
-`--config` override them, and the command prints which settings it used.
+(benchmark and its options, retrieval budget, sandbox limits, LLM roles, embeddings); a preset,
+`--config` and flags override them (flag > file > preset > export > benchmark > default, as for
+every command), and the command prints which settings it used.
 """
 
 from __future__ import annotations
@@ -22,10 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from automemo.cli import UserError, check_folder_place
-from automemo.cli.flags import (add_agent_flags, add_judge_flags, add_option_flag, add_ray_address_flag,
-                                parse_options, with_judge_defaults)
+from automemo.cli.flags import (add_config_flags, add_sandbox_flag, add_source_flags, flag_layer,
+                                unsafe_confirmed)
 
-SANDBOXES = ("auto", "docker", "bwrap")
+# The config flags of an evaluation, all from the one flag table (automemo.cli.flags).
+EVAL_FLAGS = ("--benchmark", "--option", "--concurrency", "--executor", "--ray-address",
+              "--agent-model", "--agent-base-url", "--agent-api-key-env",
+              "--judge-model", "--judge-base-url", "--judge-api-key-env",
+              "--max-chars", "--max-images")
 # Sections of a run's config that an evaluation uses; search and meta settings do not apply.
 EVALUATION_SECTIONS = ("benchmark", "llm", "sandbox", "budget", "evaluation", "embeddings")
 # Default --repeats. Where the benchmark scores deterministically (Benchmark.
@@ -47,11 +52,11 @@ def register(sub) -> None:
         metavar="PROGRAM",
         help="a memo program file, a seed name (e.g. murag), or an exported folder with program.py",
     )
-    p.add_argument("--benchmark", metavar="NAME",
-                   help="e.g. minigallery, miniwob, memgallery / locomo (with --option path=...), your own "
-                   "as path/to/file.py:ClassName (default: an exported folder's own benchmark)")
-    p.add_argument("--config", type=Path, metavar="FILE",
-                   help="a TOML config (keys as in presets/default.toml): benchmark, llm, budget, ...")
+    add_source_flags(p)
+    add_config_flags(p, EVAL_FLAGS, help={
+        "--benchmark": "e.g. minigallery, miniwob, memgallery / locomo (with --option path=...), your own "
+                       "as path/to/file.py:ClassName (default: an exported folder's own benchmark)"})
+    add_sandbox_flag(p)
     p.add_argument("--split", default="test", choices=("train", "test"))
     p.add_argument(
         "--repeats",
@@ -59,17 +64,6 @@ def register(sub) -> None:
         help=f"evaluations to average (default {DETERMINISTIC_REPEATS} where the benchmark scores "
         f"deterministically, e.g. retrieval mode, so repeats agree; else {AGENT_REPEATS})",
     )
-    p.add_argument("--concurrency", type=int, help="retrieve tasks in flight (default 8)")
-    p.add_argument("--executor", choices=("threads", "ray"),
-                   help="where episodes run: threads of this process (default) or Ray workers")
-    add_ray_address_flag(p)
-    p.add_argument("--sandbox", default="auto", choices=SANDBOXES)
-    p.add_argument(
-        "--unsafe-no-sandbox",
-        action="store_true",
-        help="run the program as a plain local process: only for programs you trust",
-    )
-    add_option_flag(p)
     p.add_argument("--out", type=Path, help="results JSON (default WORKDIR/results.json)")
     p.add_argument("--workdir", type=Path, help=f"evidence folder (default {EVALS_DIR}/<time>-<program>)")
     p.add_argument(
@@ -77,15 +71,6 @@ def register(sub) -> None:
         type=Path,
         help="episode store (default: a shared cache, so update episodes are collected once)",
     )
-    add_agent_flags(p)
-    p.add_argument(
-        "--agent-api-key-env",
-        metavar="VAR",
-        help="environment variable holding the agent's API key (default OPENAI_API_KEY)",
-    )
-    add_judge_flags(p)
-    p.add_argument("--max-chars", type=int, metavar="N", help="retrieval budget in characters (default 50,000)")
-    p.add_argument("--max-images", type=int, metavar="N", help="retrieval budget in images (default 2)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -107,7 +92,7 @@ def run(args) -> int:
     out = args.out or workdir / "results.json"
     # An AssemblyError says what to change (a usage error; a data error when the benchmark's data is missing).
     setup = build_evaluation(config, store_root=args.store or CACHE_DIR / "eval-store",
-                             unsafe_confirmed=args.unsafe_no_sandbox)
+                             unsafe_confirmed=unsafe_confirmed(args))
     notice = setup.benchmark.describe().get("notice")
     if notice:  # e.g. a tool-using benchmark without a search provider: say so before it runs
         print(f"automemo: note: {notice}", file=sys.stderr)
@@ -178,36 +163,36 @@ def overall_failure(results) -> str | None:
 
 
 def resolve_config(args, export: dict[str, Any] | None):
-    """The evaluation's RunConfig: defaults < an export's run settings < --config < flags; and
-    the lines that tell the user which settings came from where."""
-    from automemo.config import build_run_config, read_toml
-    from automemo.configtools import ConfigError, merge
+    """The evaluation's RunConfig, resolved as every command's (flag > --config > preset > an
+    export's run settings > benchmark > default), and the lines that tell the user which settings came from
+    where."""
+    from automemo.configtools import ConfigError
+    from automemo.resolution import Layer, data_layer, file_layer, preset_layer, resolve
 
-    data: dict[str, Any] = {}
     used: list[str] = []
-    if export is not None:
-        data = export_settings(export)
-        used.append(f"settings of the export: {describe_settings(data)}")
-    if args.config:
-        try:
-            data = merge(data, read_toml(args.config))
-        except ConfigError as exc:
-            raise UserError(str(exc)) from None
-    flags = flag_settings(args)
-    if args.benchmark and args.benchmark != (data.get("benchmark") or {}).get("name"):
+    exported = export_settings(export) if export is not None else {}
+    if exported:
+        used.append(f"settings of the export: {describe_settings(exported)}")
+    try:
+        given = [preset_layer(args.preset), file_layer(args.config), flag_layer(args)]
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+    flags = given[-1]
+    named = next((layer.data["benchmark"]["name"] for layer in reversed(given)
+                  if layer is not None and layer.sets("benchmark.name")), None)
+    if named and named != (exported.get("benchmark") or {}).get("name"):
         # Options belong to a benchmark: another benchmark starts from its own defaults.
-        data["benchmark"] = {"name": args.benchmark}
-    data = merge(data, flags)
-    if not (data.get("benchmark") or {}).get("name"):
+        exported = {k: v for k, v in exported.items() if k != "benchmark"}
+    upper = [data_layer("the export", exported), *given]
+    if not any(layer is not None and layer.sets("benchmark.name") for layer in upper):
         raise UserError("which benchmark? pass --benchmark NAME (e.g. minigallery, miniwob); "
                         "an exported folder names its own")
     # An evaluation scores every task of the split, whatever sample the search scored.
-    data = merge(data, {"evaluation": {"retrieve_fraction": 1.0, "quiet": bool(args.quiet)}})
-    data = with_judge_defaults(data)
-    if flags and export is not None:
-        used.append(f"overridden by flags: {describe_settings(flags)}")
+    scored = Layer("eval (scores every task)", {"evaluation": {"retrieve_fraction": 1.0, "quiet": bool(args.quiet)}})
+    if flags.data and export is not None:
+        used.append(f"overridden by flags: {describe_settings(flags.data)}")
     try:
-        return build_run_config(data), used
+        return resolve([*upper, scored]).config, used
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None
 
@@ -231,33 +216,6 @@ def export_settings(manifest: dict[str, Any]) -> dict[str, Any]:
         evaluation.pop(key, None)
     data["evaluation"] = evaluation
     return data
-
-
-def flag_settings(args) -> dict[str, Any]:
-    values = {
-        ("benchmark", "name"): args.benchmark,
-        ("benchmark", "options"): parse_options(args.option) or None,
-        ("budget", "max_chars"): args.max_chars,
-        ("budget", "max_images"): args.max_images,
-        ("evaluation", "concurrency"): args.concurrency,
-        ("evaluation", "executor"): args.executor,
-        ("evaluation", "ray", "address"): args.ray_address,
-        ("llm", "agent", "model"): args.agent_model,
-        ("llm", "agent", "base_url"): args.agent_base_url,
-        ("llm", "agent", "api_key_env"): args.agent_api_key_env,
-        ("llm", "judge", "model"): args.judge_model,
-        ("llm", "judge", "base_url"): args.judge_base_url,
-        ("sandbox", "backend"): "unsafe" if args.unsafe_no_sandbox else args.sandbox,
-    }
-    out: dict[str, Any] = {}
-    for path, value in values.items():
-        if value is None:
-            continue
-        node = out
-        for key in path[:-1]:
-            node = node.setdefault(key, {})
-        node[path[-1]] = value
-    return out
 
 
 def describe_settings(data: dict[str, Any]) -> str:
@@ -332,10 +290,6 @@ def _check_places(args) -> None:
 
 
 def _check_flags(args) -> None:
-    if args.unsafe_no_sandbox and args.sandbox != "auto":
-        raise UserError(
-            f"--unsafe-no-sandbox and --sandbox {args.sandbox} contradict each other; pass only one"
-        )
     if args.repeats is not None and args.repeats < 1:
         raise UserError(f"--repeats must be at least 1, got {args.repeats}")
     if args.concurrency is not None and args.concurrency < 1:

@@ -5,17 +5,24 @@ used), or an episode store with update episodes as EpisodeRecorder JSON in DIR/e
 (default: update/, or the store's one update-* group, as a search run writes), retrieve tasks as
 PartialRecorder JSON in DIR/episodes/retrieve/ (when missing, the update episodes' own partials
 are used), images under DIR/images/. PROGRAM is a file, a seed name or an exported folder, as for
-`automemo eval`. Exit code 0 when every check passes, 1 when one fails, 2 on bad input.
+`automemo eval`. A run directory's own retrieval budget, sandbox limits, exam size and
+embedding settings apply (flag > --config > the run's > default, as for every command). Exit code
+0 when every check passes, 1 when one fails, 2 on bad input.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from automemo.cli import UserError
+from automemo.cli.flags import (add_config_flags, add_sandbox_flag, add_source_flags, flag_layer,
+                                unsafe_confirmed)
 
-SANDBOXES = ("auto", "docker", "bwrap")
+# What of a run's config an exam of its episodes uses: the backend is this machine's choice.
+RUN_SETTINGS = ("budget", "sandbox.limits", "search.exam_tasks", "embeddings")
 
 
 def register(sub) -> None:
@@ -29,13 +36,11 @@ def register(sub) -> None:
                    help="folder under DIR/episodes with the update episodes (default: update, or the one update-* group)")
     p.add_argument("--retrieve-group", default="retrieve", metavar="NAME",
                    help="folder under DIR/episodes with the retrieve tasks (default: retrieve)")
-    p.add_argument("--max-inputs", type=int, default=5, metavar="N",
-                   help="examine on the first N update episodes and N retrieve tasks (default 5)")
-    p.add_argument("--max-chars", type=int, default=50_000, help="payload budget in characters")
-    p.add_argument("--max-images", type=int, default=2, help="payload budget in images")
-    p.add_argument("--sandbox", default="auto", choices=SANDBOXES)
-    p.add_argument("--unsafe-no-sandbox", action="store_true",
-                   help="run the program as a plain local process: only for programs you trust")
+    add_source_flags(p, preset=False)
+    add_config_flags(p, ("--exam-tasks", "--max-chars", "--max-images"), help={
+        "--exam-tasks": "examine on the first N update episodes and N retrieve tasks"})
+    p.add_argument("--max-inputs", dest="exam_tasks", type=int, help=argparse.SUPPRESS)  # the old name
+    add_sandbox_flag(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
@@ -49,13 +54,37 @@ def store_root(folder: Path) -> Path:
     return folder
 
 
-def run_embeddings(folder: Path) -> dict:
-    """The `embeddings` table of the run `folder` is, or {} (the defaults) for a bare store."""
+def run_settings(folder: Path) -> dict[str, Any]:
+    """What an exam uses of the config of the run `folder` is ({} for a bare episode store):
+    its budget, sandbox limits, exam size and embedding settings."""
+    from automemo.config import moved_keys
     from automemo.runs.rundir import CONFIG_FILE
 
     if store_root(folder) == folder:
         return {}
-    return json.loads((folder / CONFIG_FILE).read_text()).get("embeddings") or {}
+    config = moved_keys(json.loads((folder / CONFIG_FILE).read_text()))
+    out: dict[str, Any] = {}
+    for key in RUN_SETTINGS:
+        section, _, leaf = key.partition(".")
+        value = (config.get(section) or {}).get(leaf) if leaf else config.get(section)
+        if value is not None:
+            out.setdefault(section, {}).update({leaf: value} if leaf else value)
+    # The run's cache file belongs to its store; the exam keeps its vectors in memory.
+    out.get("embeddings", {}).pop("cache_path", None)
+    return out
+
+
+def resolve_config(args):
+    """The exam's settings: flag > --config > the run's > default."""
+    from automemo.configtools import ConfigError
+    from automemo.resolution import data_layer, file_layer, resolve
+
+    folder = args.episodes.resolve()
+    try:
+        layers = [data_layer(f"run {folder}", run_settings(folder)), file_layer(args.config), flag_layer(args)]
+        return resolve(layers, benchmark_defaults=False).config
+    except ConfigError as exc:
+        raise UserError(f"bad configuration: {exc}") from None
 
 
 def update_group(root: Path, given: str | None) -> str:
@@ -111,29 +140,28 @@ def run(args) -> int:
     program = args.program
     if not args.episodes.is_dir():
         raise UserError(f"--episodes {args.episodes} is not a directory (pass a run directory or an episode store folder)")
-    if args.max_inputs < 1 or args.max_chars < 0 or args.max_images < 0:
-        raise UserError("--max-inputs must be >= 1; --max-chars and --max-images must be >= 0")
+    too_few = args.exam_tasks is not None and args.exam_tasks < 1
+    if too_few or min(args.max_chars or 0, args.max_images or 0) < 0:
+        raise UserError("--exam-tasks must be >= 1; --max-chars and --max-images must be >= 0")
+    config = resolve_config(args)
     try:
         source = read_program(program).source
     except UnicodeDecodeError:
         raise UserError(f"{program} is not UTF-8 text") from None
     root = store_root(args.episodes.resolve())
     group = update_group(root, args.update_group)
-    episodes, partials = load_inputs(root, group, args.retrieve_group, args.max_inputs)
+    episodes, partials = load_inputs(root, group, args.retrieve_group, config.search.exam_tasks)
 
     from automemo.assembly import AssemblyError, memo_services, open_sandbox
-    from automemo.contract import Budget
     from automemo.exam import quick_exam
 
     try:
-        sandbox = open_sandbox("unsafe" if args.unsafe_no_sandbox else args.sandbox,
-                               unsafe_confirmed=args.unsafe_no_sandbox)
-        # A run's episodes are examined with the run's own embedding settings.
-        services = memo_services(run_embeddings(args.episodes.resolve()), root, persistent=False)
+        sandbox = open_sandbox(config.sandbox.backend, unsafe_confirmed=unsafe_confirmed(args))
+        services = memo_services(config.embeddings, root, persistent=False)
     except AssemblyError as exc:
         raise UserError(str(exc)) from None
-    budget = Budget(max_chars=args.max_chars, max_images=args.max_images)
-    report = quick_exam(source, sandbox, episodes, partials, budget=budget, services=services, store_root=root)
+    report = quick_exam(source, sandbox, episodes, partials, budget=config.budget,
+                        limits=config.sandbox.limits, services=services, store_root=root)
     if args.json:
         print(json.dumps({**report.to_dict(), "program": str(program), "sandbox": sandbox.name}, indent=2))
     else:

@@ -112,5 +112,5 @@ def check_backend(name: str) -> tuple[str, str, str, str, str, str]:
             network = session.call("retrieve", {"task": task})["text"]
     except SandboxError as exc:
         return name, "no", "-", "-", "-", f"[{exc.kind}] {exc}"
-    note = "no isolation: --unsafe-no-sandbox only" if name == "unsafe" else ""
+    note = "no isolation: --sandbox unsafe only" if name == "unsafe" else ""
     return name, "yes", f"{opened * 1000:.0f} ms", f"{ping * 1000:.1f} ms", network, note

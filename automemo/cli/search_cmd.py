@@ -1,7 +1,8 @@
 """`automemo search`: run (or resume) a budget-aware tree search for a memo program.
 
-Configuration is layered: a preset (`--preset minigallery`), then a TOML file (`--config FILE`,
-every key documented in automemo/presets/default.toml), then flags. The run lands in
+Configuration is layered, key by key: flag > TOML file (`--config FILE`, every key documented in
+automemo/presets/default.toml) > preset (`--preset minigallery`) > the benchmark's own defaults >
+the defaults; `automemo config show` takes the same flags and prints what a search would use. The run lands in
 `RUNS_DIR/<run_id>/`; `--resume RUN_DIR` continues one after a crash, a kill or a spent cap.
 """
 
@@ -13,50 +14,32 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 from automemo.cli import UserError, check_folder_place
-from automemo.cli.flags import (add_agent_flags, add_judge_flags, add_option_flag, add_ray_address_flag,
-                                parse_options, with_judge_defaults)
-from automemo.search.config import STRATEGIES
+from automemo.cli.flags import (add_config_flags, add_sandbox_flag, add_source_flags, flag_layer, given_flags,
+                                unsafe_confirmed)
 
-SANDBOXES = ("auto", "docker", "bwrap")
 DEFAULT_RUNS_DIR = Path("runs")
 # A run id names one folder directly under the runs directory: no separators, no "..".
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-EXECUTORS = ("threads", "ray")
+# The config flags of a search, all from the one flag table (automemo.cli.flags).
+SEARCH_FLAGS = ("--benchmark", "--option", "--steps", "--seed", "--strategy", "--parallel", "--seed-sweep",
+                "--meta-model", "--meta-base-url", "--meta-api-key-env", "--agent-model", "--agent-base-url",
+                "--agent-api-key-env", "--judge-model", "--judge-base-url", "--judge-api-key-env",
+                "--executor", "--ray-address", "--concurrency", "--exam-tasks",
+                "--max-usd", "--max-tokens", "--max-chars", "--max-images")
+# What a resumed run may change: only its budget. Everything else would make the committed steps
+# and the ones to come answers to different questions.
+BUDGET_FLAGS = ("--steps", "--max-usd", "--max-tokens")
 
 
 def register(sub) -> None:
     p = sub.add_parser("search", help="search for a memo program (budget-aware tree search)",
                        description=__doc__.split("\n\n")[1])
-    p.add_argument("--preset", metavar="NAME", help="a preset under automemo/presets (minigallery, miniwob, default)")
-    p.add_argument("--config", type=Path, metavar="FILE", help="a TOML config (keys as in presets/default.toml)")
-    p.add_argument("--benchmark", metavar="NAME", help="benchmark name, e.g. minigallery, miniwob, or your own as path/to/file.py:ClassName")
-    p.add_argument("--steps", type=int, metavar="N",
-                   help="search steps after the root's evaluation (default 20); with --resume, the run's new total")
-    p.add_argument("--seed", type=int, help="run seed; every random choice derives from it")
-    p.add_argument("--strategy", choices=STRATEGIES,
-                   help="search strategy: tree (default; final by LCB), alma, greedy, random (final by best mean)")
-    p.add_argument("--meta-model", metavar="M", help="model of the meta agent (none: offline parameter mutator)")
-    p.add_argument("--meta-base-url", metavar="URL", help="OpenAI-compatible …/v1 URL of the meta model")
-    add_agent_flags(p, model_help="model of the fixed execution agent")
-    add_judge_flags(p)
-    add_option_flag(p)
+    add_source_flags(p)
+    add_config_flags(p, SEARCH_FLAGS)
+    add_sandbox_flag(p)
     p.add_argument("--runs-dir", type=Path, metavar="DIR", help=f"where runs are written (default {DEFAULT_RUNS_DIR}/)")
-    p.add_argument("--sandbox", choices=SANDBOXES, help="sandbox backend (default auto)")
-    p.add_argument("--unsafe-no-sandbox", action="store_true",
-                   help="run memo programs as plain local processes, without isolation: only for trusted code")
-    p.add_argument("--parallel", type=int, metavar="K",
-                   help="search actions in flight at once (default 1: one step after another)")
-    p.add_argument("--seed-sweep", action=argparse.BooleanOptionalAction, default=None,
-                   help="transplant every seed under the root before the strategy chooses, one step each "
-                        "(default: on for retrieval-mode benchmarks, off otherwise; docs/search.md)")
-    p.add_argument("--executor", choices=EXECUTORS,
-                   help="where evaluation episodes run: threads (default) or a Ray cluster (ray.address)")
-    add_ray_address_flag(p)
-    p.add_argument("--max-usd", type=float, metavar="USD", help="stop cleanly once this much is spent on LLM calls")
-    p.add_argument("--max-tokens", type=int, metavar="N", help="stop cleanly once this many LLM tokens are used")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted run from its last committed step")
     p.add_argument("--run-id", metavar="ID", help="name of the new run's folder (default: time-based)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -68,97 +51,38 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-CONFIG_FLAGS = ("preset", "config", "benchmark", "steps", "seed", "strategy", "meta_model", "meta_base_url",
-                "agent_model", "agent_base_url", "judge_model", "judge_base_url", "option", "sandbox",
-                "parallel", "seed_sweep", "executor", "ray_address", "max_usd", "max_tokens", "run_id",
-                "runs_dir")
-# What a resumed run may change: only its budget. Everything else would make the committed steps
-# and the ones to come answers to different questions.
-BUDGET_FLAGS = ("steps", "max_usd", "max_tokens")
-
-
-# Config keys set by flags (the sandbox flags are handled apart: two flags, one key).
-FLAG_KEYS = {
-    "benchmark": "benchmark.name",
-    "steps": "search.steps",
-    "seed": "search.seed",
-    "strategy": "search.strategy",
-    "meta_model": "llm.meta.model",
-    "meta_base_url": "llm.meta.base_url",
-    "agent_model": "llm.agent.model",
-    "agent_base_url": "llm.agent.base_url",
-    "judge_model": "llm.judge.model",
-    "judge_base_url": "llm.judge.base_url",
-    "ray_address": "evaluation.ray.address",
-    "parallel": "search.parallel",
-    "seed_sweep": "search.seed_sweep",
-    "executor": "evaluation.executor",
-    "max_usd": "llm.max_usd",
-    "max_tokens": "llm.max_total_tokens",
-}
-
-
-def overrides_from_flags(args: argparse.Namespace, only: tuple[str, ...] | None = None) -> dict[str, Any]:
-    """The flags as a nested config mapping (only those given; only those in `only` if set)."""
-    values = {path: getattr(args, flag) for flag, path in FLAG_KEYS.items()
-              if only is None or flag in only}
-    if only is None:
-        values["sandbox.backend"] = "unsafe" if args.unsafe_no_sandbox else args.sandbox
-        values["benchmark.options"] = benchmark_options(getattr(args, "option", None) or [])
-    out: dict[str, Any] = {}
-    for path, value in values.items():
-        if value is None:
-            continue
-        *parents, leaf = path.split(".")
-        node = out
-        for key in parents:
-            node = node.setdefault(key, {})
-        node[leaf] = value
-    return with_judge_defaults(out) if only is None else out
-
-
-def benchmark_options(items: list[str]) -> dict[str, Any] | None:
-    """--option KEY=VALUE pairs; a relative `path` is made absolute, so that the run's config
-    names the same data when it is resumed from another directory (a shipped data set,
-    `@mem-gallery-sample`, is a name and stays one)."""
-    options = parse_options(items)
-    if isinstance(options.get("path"), str) and options["path"] and not options["path"].startswith("@"):
-        options["path"] = str(Path(options["path"]).expanduser().resolve())
-    return options or None
-
-
 def resolve_config(args: argparse.Namespace):
-    from automemo.assembly import load_search_config
     from automemo.config import build_run_config
     from automemo.configtools import ConfigError
+    from automemo.resolution import file_layer, preset_layer, resolve
 
-    if args.unsafe_no_sandbox and args.sandbox:
-        raise UserError(f"--unsafe-no-sandbox and --sandbox {args.sandbox} contradict each other; pass one")
     if args.steps is not None and args.steps < 0:
         raise UserError(f"--steps must be >= 0, got {args.steps}")
     if args.parallel is not None and args.parallel < 1:
         raise UserError(f"--parallel must be at least 1, got {args.parallel}")
+    flags = flag_layer(args)
     try:
         if args.resume:
-            given = [
-                f"--{f.replace('_', '-')}" for f in CONFIG_FLAGS
-                if f not in BUDGET_FLAGS and getattr(args, f) is not None
-            ]
+            from automemo.configtools import merge
+            from automemo.runs import RunDir, RunDirError
+
+            given = [f for f in given_flags(args) if f not in BUDGET_FLAGS]
+            given += [f"--{name.replace('_', '-')}" for name in ("preset", "config", "run_id", "runs_dir")
+                      if getattr(args, name) is not None]
+            try:
+                run = RunDir.open(args.resume) if given in ([], ["--sandbox"]) else None
+            except RunDirError as exc:
+                raise UserError(str(exc)) from None
+            stored = run.config() if run is not None else {}
+            if given == ["--sandbox"] and args.sandbox == (stored.get("sandbox") or {}).get("backend"):
+                given = []  # the run's own backend, said again: how a run without a sandbox is confirmed
             if given:
                 raise UserError(
                     f"--resume continues a run with the config it was started with; drop "
                     f"{', '.join(given)} (only --steps, --max-usd and --max-tokens may extend it)"
                 )
-            from automemo.configtools import merge
-            from automemo.runs import RunDir, RunDirError
-
-            try:
-                run = RunDir.open(args.resume)
-            except RunDirError as exc:
-                raise UserError(str(exc)) from None
-            stored = run.config()
             _check_extension(run, args.steps)
-            extended = merge(stored, overrides_from_flags(args, only=BUDGET_FLAGS))
+            extended = merge(stored, {k: v for k, v in flags.data.items() if k != "sandbox"})
             config = build_run_config(extended)
             if extended != stored:
                 run.write_config(extended)
@@ -166,7 +90,7 @@ def resolve_config(args: argparse.Namespace):
             run = None
             _check_output_places(args)
             config = _with_absolute_benchmark_path(
-                load_search_config(args.preset, args.config, overrides_from_flags(args)))
+                resolve([preset_layer(args.preset), file_layer(args.config), flags]).config)
             _check_benchmark(config)
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None
@@ -178,7 +102,7 @@ def resolve_config(args: argparse.Namespace):
     from automemo.assembly import AssemblyError, check_isolation
 
     try:  # before a run directory exists
-        check_isolation(config.sandbox.backend, unsafe_confirmed=args.unsafe_no_sandbox)
+        check_isolation(config.sandbox.backend, unsafe_confirmed=unsafe_confirmed(args))
     except AssemblyError as exc:
         raise UserError(str(exc)) from None
     return run, config
@@ -309,7 +233,7 @@ def _build(run_dir, config, args):
     from automemo.assembly import AssemblyError, build_search
 
     try:
-        return build_search(run_dir, config, quiet=args.quiet, unsafe_confirmed=args.unsafe_no_sandbox,
+        return build_search(run_dir, config, quiet=args.quiet, unsafe_confirmed=unsafe_confirmed(args),
                             preflight=not args.no_preflight)
     except AssemblyError as exc:
         raise UserError(str(exc)) from None

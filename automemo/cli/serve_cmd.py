@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 from automemo.cli import UserError
+from automemo.cli.flags import NO_SANDBOX, add_sandbox_flag, sandbox_choice
 from automemo.serve.access import AccessConfigError, TokenTable, token_table
 from automemo.serve.defaults import MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
 from automemo.serve.http_policy import DEFAULT_RATE_LIMIT, HttpPolicy, is_loopback
 
-SANDBOXES = ("auto", "docker", "bwrap")
 TOKEN_ENV = "AUTOMEMO_SERVE_TOKEN"
 
 
@@ -50,9 +50,7 @@ def register(sub) -> None:
     p.add_argument("--snapshot-every", type=int, default=SNAPSHOT_EVERY, metavar="N",
                    help=f"snapshot a user's memory after N remembers (default {SNAPSHOT_EVERY}; also when it "
                         f"closes): a restart replays at most that many")
-    p.add_argument("--sandbox", default="auto", choices=SANDBOXES)
-    p.add_argument("--unsafe-no-sandbox", action="store_true",
-                   help="run the program as a plain local process: only for programs you trust")
+    add_sandbox_flag(p)
     p.set_defaults(func=run)
 
 
@@ -116,8 +114,7 @@ def _check_port_free(host: str, port: int) -> None:
 
 
 def run(args) -> int:
-    if args.unsafe_no_sandbox and args.sandbox != "auto":
-        raise UserError(f"--unsafe-no-sandbox and --sandbox {args.sandbox} contradict each other; pass only one")
+    backend = sandbox_choice(args) or "auto"
     if args.max_open_users < 1 or args.snapshot_every < 1:
         raise UserError("--max-open-users and --snapshot-every must be at least 1")
     if not 0 < args.port < 65536:
@@ -144,7 +141,7 @@ def run(args) -> int:
     say = _stderr_printer()
     try:
         # the replay's progress bar draws on stdout, which is the protocol's under stdio
-        service = MemoryService(folder, state, sandbox=args.sandbox, unsafe=args.unsafe_no_sandbox,
+        service = MemoryService(folder, state, sandbox=backend, unsafe=backend == NO_SANDBOX,
                                 progress=args.transport == "http" and sys.stdout.isatty(),
                                 max_open=args.max_open_users, snapshot_every=args.snapshot_every)
     except DeployError as exc:

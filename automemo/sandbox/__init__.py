@@ -1,7 +1,7 @@
 """Sandboxes for untrusted memo programs.
 
 `get_sandbox(name)` returns a backend: "docker", "bwrap", "unsafe" (no isolation; only behind
-`--unsafe-no-sandbox`) or "auto" (Docker when an engine answers and the image exists, else
+`--sandbox unsafe`) or "auto" (Docker when an engine answers and the image exists, else
 bubblewrap). Backends are imported lazily: the guest imports `automemo.sandbox.runner`, so this
 package must not pull in docker or anything else heavy when it is imported.
 """
@@ -49,7 +49,7 @@ def get_sandbox(name: str = "auto") -> Sandbox:
             except SandboxUnavailable as bwrap_problem:
                 raise SandboxUnavailable(
                     f"no sandbox backend works here. docker: {docker_problem} bwrap: "
-                    f"{bwrap_problem} (only if you trust the programs: --unsafe-no-sandbox)"
+                    f"{bwrap_problem} (only if you trust the programs: --sandbox unsafe)"
                 ) from None
     raise ValueError(f"unknown sandbox {name!r}; choose one of {', '.join(BACKENDS)}")
 

@@ -1,6 +1,6 @@
 """The UNSAFE backend: the guest runner as a plain subprocess of the host, with no isolation.
 
-Only for `--unsafe-no-sandbox` (programs you trust) and as a speed reference. It shares the
+Only for `--sandbox unsafe` (programs you trust) and as a speed reference. It shares the
 runner, protocol and session code with the real sandboxes and gives the guest a clean
 environment, but the program can read and write anything the host user can, and reach the
 network.
