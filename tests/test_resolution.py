@@ -11,6 +11,7 @@ import pytest
 
 from automemo.cli import build_parser, main
 from automemo.resolution import Layer, resolve
+from automemo.testing import EXAMPLE_EPISODES_DIR
 
 KEY = "budget.max_chars"
 
@@ -140,14 +141,13 @@ def test_every_command_takes_its_config_flags_from_the_one_table():
 
 def test_exam_of_a_run_uses_its_budget_limits_and_exam_size(tmp_path, capsys, monkeypatch):
     import shutil
-    from pathlib import Path
 
     from searchtools import committed_root_run
 
     import automemo.exam
     from automemo.configtools import merge
 
-    store = Path(__file__).resolve().parent / "fixtures" / "episodes"
+    store = EXAMPLE_EPISODES_DIR
     run = committed_root_run(tmp_path)
     shutil.copytree(store / "episodes" / "update", run.store_root / "episodes" / "update")
     run.write_config(merge(run.config(), {
