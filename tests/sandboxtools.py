@@ -26,3 +26,18 @@ def sandbox(name: str) -> Sandbox:
     if name in ("docker", "bwrap"):
         image.build(docker_import=name == "docker")
     return get_sandbox(name)
+
+
+# A memo program that answers with the metadata keys its retrieve task carried: what a test of
+# "what may retrieve see" reads back out of the sandbox.
+METADATA_PROBE = '''
+from automemo.contract import MemoProgram, MemoryPayload
+
+
+class Memo(MemoProgram):
+    def update(self, episode):
+        pass
+
+    def retrieve(self, task):
+        return MemoryPayload(metadata={"seen": sorted(task.metadata), "evidence": []})
+'''

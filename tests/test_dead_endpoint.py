@@ -60,13 +60,19 @@ def test_a_dead_meta_endpoint_fails_the_preflight_before_any_evaluation(tmp_path
     assert run.evaluations() == [] and run.actions() == [] and run.nodes() == []
     assert Ledger(run.db_path).rows() == [] and run.final() is None
 
+    run = _resume_with_a_live_endpoint(port, run_dir)
+    assert [a["step"] for a in run.actions()] == [0, 1, 2]
+
+
+def _resume_with_a_live_endpoint(port: int, run_dir) -> RunDir:
+    """`--resume` once a meta server answers on the dead port: the run finishes its steps."""
     with FakeLLM(port=port) as fake:
         fake.set_handler(_meta)
         resumed = run_search("--resume", str(run_dir))
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     run = RunDir.open(run_dir)
     assert run.final()["stop_reason"] == "steps"
-    assert [a["step"] for a in run.actions()] == [0, 1, 2]
+    return run
 
 
 def test_a_dead_meta_endpoint_stops_the_search_and_the_run_resumes(tmp_path):
@@ -88,10 +94,5 @@ def test_a_dead_meta_endpoint_stops_the_search_and_the_run_resumes(tmp_path):
     assert run.final()["stop_reason"] == "endpoint"
     assert [a["outcome"] for a in run.actions()] == ["evaluated", "meta_error", "meta_error"]
 
-    with FakeLLM(port=port) as fake:
-        fake.set_handler(_meta)
-        resumed = run_search("--resume", str(run_dir))
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    run = RunDir.open(run_dir)
-    assert run.final()["stop_reason"] == "steps"
+    run = _resume_with_a_live_endpoint(port, run_dir)
     assert [a["outcome"] for a in run.actions()][3:] == ["evaluated"]

@@ -18,19 +18,9 @@ from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator
 from automemo.meta.llm.samples import task_excerpt
 from automemo.sandbox import get_sandbox
+from sandboxtools import METADATA_PROBE as PROBE
 from conversation_data import write_memgallery
 
-PROBE = '''
-from automemo.contract import MemoProgram, MemoryPayload
-
-
-class Memo(MemoProgram):
-    def update(self, episode):
-        pass
-
-    def retrieve(self, task):
-        return MemoryPayload(metadata={"seen": sorted(task.metadata), "evidence": []})
-'''
 
 SMUGGLED = ("label", "gold_ids", "reference", "foo")
 

@@ -18,21 +18,11 @@ from automemo.contract import BUDGET_KEY, RETRIEVE_METADATA_KEYS, MemoryPayload,
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator
 from automemo.sandbox import get_sandbox
+from sandboxtools import METADATA_PROBE as PROBE
 from conversation_data import write_locomo, write_memgallery
 
 FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
 
-PROBE = '''
-from automemo.contract import MemoProgram, MemoryPayload
-
-
-class Memo(MemoProgram):
-    def update(self, episode):
-        pass
-
-    def retrieve(self, task):
-        return MemoryPayload(metadata={"seen": sorted(task.metadata), "evidence": []})
-'''
 
 SMALL = {
     "minigallery": {"users_per_split": 1, "sessions_per_user": 3, "rounds_per_session": 16},
