@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from automemo.configtools import ConfigError
+from automemo.llm.tokens import estimate_tokens
 from automemo.llm import (
     BudgetExceeded, ContextLengthError, LLMClient, LLMConfig, LLMError, Ledger, RoleConfig, system_message, user_message,
 )
@@ -85,10 +86,10 @@ def test_a_context_overflow_is_its_own_error_and_not_retried(fake_llm):
 def test_a_known_context_lowers_the_completion_cap_to_what_is_left(fake_llm):
     cfg = _config(fake_llm)
     client = LLMClient(LLMConfig(meta=RoleConfig(**{**cfg.meta.__dict__, "context_tokens": 1000})))
-    client.chat("meta", [user_message("x" * 2000)], max_tokens=900)  # ~500 prompt tokens
+    client.chat("meta", [user_message("x" * 2000)], max_tokens=900)  # ~667 prompt tokens by the estimate
     client.chat("meta", [user_message("x" * 4000)], max_tokens=900)  # no room left: a floor
     first, second = (r["max_tokens"] for r in fake_llm.requests)
-    assert first == 1000 - 500 and second == 225
+    assert first == 1000 - estimate_tokens("x" * 2000) == 333 and second == 225
 
 
 @pytest.mark.parametrize("stream, limit, status", [(False, "timeout_s", "timeout"),
@@ -142,7 +143,8 @@ def test_missing_usage_is_estimated(fake_llm):
     client = LLMClient(_config(fake_llm))
     fake_llm.script([{"raw": '{"model": "gpt-4o-mini", "choices": [{"message": {"role": "assistant", "content": "abcdefgh"}}]}'}])
     result = _hi(client)
-    assert result.text == "abcdefgh" and result.completion_tokens == 2 and result.prompt_tokens == 1
+    # The estimate (3 characters a token, rounded up): "abcdefgh" is 3, the prompt "hi" 1.
+    assert result.text == "abcdefgh" and result.completion_tokens == 3 and result.prompt_tokens == 1
 
 
 def test_unconfigured_role_and_missing_key_are_clear(monkeypatch, fake_llm):

@@ -13,7 +13,8 @@ from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.meta import MetaConfig, ParentView, build_meta_agent
 from automemo.meta.source import syntax
-from automemo.meta.context import GenerationContext, estimate_text_tokens, weak_types
+from automemo.llm.tokens import estimate_tokens
+from automemo.meta.context import GenerationContext, weak_types
 from automemo.meta.offline.agent import OfflineMetaAgent
 from automemo.meta.source.recipe import render_recipe
 from automemo.meta.offline.moves import STARTERS
@@ -95,7 +96,7 @@ def test_weak_types_are_weakest_first_below_the_mean():
 
 
 def test_the_token_estimate_is_one_rule():
-    assert estimate_text_tokens("x" * 300) == estimate_text_tokens(300) == 100
+    assert estimate_tokens("x" * 300) == estimate_tokens(300) == 100
 
 
 def test_seeds_are_listed_without_helper_files(tmp_path):

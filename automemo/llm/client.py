@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 import openai
 
 from automemo.errors import HostError, UsageError
+from automemo.llm.tokens import estimate_tokens
 from automemo.llm import quirks as quirk_rules
 from automemo.llm import transport
 from automemo.llm.breaker import CircuitBreaker
@@ -111,10 +112,6 @@ class _BadResponse(Exception):
     """A 200 answer that is not a usable completion/embedding."""
 
 
-def _estimate_tokens(text: str) -> int:
-    return (len(text) + 3) // 4
-
-
 def _classify(exc: Exception) -> tuple[str, bool] | None:
     """(ledger status, retry?) of a failed attempt; None for an exception that is not about the
     server (e.g. a TypeError from unserialisable messages): that is a bug to surface as it is."""
@@ -161,7 +158,7 @@ def completion_cap(cfg: RoleConfig, messages: Sequence[dict[str, Any]], wanted: 
     some servers), but never below a quarter of `wanted` or 256 tokens, whichever is smaller."""
     if not cfg.context_tokens:
         return wanted
-    prompt = _estimate_tokens("\n".join(message_text(m) for m in messages))
+    prompt = estimate_tokens("\n".join(message_text(m) for m in messages))
     room = cfg.context_tokens - prompt
     return max(min(wanted, 256, max(1, wanted // 4)), min(wanted, room))
 
@@ -244,9 +241,9 @@ class LLMClient:
 
         def usage_of(text: str, prompt: Any, completion: Any) -> tuple[int, int]:
             if not isinstance(prompt, int):  # some local servers omit usage: estimate, caps still hold
-                prompt = _estimate_tokens("\n".join(message_text(m) for m in messages))
+                prompt = estimate_tokens("\n".join(message_text(m) for m in messages))
             if not isinstance(completion, int):
-                completion = _estimate_tokens(text)
+                completion = estimate_tokens(text)
             return prompt, completion
 
         def attempt_streamed(sdk: openai.OpenAI, body: dict[str, Any]) -> tuple:
@@ -318,7 +315,7 @@ class LLMClient:
                 raise _BadResponse("an embedding is missing or empty")
             tokens = getattr(getattr(response, "usage", None), "prompt_tokens", None)
             if not isinstance(tokens, int):
-                tokens = sum(_estimate_tokens(t) for t in texts)
+                tokens = sum(estimate_tokens(t) for t in texts)
             return vectors, tokens, 0, name
 
         vectors, *_ = self._run(role, "embed", node, purpose, attempt)

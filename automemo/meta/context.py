@@ -8,7 +8,7 @@ also carries the generation's own context (the original parent a repair may reve
 So K generate actions in flight are K independent calls: no lock, no shared observation.
 
 Also here, because every meta module reads them the same way: the parent's weak question
-types (`weak_types`) and the prompt-size estimate (`estimate_text_tokens`).
+types (`weak_types`).
 """
 
 from __future__ import annotations
@@ -96,17 +96,6 @@ def scored_tasks(result: EvaluationResult, questions: Mapping[str, str] | None =
 def evidence_questions(evidence: Any) -> dict[str, str]:
     """Task id -> the task's instruction, from an evaluation's evidence (`read_evidence`)."""
     return {t.result.task_id: t.episode.instruction for t in evidence.tasks if t.episode is not None}
-
-
-# Code and JSON tokenise denser than prose (about 3 to 3.5 characters per token with the usual
-# BPE vocabularies): 3 errs on the side of a prompt that fits.
-CHARS_PER_TOKEN = 3.0
-
-
-def estimate_text_tokens(text: str | int) -> int:
-    """Tokens a text (or a number of characters) takes in a prompt, by `CHARS_PER_TOKEN`."""
-    chars = text if isinstance(text, int) else len(text)
-    return int(chars / CHARS_PER_TOKEN)
 
 
 def weak_types(per_category: Mapping[str, float], mean: float | None = None,

@@ -57,7 +57,10 @@ Handler = Callable[[dict], Response]
 
 
 def estimate_tokens(text: str) -> int:
-    """The usual rough rule of ~4 characters per token; never 0 for a non-empty text."""
+    """The fake server's own token count, as a server's tokenizer would report it: ~4 characters
+    per token (never 0 for a non-empty text). Deliberately not the planner's estimate
+    (`automemo.llm.tokens`, 3 characters per token): a real server counts with its own
+    tokenizer, and the meta agent's prompt fitting must hold against a count that differs."""
     return (len(text) + 3) // 4
 
 

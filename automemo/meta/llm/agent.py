@@ -21,12 +21,13 @@ from automemo.evaluation.evidence import read_evidence
 from automemo.llm import system_message, user_message
 from automemo.meta.base import MetaAgent, Proposal
 from automemo.meta.config import MetaConfig
-from automemo.meta.context import GenerationContext, ParentView, ParsedSource, RepairContext, estimate_text_tokens
+from automemo.llm.tokens import estimate_tokens
+from automemo.meta.context import GenerationContext, ParentView, ParsedSource, RepairContext
 from automemo.meta.llm.codeblock import check_program, extract_program, extract_summary, program_blocks
 from automemo.meta.llm.compact import profile_for
 from automemo.meta.llm.conversation import MetaConversation, PromptTooLong
 from automemo.meta.llm.edits import EditError, edited
-from automemo.meta.llm.fitting import TRIMS, PromptRoom, Trim, estimate_tokens, fit, prompt_room
+from automemo.meta.llm.fitting import TRIMS, PromptRoom, Trim, estimate_prompt_tokens, fit, prompt_room
 from automemo.meta.llm.profiles import PROFILES, PromptProfile
 from automemo.meta.llm.prompts import contract_context, render_meta
 from automemo.meta.llm.samples import data_samples
@@ -179,7 +180,7 @@ class LLMMetaAgent(MetaAgent):
         role = self._role()
         context = role.context_tokens if role is not None else 0
         room = self.config.llm.generate_max_tokens
-        return min(room, context - estimate_tokens(messages)) if context else room
+        return min(room, context - estimate_prompt_tokens(messages)) if context else room
 
     # --- repair -------------------------------------------------------------------------------
 
@@ -216,7 +217,7 @@ class LLMMetaAgent(MetaAgent):
 
 def _program_tokens(source: str) -> int:
     """Completion tokens a whole program of about `source`'s size needs, with some room."""
-    return int(estimate_text_tokens(source) * 1.15) + 64
+    return int(estimate_tokens(source) * 1.15) + 64
 
 
 def _top_suggestion(feedback: Mapping[str, Any]) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 from automemo.llm.messages import message_text
 from automemo.meta.config import MetaConfig
-from automemo.meta.context import estimate_text_tokens
+from automemo.llm.tokens import estimate_tokens
 
 # What one attached image costs a vision model, roughly (a 512-pixel tile and its overhead).
 IMAGE_TOKENS = 800
@@ -75,9 +75,9 @@ TRIMS: tuple[Trim, ...] = (
 )
 
 
-def estimate_tokens(messages: Sequence[dict[str, Any]], n_images: int = 0) -> int:
+def estimate_prompt_tokens(messages: Sequence[dict[str, Any]], n_images: int = 0) -> int:
     chars = sum(len(message_text(m)) for m in messages)
-    return estimate_text_tokens(chars) + 1 + n_images * IMAGE_TOKENS
+    return estimate_tokens(chars) + 1 + n_images * IMAGE_TOKENS
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ class PromptRoom:
     tokens: int | None
 
     def fits(self, messages: Sequence[dict[str, Any]], n_images: int) -> bool:
-        return self.tokens is None or estimate_tokens(messages, n_images) <= self.tokens
+        return self.tokens is None or estimate_prompt_tokens(messages, n_images) <= self.tokens
 
 
 def prompt_room(context_tokens: int, completion_tokens: int) -> PromptRoom:

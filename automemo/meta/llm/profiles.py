@@ -26,7 +26,7 @@ from automemo.meta.evidence import clip, select_evidence
 from automemo.meta.llm.analysis import FEEDBACK_SCHEMA, analyse, analysis_messages
 from automemo.meta.llm.compact import example_edit, shown_source, tunable_lines, weak_spots
 from automemo.meta.llm.conversation import MetaConversation, PromptTooLong, UnusableReply
-from automemo.meta.llm.fitting import TRIMS, Trim, estimate_tokens
+from automemo.meta.llm.fitting import TRIMS, Trim, estimate_prompt_tokens
 from automemo.meta.llm.prompts import (helpers_context, improvements_context, inspirations_context, memolib_api,
                                        render_meta, siblings_context)
 
@@ -233,7 +233,7 @@ class CompactProfile(PromptProfile):
                                          agent.child_parser(context.parsed, feedback, how), parent.source)
         diagnosis = {**feedback, "analysis": {"source": "rule-based", "why": "compact prompt profile"},
                      "generate": {"edit_mode": agent.config.llm.edit_mode, "answer": how.get("answer", ""),
-                                  "profile": "compact", "prompt_tokens_estimate": estimate_tokens(messages),
+                                  "profile": "compact", "prompt_tokens_estimate": estimate_prompt_tokens(messages),
                                   # a small model often answers with the worked example itself:
                                   # record it, so that a measurement can tell its own edits apart
                                   "example": example.says if example else None,
