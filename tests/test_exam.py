@@ -36,8 +36,18 @@ def exam(backend: str, source: str, **kw) -> ExamReport:
 
 def test_fixture_store_covers_web_and_conversation_inputs():
     assert len(EPISODES) == 5 and len(PARTIALS) == 5
-    families = {e.metadata["family"] for e in EPISODES} | {p.metadata["family"] for p in PARTIALS}
-    assert families == {"web", "conversation"}
+    assert {e.metadata["family"] for e in EPISODES} == {"web", "conversation"}
+    assert {p.task_id.split("-")[0] for p in PARTIALS} == {"conv", "web"}
+
+
+def test_a_folders_retrieve_tasks_carry_only_what_the_contract_allows(capsys):
+    """The example store's retrieve files say which family they come from: not something an
+    application has at question time, so the exam drops it (as an evaluation does) and says so."""
+    _, partials = load_inputs(STORE, "update", "retrieve", 5)
+    assert all(set(p.metadata) <= {"user", "time"} for p in partials), [p.metadata for p in partials]
+    assert "family" in capsys.readouterr().err
+    _, declared = load_inputs(STORE, "update", "retrieve", 5, frozenset({"family"}))
+    assert {p.metadata["family"] for p in declared} == {"web", "conversation"}
     assert any(e.steps and e.steps[0].screenshot for e in EPISODES)
     for ref in [r for e in EPISODES for r in e.images()]:
         assert (STORE / ref.path).is_file()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -108,9 +109,14 @@ def update_group(root: Path, given: str | None) -> str:
     )
 
 
-def load_inputs(root: Path, update_group: str, retrieve_group: str, limit: int):
-    """(episodes, partials) from an episode store folder, with errors naming the file."""
-    from automemo.contract import ContractError, EpisodeRecorder, PartialRecorder
+def load_inputs(root: Path, update_group: str, retrieve_group: str, limit: int,
+                question_time_keys: frozenset[str] = frozenset()):
+    """(episodes, partials) from an episode store folder, with errors naming the file. The
+    partials carry only what the contract lets a retrieve task carry (plus the benchmark's
+    `question_time_keys`), as in an evaluation: a folder of one's own may hold labels."""
+    import dataclasses
+
+    from automemo.contract import ContractError, EpisodeRecorder, PartialRecorder, retrieve_metadata
 
     def read(path: Path, cls):
         try:
@@ -131,7 +137,27 @@ def load_inputs(root: Path, update_group: str, retrieve_group: str, limit: int):
         partials = [read(p, PartialRecorder) for p in retrieve_files[:limit]]
     else:
         partials = [e.partial() for e in episodes]
-    return episodes, partials
+    dropped: set[str] = set()
+    allowed = []
+    for partial in partials:
+        kept, unknown = retrieve_metadata(partial.metadata, question_time_keys)
+        dropped.update(unknown)
+        allowed.append(dataclasses.replace(partial, metadata=kept))
+    if dropped:
+        print(f"note: retrieve metadata keys {', '.join(sorted(dropped))} are not what a retrieve task may "
+              f"carry; dropped before retrieve, as an evaluation does", file=sys.stderr)
+    return episodes, allowed
+
+
+def _question_time_keys(benchmark: str) -> frozenset[str]:
+    """The keys the configured benchmark declares known at question time (none for an unknown
+    name: the exam then keeps only the contract's own)."""
+    from automemo.benchmarks import benchmark_class
+
+    try:
+        return frozenset(benchmark_class(benchmark).question_time_keys)
+    except (ValueError, ImportError, OSError):  # a plug-in that no longer loads declares nothing here
+        return frozenset()
 
 
 def run(args) -> int:
@@ -150,7 +176,8 @@ def run(args) -> int:
         raise UserError(f"{program} is not UTF-8 text") from None
     root = store_root(args.episodes.resolve())
     group = update_group(root, args.update_group)
-    episodes, partials = load_inputs(root, group, args.retrieve_group, config.search.exam_tasks)
+    episodes, partials = load_inputs(root, group, args.retrieve_group, config.search.exam_tasks,
+                                     _question_time_keys(config.benchmark.name))
 
     from automemo.assembly import AssemblyError, memo_services, open_sandbox
     from automemo.exam import quick_exam
