@@ -100,7 +100,7 @@ class DenseIndex:
             return []
         query_vector = self.query_vector(query)
         rows = None if allowed is None else allowed_rows(allowed, self.size)
-        if self._faiss is not None and self.size >= FAISS_ROWS:
+        if self._faiss is not None and (self.size >= FAISS_ROWS or ann.is_approximate(self._faiss)):
             return ann.search(self._faiss, query_vector, k, rows)
         if rows is None:
             scores = self.matrix @ query_vector

@@ -28,8 +28,13 @@ def top_indices(scores: np.ndarray, k: int) -> list[int]:
     k = min(k, scores.shape[0])
     if k <= 0:
         return []
-    top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
-    return sorted(top.tolist(), key=lambda i: (-float(scores[i]), i))
+    if k < scores.shape[0]:
+        # every row tied with the k-th best is a candidate, so that ties at the cut go to the first rows
+        kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+        top = np.flatnonzero(scores >= kth)
+    else:
+        top = np.arange(scores.shape[0])
+    return top[np.lexsort((top, -scores[top]))][:k].tolist()
 
 
 def cosine_top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> list[tuple[int, float]]:
