@@ -57,6 +57,30 @@ def hnsw_index(dim: int) -> Any:
     return index
 
 
+def graph_links(graph: Any) -> np.ndarray:
+    """An HNSW graph's links without its vectors (a snapshot that holds the vectors elsewhere)."""
+    import faiss
+
+    writer = faiss.VectorIOWriter()
+    faiss.write_index(graph, writer, faiss.IO_FLAG_SKIP_STORAGE)
+    return faiss.vector_to_array(writer.data)
+
+
+def graph_from_links(links: np.ndarray, vectors: np.ndarray) -> Any:
+    """The graph `graph_links` gave, over `vectors` (its rows, in its order) again."""
+    import faiss
+
+    reader = faiss.VectorIOReader()
+    faiss.copy_array_to_vector(np.ascontiguousarray(links, dtype=np.uint8), reader.data)
+    graph = faiss.read_index(reader, faiss.IO_FLAG_SKIP_STORAGE)
+    storage = faiss.IndexFlatIP(graph.d)
+    storage.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    graph.storage = storage
+    storage.this.disown()  # the graph owns (and frees) its storage
+    graph.own_fields = True
+    return graph
+
+
 def is_approximate(index: Any) -> bool:
     return hasattr(index, "hnsw")
 

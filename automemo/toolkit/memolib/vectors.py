@@ -88,13 +88,13 @@ class ScopedIndex:
                 graph.add(np.ascontiguousarray(self.matrix[rows.view]))
                 self._graphs[scope] = graph
 
-    # A snapshot holds the all-rows index and the graphs (faiss pickles them whole) and each
-    # scope's row ids.
+    # A snapshot holds each vector once (the all-rows index), each scope's row ids and each
+    # graph's links without its vectors; loading gives the graphs their scope's vectors again.
 
     def __getstate__(self) -> dict[str, Any]:
         return {"new_index": self._new_index, "dim": self.dim, "index": self.all,
                 "scopes": {scope: rows.view.copy() for scope, rows in self._rows_of.items()},
-                "graphs": dict(self._graphs)}
+                "graph_links": {scope: ann.graph_links(graph) for scope, graph in self._graphs.items()}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "new_index" not in state:  # a snapshot from before scopes were row lists: one index per scope
@@ -108,7 +108,7 @@ class ScopedIndex:
             if len(state["vectors"]):
                 self.all.add(np.ascontiguousarray(state["vectors"], dtype=np.float32))
         scopes = dict(state["scopes"])
-        if "graphs" not in state:  # older snapshots listed scoped rows only: the others have no scope
+        if "graph_links" not in state:  # older snapshots listed scoped rows only: the others have no scope
             scoped = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in scopes.values()]) if scopes else np.zeros(0, np.int64)
             unscoped = np.setdiff1d(np.arange(self.all.ntotal), scoped)
             if len(unscoped):
@@ -117,7 +117,8 @@ class ScopedIndex:
         for scope, ids in scopes.items():
             self._rows_of[scope] = GrowingArray(np.int64)
             self._rows_of[scope].extend(np.asarray(ids, dtype=np.int64))
-        self._graphs = dict(state.get("graphs", {}))
+        self._graphs = {scope: ann.graph_from_links(links, self.matrix[self._rows_of[scope].view])
+                        for scope, links in state.get("graph_links", {}).items()}
         self._grow_graphs()
 
     @property
