@@ -10,8 +10,10 @@ rows, `tests/test_memolib_ann.py`). So a collection stays exact below `APPROXIMA
 once: its vectors are added to a graph and the flat index is dropped (each vector is held once).
 
 A row filter (one user's rows) is always exact: faiss's selector keeps every other row out of
-the results, and a filter of at most `EXACT_FILTER_ROWS` rows is scored exactly in numpy, since a
-graph walk finds a handful of allowed rows among many others slowly and unreliably.
+the results. A filter of at most `EXACT_FILTER_ROWS` rows, or of less than `WALKED_FILTER_SHARE`
+of the rows, is scored exactly (numpy, or faiss's flat scan of the graph's storage), since a
+graph walk finds a few allowed rows among many others slowly and unreliably; only a filter that
+keeps most rows is walked.
 `ScopedIndex` goes further: past `APPROXIMATE_ROWS` each large scope gets a graph of its own,
 which finds a scope's best rows more reliably than a filtered walk of one graph of all rows.
 
@@ -42,6 +44,11 @@ HNSW_EF_SEARCH = 256
 
 FILTERED_EF_SEARCH = 512
 """efSearch of a walk with a row filter: the walk passes rows it may not return."""
+
+WALKED_FILTER_SHARE = 0.5
+"""A filter of at least this share of the rows is searched by a filtered walk; a smaller one is
+scanned exactly (the walk would visit about 1/share times the nodes to find as many allowed
+rows; at an eighth of 10^5 rows the exact scan of the allowed rows is the cheaper)."""
 
 MERGED_SCOPES = 64
 """`ScopedIndex`: a search of all rows merges the walks of at most this many scopes; with more
@@ -93,6 +100,13 @@ def to_hnsw(index: Any, dim: int) -> Any:
     return graph
 
 
+def faiss_flat_storage(index: Any) -> Any:
+    """The flat index holding an HNSW graph's vectors (the graph keeps it alive)."""
+    import faiss
+
+    return faiss.downcast_index(index.storage)
+
+
 def stored_matrix(index: Any, dim: int) -> np.ndarray:
     """The rows of a faiss flat or HNSW-flat index as numpy, shape (ntotal, dim): a view of the
     index's own storage, not a copy, valid until the next add."""
@@ -100,7 +114,7 @@ def stored_matrix(index: Any, dim: int) -> np.ndarray:
         return np.zeros((0, dim), dtype=np.float32)
     import faiss
 
-    flat = faiss.downcast_index(index.storage) if is_approximate(index) else index
+    flat = faiss_flat_storage(index) if is_approximate(index) else index
     return faiss.rev_swig_ptr(flat.get_xb(), index.ntotal * dim).reshape(index.ntotal, dim)
 
 
@@ -116,6 +130,9 @@ def search(index: Any, query: np.ndarray, k: int, rows: np.ndarray | None = None
     approximate = is_approximate(index)
     if approximate and rows is not None and len(rows) <= EXACT_FILTER_ROWS:
         return exact(stored_matrix(index, query.shape[1]), query[0], k, rows)
+    if approximate and rows is not None and len(rows) < size * WALKED_FILTER_SHARE:
+        index = faiss_flat_storage(index)  # a walk would pass too many rows it may not return
+        approximate = False
     import faiss
 
     wanted = min(size, k + 16)

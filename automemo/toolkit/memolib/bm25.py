@@ -36,7 +36,7 @@ class BM25Index:
         self._postings: dict[str, tuple[GrowingArray, GrowingArray]] = {}  # term -> (rows, tfs)
         self._lengths = GrowingArray(np.float64)  # each row's token count
         self._total_length = 0.0
-        self._bounds: dict[str, list[float]] = {}  # term -> [largest tf, shortest row] of its postings
+        self._shortest: dict[str, dict[int, float]] = {}  # term -> {tf: shortest row holding it tf times}
 
     @property
     def size(self) -> int:
@@ -54,11 +54,9 @@ class BM25Index:
             postings[1].append(tf)
         length = sum(counts.values())
         for term, tf in counts.items():
-            bound = self._bounds.get(term)
-            if bound is None:
-                self._bounds[term] = [float(tf), float(length)]
-            else:
-                bound[0], bound[1] = max(bound[0], tf), min(bound[1], length)
+            shortest = self._shortest.setdefault(term, {})
+            if length < shortest.get(tf, math.inf):
+                shortest[tf] = float(length)
         self._lengths.append(length)
         self._total_length += length
         return row
@@ -70,7 +68,7 @@ class BM25Index:
     # not two small pickled buffers per term: ten times smaller with a large vocabulary.
 
     def __getstate__(self) -> dict:
-        state = {k: v for k, v in vars(self).items() if k not in ("_postings", "_bounds")}
+        state = {k: v for k, v in vars(self).items() if k not in ("_postings", "_shortest")}
         terms = list(self._postings)
         counts = np.fromiter((len(self._postings[t][0]) for t in terms), dtype=np.int64, count=len(terms))
         state["_terms"] = terms
@@ -89,8 +87,12 @@ class BM25Index:
             term_tfs.extend(tfs[offsets[i]:offsets[i + 1]])
             self._postings[term] = (term_rows, term_tfs)
         lengths = self._lengths.view
-        self._bounds = {term: [float(tfs.view.max()), float(lengths[rows.view].min())]
-                        for term, (rows, tfs) in self._postings.items()}
+        self._shortest = {}
+        for term, (rows, tfs) in self._postings.items():
+            shortest = self._shortest[term] = {}
+            for tf, length in zip(tfs.view.tolist(), lengths[rows.view].tolist()):
+                if length < shortest.get(int(tf), math.inf):
+                    shortest[int(tf)] = float(length)
 
     def scores(self, query: str) -> np.ndarray:
         """The BM25 score of every row for `query` (0 where no query term occurs)."""
@@ -103,9 +105,11 @@ class BM25Index:
         return out
 
     def _query_terms(self, query: str) -> list[str]:
-        """The query's distinct indexed terms, in the order scores are summed (every path sums
-        them in this order, so that pruned and full scores are the same floats)."""
-        return [term for term in set(self.tokenize(query or "")) if term in self._postings]
+        """The query's distinct indexed terms, strongest first (by `_upper_bound`): the order
+        `search` reads them in, and the order every path sums them in, so that pruned and full
+        scores are the same floats."""
+        terms = {term for term in self.tokenize(query or "") if term in self._postings}
+        return sorted(terms, key=lambda t: (-self._upper_bound(t), t))
 
     def _idf(self, term: str) -> float:
         n, df = len(self._lengths), len(self._postings[term][0])
@@ -115,31 +119,36 @@ class BM25Index:
         avgdl = max(self._total_length / len(self._lengths), 1e-9)
         return self.k1 * (1.0 - self.b + self.b * lengths / avgdl)
 
+    def _contribution(self, term: str, rows: np.ndarray, tfs: np.ndarray) -> np.ndarray:
+        """`term`'s share of the score of `rows`, which hold it `tfs` times."""
+        return self._idf(term) * tfs * (self.k1 + 1.0) / (tfs + self._norm(self._lengths.view[rows]))
+
     def _contributions(self, terms: Sequence[str]):
         """Each term's postings rows and its score contribution there."""
-        lengths = self._lengths.view
         for term in terms:
             rows, tfs = (buffer.view for buffer in self._postings[term])
-            yield rows, self._idf(term) * tfs * (self.k1 + 1.0) / (tfs + self._norm(lengths[rows]))
+            yield rows, self._contribution(term, rows, tfs)
 
     def _upper_bound(self, term: str) -> float:
-        """No row scores more than this for `term`: tf/(tf + norm) grows with tf and falls with
-        the row's length, so the largest tf over the shortest row bounds it (a hair above, for
-        float rounding)."""
-        most_tf, shortest = self._bounds[term]
-        norm = float(self._norm(np.array([shortest]))[0])
-        return self._idf(term) * most_tf * (self.k1 + 1.0) / (most_tf + norm) * (1.0 + 1e-9) + 1e-12
+        """No row scores more than this for `term` (a hair above, for float rounding): for each
+        tf the term occurs with, tf/(tf + norm) is largest at the shortest row, kept as rows
+        arrive, so this is the term's largest contribution to any row."""
+        shortest = self._shortest[term]
+        tfs = np.fromiter(shortest.keys(), dtype=np.float64, count=len(shortest))
+        lengths = np.fromiter(shortest.values(), dtype=np.float64, count=len(shortest))
+        best = float(np.max(tfs / (tfs + self._norm(lengths))))
+        return self._idf(term) * (self.k1 + 1.0) * best * (1.0 + 1e-9) + 1e-12
 
     def search(self, query: str, k: int, allowed: Collection[int] | None = None) -> list[tuple[int, float]]:
         """The `k` best rows and their scores, best first; only rows in `allowed` when given (e.g.
         `filters.in_scope`), and only rows that share a term with the query.
 
         Exact top k, without reading every posting of a common word (MaxScore, Turtle & Flood
-        1995): terms sorted by the most they can add to a row; once the k-th best score found so
-        far exceeds what the weakest terms together can add, a row that has only those terms
-        cannot enter the top k, so only the other terms' postings are candidates. The
-        candidates' scores are complete (every term is looked up in their postings by binary
-        search) and summed in the same order as `scores`, so the ranking equals the full one."""
+        1995): terms are read strongest first (by the most they can add to a row), their scores
+        accumulated; once the k-th best score so far exceeds what the unread terms together can
+        add, a row none of the read terms has cannot enter the top k, and the unread terms'
+        postings are only looked up (binary search) for the rows already found. Every row's
+        terms are summed in the same order as in `scores`, so the ranking equals the full one."""
         n = len(self._lengths)
         if n == 0 or k <= 0:
             return []
@@ -150,37 +159,31 @@ class BM25Index:
         if allowed is not None:
             keep = np.zeros(n, dtype=bool)
             keep[allowed_rows(allowed, n)] = True
-        bounds = {term: self._upper_bound(term) for term in terms}
-        by_bound = sorted(terms, key=lambda t: (bounds[t], t))  # weakest first
-        weakest_sums = np.cumsum([bounds[t] for t in by_bound])
-        essential = 1  # how many of the strongest terms supply candidates
-        threshold = 0.0
-        while True:
-            candidates = np.unique(np.concatenate([self._postings[t][0].view for t in by_bound[-essential:]]))
+        bounds = [self._upper_bound(t) for t in terms]
+        unread = np.cumsum(bounds[::-1])[::-1]  # bound sum of terms i.. onwards
+        partial = np.zeros(n, dtype=np.float64)
+        read = 0
+        for rows, contribution in self._contributions(terms):
             if keep is not None:
-                candidates = candidates[keep[candidates]]
-            scores = self._scores_of(terms, candidates)
-            if len(scores) >= k:
-                threshold = max(threshold, float(np.partition(scores, len(scores) - k)[len(scores) - k]))
-            # the weakest terms whose bounds sum below the threshold cannot lift a row into the top k
-            needed = len(terms) - int(np.searchsorted(weakest_sums, threshold, side="left")) if threshold > 0 else len(terms)
-            if needed <= essential:
+                inside = keep[rows]
+                rows, contribution = rows[inside], contribution[inside]
+            partial[rows] += contribution
+            read += 1
+            if read == len(terms):
                 break
-            essential = needed
-        top = top_indices(scores, k)
-        return [(int(candidates[i]), float(scores[i])) for i in top if scores[i] > 0]
-
-    def _scores_of(self, terms: Sequence[str], candidates: np.ndarray) -> np.ndarray:
-        """The full BM25 scores of `candidates` (sorted rows), summed in `terms` order."""
-        out = np.zeros(len(candidates), dtype=np.float64)
-        if not len(candidates):
-            return out
-        lengths = self._lengths.view
-        for term in terms:
+            if unread[read] >= unread[0] - unread[read]:
+                continue  # the unread terms can add more than any row has so far: no row is ruled out
+            found = np.flatnonzero(partial)
+            if len(found) >= k:
+                kth = np.partition(partial[found], len(found) - k)[len(found) - k]
+                if unread[read] < kth:
+                    break
+        candidates = np.flatnonzero(partial)
+        scores = partial[candidates]
+        for term in terms[read:]:  # the unread terms, at the candidates only
             rows, tfs = (buffer.view for buffer in self._postings[term])
             at = np.searchsorted(rows, candidates)
-            found = at < len(rows)
-            found[found] = rows[at[found]] == candidates[found]
-            hit_rows, hit_tfs = candidates[found], tfs[at[found]]
-            out[found] += self._idf(term) * hit_tfs * (self.k1 + 1.0) / (hit_tfs + self._norm(lengths[hit_rows]))
-        return out
+            hit = at < len(rows)
+            hit[hit] = rows[at[hit]] == candidates[hit]
+            scores[hit] += self._contribution(term, candidates[hit], tfs[at[hit]])
+        return [(int(candidates[i]), float(scores[i])) for i in top_indices(scores, k)]
