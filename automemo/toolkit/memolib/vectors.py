@@ -74,15 +74,18 @@ class ScopedIndex:
         self._rows_of.setdefault(scope, GrowingArray(np.int64)).extend(rows)
         if scope in self._graphs:
             self._graphs[scope].add(matrix)
-        else:
+        elif self.all.ntotal - len(rows) < ann.APPROXIMATE_ROWS:  # crossing the bound: every scope
             self._grow_graphs()
+        else:
+            self._grow_graphs([scope])
         return rows
 
-    def _grow_graphs(self) -> None:
-        """A graph for every scope grown past the exact bound, once the index is large."""
+    def _grow_graphs(self, scopes: Sequence[str] | None = None) -> None:
+        """A graph for every scope (of `scopes`) grown past the exact bound, once the index is large."""
         if self.all.ntotal < ann.APPROXIMATE_ROWS:
             return
-        for scope, rows in self._rows_of.items():
+        for scope in self._rows_of if scopes is None else scopes:
+            rows = self._rows_of[scope]
             if scope not in self._graphs and len(rows) > ann.EXACT_FILTER_ROWS:
                 graph = ann.hnsw_index(self.dim)
                 graph.add(np.ascontiguousarray(self.matrix[rows.view]))
