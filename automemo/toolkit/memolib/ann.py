@@ -4,10 +4,12 @@ large, and one search over a faiss index (flat or HNSW) with an exact row filter
 Exact search reads every vector: at 10^5 rows of 384 floats that is 150 MB per query, and it
 grows tenfold with a tenfold memory. An HNSW graph (Malkov & Yashunin 2018, faiss's
 `IndexHNSWFlat`) visits a few thousand vectors whatever the size, at the price of an
-approximate ranking (recall@10 against exact search >= 0.95 on the `bench memory` life at 10^5
-rows, `tests/test_memolib_ann.py`). So a collection stays exact below `APPROXIMATE_ROWS` rows
-(small memories and every dev benchmark keep their exact rankings) and moves to HNSW past it,
-once: its vectors are added to a graph and the flat index is dropped (each vector is held once).
+approximate ranking: recall@10 against exact search on the `bench memory` life at 10^5 rows is
+0.97-0.98 for a `ScopedIndex`'s per-user graphs and 0.90 for one graph of all 10^5 rows
+(docs/memolib.md, "Scaling"; `tests/test_memolib_sublinear.py` holds >= 0.95 at test size). So a
+collection stays exact below `APPROXIMATE_ROWS` rows (small memories and every dev benchmark
+keep their exact rankings) and moves to HNSW past it, once: a `DenseIndex`'s vectors move into
+a graph and its flat index is dropped (each vector held once).
 
 A row filter (one user's rows) is always exact: faiss's selector keeps every other row out of
 the results. A filter of at most `EXACT_FILTER_ROWS` rows, or of less than `WALKED_FILTER_SHARE`
