@@ -13,6 +13,7 @@ sandbox. A fix here lands in every program that uses it.
 | `dense` | `DenseIndex`: embedded texts, cosine search |
 | `buffers` | `GrowingArray`: numpy rows appended at amortised O(1), read in place |
 | `vectors` | normalised matrices, top-k, cosine and faiss search, `ScopedIndex` |
+| `ann` | the HNSW graphs a faiss-backed collection moves to past `APPROXIMATE_ROWS`, one search with an exact row filter |
 | `fusion` | `rrf` (reciprocal rank) and `weighted` (min-max normalised) fusion |
 | `expand` | `expand` hits with their neighbours, `mmr` diversity |
 | `filters` | `in_scope`, `in_time`, `recency`, `recency_rerank`, `parse_time` |

@@ -5,8 +5,10 @@ embeddings blur (names, places, numbers, rare words).
 with `idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))` (never negative). Rows are numbered in
 insertion order; `search` has the same signature as `DenseIndex.search`, so the two fuse
 (`fusion.rrf`). Postings are growing numpy buffers (`buffers.GrowingArray`), kept as documents
-arrive: an add costs its own terms (amortised O(1) each), a query O(postings of its terms) to
-accumulate plus O(n) numpy work to rank (no per-row Python loop, nothing rebuilt per add).
+arrive: an add costs its own terms (amortised O(1) each), a search reads the postings of the
+terms that can change its top k (MaxScore pruning, exact: `search`) and looks the others up by
+binary search, so a common word's long postings are not read (no per-row Python loop, nothing
+rebuilt per add).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class BM25Index:
         self._postings: dict[str, tuple[GrowingArray, GrowingArray]] = {}  # term -> (rows, tfs)
         self._lengths = GrowingArray(np.float64)  # each row's token count
         self._total_length = 0.0
+        self._shortest: dict[str, dict[int, float]] = {}  # term -> {tf: shortest row holding it tf times}
 
     @property
     def size(self) -> int:
@@ -50,6 +53,10 @@ class BM25Index:
             postings[0].append(row)
             postings[1].append(tf)
         length = sum(counts.values())
+        for term, tf in counts.items():
+            shortest = self._shortest.setdefault(term, {})
+            if length < shortest.get(tf, math.inf):
+                shortest[tf] = float(length)
         self._lengths.append(length)
         self._total_length += length
         return row
@@ -61,7 +68,7 @@ class BM25Index:
     # not two small pickled buffers per term: ten times smaller with a large vocabulary.
 
     def __getstate__(self) -> dict:
-        state = {k: v for k, v in vars(self).items() if k != "_postings"}
+        state = {k: v for k, v in vars(self).items() if k not in ("_postings", "_shortest")}
         terms = list(self._postings)
         counts = np.fromiter((len(self._postings[t][0]) for t in terms), dtype=np.int64, count=len(terms))
         state["_terms"] = terms
@@ -79,6 +86,13 @@ class BM25Index:
             term_rows.extend(rows[offsets[i]:offsets[i + 1]])
             term_tfs.extend(tfs[offsets[i]:offsets[i + 1]])
             self._postings[term] = (term_rows, term_tfs)
+        lengths = self._lengths.view
+        self._shortest = {}
+        for term, (rows, tfs) in self._postings.items():
+            shortest = self._shortest[term] = {}
+            for tf, length in zip(tfs.view.tolist(), lengths[rows.view].tolist()):
+                if length < shortest.get(int(tf), math.inf):
+                    shortest[int(tf)] = float(length)
 
     def scores(self, query: str) -> np.ndarray:
         """The BM25 score of every row for `query` (0 where no query term occurs)."""
@@ -86,24 +100,90 @@ class BM25Index:
         out = np.zeros(n, dtype=np.float64)
         if n == 0:
             return out
-        lengths = self._lengths.view
-        avgdl = max(self._total_length / n, 1e-9)
-        for term in set(self.tokenize(query or "")):
-            if term not in self._postings:
-                continue
-            rows, tfs = (buffer.view for buffer in self._postings[term])
-            idf = math.log(1.0 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
-            norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / avgdl)
-            out[rows] += idf * tfs * (self.k1 + 1.0) / (tfs + norm)
+        for rows, contribution in self._contributions(self._query_terms(query)):
+            out[rows] += contribution
         return out
+
+    def _query_terms(self, query: str) -> list[str]:
+        """The query's distinct indexed terms, strongest first (by `_upper_bound`): the order
+        `search` reads them in, and the order every path sums them in, so that pruned and full
+        scores are the same floats."""
+        terms = {term for term in self.tokenize(query or "") if term in self._postings}
+        return sorted(terms, key=lambda t: (-self._upper_bound(t), t))
+
+    def _idf(self, term: str) -> float:
+        n, df = len(self._lengths), len(self._postings[term][0])
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def _norm(self, lengths: np.ndarray) -> np.ndarray:
+        avgdl = max(self._total_length / len(self._lengths), 1e-9)
+        return self.k1 * (1.0 - self.b + self.b * lengths / avgdl)
+
+    def _contribution(self, term: str, rows: np.ndarray, tfs: np.ndarray) -> np.ndarray:
+        """`term`'s share of the score of `rows`, which hold it `tfs` times."""
+        return self._idf(term) * tfs * (self.k1 + 1.0) / (tfs + self._norm(self._lengths.view[rows]))
+
+    def _contributions(self, terms: Sequence[str]):
+        """Each term's postings rows and its score contribution there."""
+        for term in terms:
+            rows, tfs = (buffer.view for buffer in self._postings[term])
+            yield rows, self._contribution(term, rows, tfs)
+
+    def _upper_bound(self, term: str) -> float:
+        """No row scores more than this for `term` (a hair above, for float rounding): for each
+        tf the term occurs with, tf/(tf + norm) is largest at the shortest row, kept as rows
+        arrive, so this is the term's largest contribution to any row."""
+        shortest = self._shortest[term]
+        tfs = np.fromiter(shortest.keys(), dtype=np.float64, count=len(shortest))
+        lengths = np.fromiter(shortest.values(), dtype=np.float64, count=len(shortest))
+        best = float(np.max(tfs / (tfs + self._norm(lengths))))
+        return self._idf(term) * (self.k1 + 1.0) * best * (1.0 + 1e-9) + 1e-12
 
     def search(self, query: str, k: int, allowed: Collection[int] | None = None) -> list[tuple[int, float]]:
         """The `k` best rows and their scores, best first; only rows in `allowed` when given (e.g.
-        `filters.in_scope`), and only rows that share a term with the query."""
-        scores = self.scores(query)
+        `filters.in_scope`), and only rows that share a term with the query.
+
+        Exact top k, without reading every posting of a common word (MaxScore, Turtle & Flood
+        1995): terms are read strongest first (by the most they can add to a row), their scores
+        accumulated; once the k-th best score so far exceeds what the unread terms together can
+        add, a row none of the read terms has cannot enter the top k, and the unread terms'
+        postings are only looked up (binary search) for the rows already found. Every row's
+        terms are summed in the same order as in `scores`, so the ranking equals the full one."""
+        n = len(self._lengths)
+        if n == 0 or k <= 0:
+            return []
+        terms = self._query_terms(query)
+        if not terms:
+            return []
+        keep = None
         if allowed is not None:
-            mask = np.full(scores.shape, -np.inf)
-            keep = allowed_rows(allowed, scores.shape[0])
-            mask[keep] = scores[keep]
-            scores = mask
-        return [(i, float(scores[i])) for i in top_indices(scores, k) if scores[i] > 0]
+            keep = np.zeros(n, dtype=bool)
+            keep[allowed_rows(allowed, n)] = True
+        bounds = [self._upper_bound(t) for t in terms]
+        unread = np.cumsum(bounds[::-1])[::-1]  # bound sum of terms i.. onwards
+        partial = np.zeros(n, dtype=np.float64)
+        read = 0
+        for rows, contribution in self._contributions(terms):
+            if keep is not None:
+                inside = keep[rows]
+                rows, contribution = rows[inside], contribution[inside]
+            partial[rows] += contribution
+            read += 1
+            if read == len(terms):
+                break
+            if unread[read] >= unread[0] - unread[read]:
+                continue  # the unread terms can add more than any row has so far: no row is ruled out
+            found = np.flatnonzero(partial)
+            if len(found) >= k:
+                kth = np.partition(partial[found], len(found) - k)[len(found) - k]
+                if unread[read] < kth:
+                    break
+        candidates = np.flatnonzero(partial)
+        scores = partial[candidates]
+        for term in terms[read:]:  # the unread terms, at the candidates only
+            rows, tfs = (buffer.view for buffer in self._postings[term])
+            at = np.searchsorted(rows, candidates)
+            hit = at < len(rows)
+            hit[hit] = rows[at[hit]] == candidates[hit]
+            scores[hit] += self._contribution(term, candidates[hit], tfs[at[hit]])
+        return [(int(candidates[i]), float(scores[i])) for i in top_indices(scores, k)]

@@ -10,7 +10,10 @@ Given `vector_index=toolkit.vector_index`, the rows live in the toolkit's faiss 
 is about twice as fast as numpy's matrix-vector product, which at 10^5 rows of 384 floats
 (150 MB read per query) decides whether a query fits a served memory's latency. Below
 `FAISS_ROWS` the scores are numpy's, as without faiss; past it they can differ from numpy's in
-the last float bits (equal scores still rank by row)."""
+the last float bits (equal scores still rank by row). Past `ann.APPROXIMATE_ROWS` the rows move
+to an HNSW graph (held once, `matrix` still a view): a search walks the graph instead of reading
+every row, so its cost stops growing with the memory, and its ranking is approximate (an
+`allowed` filter stays exact: `ann.search`)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 
+from automemo.toolkit.memolib import ann
 from automemo.toolkit.memolib.buffers import GrowingArray
 from automemo.toolkit.memolib.vectors import allowed_rows, as_matrix, faiss_matrix, top_indices
 
@@ -70,6 +74,8 @@ class DenseIndex:
             if self._faiss is None:
                 self._faiss = self._new_index(self.dim)
             self._faiss.add(np.ascontiguousarray(block, dtype=np.float32))
+            if not ann.is_approximate(self._faiss) and self._faiss.ntotal >= ann.APPROXIMATE_ROWS:
+                self._faiss = ann.to_hnsw(self._faiss, self.dim)
         else:
             if self._vectors is None:
                 self._vectors = GrowingArray(np.float32, width=self.dim)
@@ -94,28 +100,11 @@ class DenseIndex:
             return []
         query_vector = self.query_vector(query)
         rows = None if allowed is None else allowed_rows(allowed, self.size)
-        if self._faiss is not None and self.size >= FAISS_ROWS:
-            return self._faiss_search(query_vector, k, rows)
+        if self._faiss is not None and (self.size >= FAISS_ROWS or ann.is_approximate(self._faiss)):
+            return ann.search(self._faiss, query_vector, k, rows)
         if rows is None:
             scores = self.matrix @ query_vector
             return [(i, float(scores[i])) for i in top_indices(scores, k)]
         # most rows allowed: score them in place; a few: copy only those (O(|allowed| * dim))
         scores = (self.matrix @ query_vector)[rows] if 2 * len(rows) > self.size else self.matrix[rows] @ query_vector
         return [(int(rows[i]), float(scores[i])) for i in top_indices(scores, k)]
-
-    def _faiss_search(self, query_vector: np.ndarray, k: int, rows: np.ndarray | None) -> list[tuple[int, float]]:
-        """faiss's top rows (a bitmap of `rows` as its selector), a few more than `k` so that
-        rows tied at the cut still rank by row, as `top_indices` ranks them."""
-        import faiss
-
-        params, keep = None, None
-        if rows is not None:
-            if len(rows) == 0:
-                return []
-            mask = np.zeros(self.size, dtype=bool)
-            mask[rows] = True
-            keep = np.packbits(mask, bitorder="little")
-            params = faiss.SearchParameters(sel=faiss.IDSelectorBitmap(self.size, faiss.swig_ptr(keep)))
-        scores, ids = self._faiss.search(query_vector.reshape(1, -1), min(self.size, k + 16), params=params)
-        hits = sorted(((int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0), key=lambda h: (-h[1], h[0]))
-        return hits[:k]

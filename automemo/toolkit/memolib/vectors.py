@@ -9,6 +9,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from automemo.toolkit.memolib import ann
+from automemo.toolkit.memolib.buffers import GrowingArray
+
 
 def as_matrix(vectors: Sequence[Sequence[float]], dim: int) -> np.ndarray:
     """Float32 rows, L2-normalised (zero rows stay zero), shape (n, dim) even when n == 0."""
@@ -25,8 +28,13 @@ def top_indices(scores: np.ndarray, k: int) -> list[int]:
     k = min(k, scores.shape[0])
     if k <= 0:
         return []
-    top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(scores.shape[0])
-    return sorted(top.tolist(), key=lambda i: (-float(scores[i]), i))
+    if k < scores.shape[0]:
+        # every row tied with the k-th best is a candidate, so that ties at the cut go to the first rows
+        kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+        top = np.flatnonzero(scores >= kth)
+    else:
+        top = np.arange(scores.shape[0])
+    return top[np.lexsort((top, -scores[top]))][:k].tolist()
 
 
 def cosine_top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -41,12 +49,19 @@ def cosine_top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> list[tuple[in
 class ScopedIndex:
     """Vectors tagged with an owner scope (see `scope_of`): a search with a known scope looks only
     at that scope's rows, any other search at all rows. Row ids are global, in insertion order.
-    `new_index(dim)` makes an empty inner-product index (the toolkit's `vector_index`)."""
+    `new_index(dim)` makes an empty inner-product index (the toolkit's `vector_index`).
+
+    A scope is the list of its rows; a scoped search reads only those rows, so no row of another
+    scope is ever returned. Once the index holds `ann.APPROXIMATE_ROWS` rows, each scope of more
+    than `ann.EXACT_FILTER_ROWS` rows (rows with no scope form one more) gets its own HNSW graph,
+    and a search walks the graph of its scope (approximate ranking), a search of all rows the
+    graphs of every scope, merged; smaller scopes stay exact."""
 
     def __init__(self, new_index, dim: int) -> None:
         self._new_index, self.dim = new_index, dim
         self.all = new_index(dim)
-        self._scoped: dict[str, tuple[Any, list[int]]] = {}
+        self._rows_of: dict[str, GrowingArray] = {}
+        self._graphs: dict[str, Any] = {}  # scope -> HNSW graph over its rows, in their order
 
     @property
     def size(self) -> int:
@@ -56,35 +71,58 @@ class ScopedIndex:
         matrix = np.ascontiguousarray(matrix, dtype=np.float32)
         rows = list(range(self.all.ntotal, self.all.ntotal + matrix.shape[0]))
         self.all.add(matrix)
-        if scope:
-            index, ids = self._scoped.setdefault(scope, (self._new_index(self.dim), []))
-            index.add(matrix)
-            ids += rows
+        self._rows_of.setdefault(scope, GrowingArray(np.int64)).extend(rows)
+        if scope in self._graphs:
+            self._graphs[scope].add(matrix)
+        elif self.all.ntotal - len(rows) < ann.APPROXIMATE_ROWS:  # crossing the bound: every scope
+            self._grow_graphs()
+        else:
+            self._grow_graphs([scope])
         return rows
 
-    # A snapshot holds each vector once (the all-rows index's) and each scope's row ids; loading
-    # rebuilds the scope indexes from them: half the bytes of pickling every faiss index.
+    def _grow_graphs(self, scopes: Sequence[str] | None = None) -> None:
+        """A graph for every scope (of `scopes`) grown past the exact bound, once the index is large."""
+        if self.all.ntotal < ann.APPROXIMATE_ROWS:
+            return
+        for scope in self._rows_of if scopes is None else scopes:
+            rows = self._rows_of[scope]
+            if scope not in self._graphs and len(rows) > ann.EXACT_FILTER_ROWS:
+                graph = ann.hnsw_index(self.dim)
+                graph.add(np.ascontiguousarray(self.matrix[rows.view]))
+                self._graphs[scope] = graph
+
+    # A snapshot holds each vector once (the all-rows index), each scope's row ids and each
+    # graph's links without its vectors; loading gives the graphs their scope's vectors again.
 
     def __getstate__(self) -> dict[str, Any]:
-        vectors = self.all.reconstruct_n(0, self.all.ntotal) if self.all.ntotal else np.zeros((0, self.dim), np.float32)
-        return {"new_index": self._new_index, "dim": self.dim, "vectors": vectors,
-                "scopes": {scope: np.asarray(ids, dtype=np.int64) for scope, (_, ids) in self._scoped.items()}}
+        return {"new_index": self._new_index, "dim": self.dim, "index": self.all,
+                "scopes": {scope: rows.view.copy() for scope, rows in self._rows_of.items()},
+                "graph_links": {scope: ann.graph_links(graph) for scope, graph in self._graphs.items()}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        if "new_index" not in state:  # a snapshot from before this layout: the attributes as they were
-            vars(self).update(state)
-            return
+        if "new_index" not in state:  # a snapshot from before scopes were row lists: one index per scope
+            state = {"new_index": state["_new_index"], "dim": state["dim"], "index": state["all"],
+                     "scopes": {scope: np.asarray(ids, dtype=np.int64) for scope, (_, ids) in state["_scoped"].items()}}
         self._new_index, self.dim = state["new_index"], state["dim"]
-        vectors = np.ascontiguousarray(state["vectors"], dtype=np.float32)
-        self.all = self._new_index(self.dim)
-        if len(vectors):
-            self.all.add(vectors)
-        self._scoped = {}
-        for scope, ids in state["scopes"].items():
-            index = self._new_index(self.dim)
-            if len(ids):
-                index.add(np.ascontiguousarray(vectors[ids]))
-            self._scoped[scope] = (index, ids.tolist())
+        if "index" in state:
+            self.all = state["index"]
+        else:  # a snapshot that held the vectors alone
+            self.all = self._new_index(self.dim)
+            if len(state["vectors"]):
+                self.all.add(np.ascontiguousarray(state["vectors"], dtype=np.float32))
+        scopes = dict(state["scopes"])
+        if "graph_links" not in state:  # older snapshots listed scoped rows only: the others have no scope
+            scoped = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in scopes.values()]) if scopes else np.zeros(0, np.int64)
+            unscoped = np.setdiff1d(np.arange(self.all.ntotal), scoped)
+            if len(unscoped):
+                scopes[""] = unscoped
+        self._rows_of = {}
+        for scope, ids in scopes.items():
+            self._rows_of[scope] = GrowingArray(np.int64)
+            self._rows_of[scope].extend(np.asarray(ids, dtype=np.int64))
+        self._graphs = {scope: ann.graph_from_links(links, self.matrix[self._rows_of[scope].view])
+                        for scope, links in state.get("graph_links", {}).items()}
+        self._grow_graphs()
 
     @property
     def matrix(self) -> np.ndarray:
@@ -92,10 +130,20 @@ class ScopedIndex:
         return faiss_matrix(self.all, self.dim)
 
     def search(self, query: np.ndarray, k: int, scope: str = "") -> list[tuple[int, float]]:
-        if scope in self._scoped:
-            index, ids = self._scoped[scope]
-            return [(ids[i], s) for i, s in faiss_search(index, query, k)]
-        return faiss_search(self.all, query, k)
+        if scope and scope in self._rows_of:
+            return self._search_scope(query, k, scope)
+        if not self._graphs or len(self._rows_of) > ann.MERGED_SCOPES:
+            return ann.search(self.all, query, k)
+        hits = [hit for s in self._rows_of for hit in self._search_scope(query, k, s)]
+        return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
+
+    def _search_scope(self, query: np.ndarray, k: int, scope: str) -> list[tuple[int, float]]:
+        rows = self._rows_of[scope].view
+        if scope in self._graphs:
+            return [(int(rows[i]), s) for i, s in ann.search(self._graphs[scope], query, k)]
+        if self.all.ntotal >= ann.APPROXIMATE_ROWS:  # a small scope of a large index: its rows alone
+            return ann.exact(self.matrix, query, k, rows)
+        return ann.search(self.all, query, k, rows)
 
 
 def faiss_search(index: Any, query: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -117,11 +165,8 @@ def allowed_rows(allowed: Any, size: int) -> np.ndarray:
 
 
 def faiss_matrix(index: Any, dim: int) -> np.ndarray:
-    """The rows of a faiss flat index (`toolkit.vector_index`) as a numpy array, shape (ntotal,
-    dim): a view of the index's own storage, not a copy, valid until the next add. faiss is
-    imported here only when such an index exists, i.e. inside a guest that made one."""
-    if index.ntotal == 0:
-        return np.zeros((0, dim), dtype=np.float32)
-    import faiss
-
-    return faiss.rev_swig_ptr(index.get_xb(), index.ntotal * dim).reshape(index.ntotal, dim)
+    """The rows of a faiss flat index (`toolkit.vector_index`) or of an HNSW graph (`ann`) as a
+    numpy array, shape (ntotal, dim): a view of the index's own storage, not a copy, valid until
+    the next add. faiss is imported here only when such an index exists, i.e. inside a guest
+    that made one."""
+    return ann.stored_matrix(index, dim)
