@@ -222,7 +222,8 @@ def _run_with_steps(tmp_path, steps: int, done: int):
     config = load_run_config("minigallery", None, {"search": {"steps": steps}})
     run = RunDir.create(tmp_path, run_config_to_dict(config), "r")
     for step in range(done + 1):  # step 0 is the root's evaluation
-        StepJournal(run, step).commit(ActionRecord(step=step, kind="evaluate", node_id=0, outcome=Outcome.EVALUATED))
+        kind = "evaluate_root" if step == 0 else "evaluate"
+        StepJournal(run, step).commit(ActionRecord(step=step, kind=kind, node_id=0, outcome=Outcome.EVALUATED))
     return run
 
 

@@ -76,6 +76,9 @@ CONFIG_FLAGS: dict[str, ConfigFlag] = {f.flag: f for f in (
     ConfigFlag("--seed-sweep", "search.seed_sweep", "transplant every seed under the root before the "
                "strategy chooses, one step each (on for retrieval-mode benchmarks; docs/search.md)",
                boolean=True),
+    ConfigFlag("--question-budget", "search.question_budget", "validation questions the whole search "
+               "may have scored (0: none; every evaluation scores every question); with --resume, the "
+               "run's new total", type=int, metavar="N"),
     ConfigFlag("--exam-tasks", "search.exam_tasks", "update episodes and retrieve tasks the quick exam "
                "runs a program on", type=int, metavar="N"),
     *_role_flags(),

@@ -24,13 +24,14 @@ DEFAULT_RUNS_DIR = Path("runs")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # The config flags of a search, all from the one flag table (automemo.cli.flags).
 SEARCH_FLAGS = ("--benchmark", "--option", "--steps", "--seed", "--strategy", "--parallel", "--seed-sweep",
+                "--question-budget",
                 "--meta-model", "--meta-base-url", "--meta-api-key-env", "--agent-model", "--agent-base-url",
                 "--agent-api-key-env", "--judge-model", "--judge-base-url", "--judge-api-key-env",
                 "--executor", "--ray-address", "--concurrency", "--exam-tasks",
                 "--max-usd", "--max-tokens", "--max-chars", "--max-images")
 # What a resumed run may change: only its budget. Everything else would make the committed steps
 # and the ones to come answers to different questions.
-BUDGET_FLAGS = ("--steps", "--max-usd", "--max-tokens")
+BUDGET_FLAGS = ("--steps", "--question-budget", "--max-usd", "--max-tokens")
 
 
 def register(sub) -> None:
@@ -79,7 +80,7 @@ def resolve_config(args: argparse.Namespace):
             if given:
                 raise UserError(
                     f"--resume continues a run with the config it was started with; drop "
-                    f"{', '.join(given)} (only --steps, --max-usd and --max-tokens may extend it)"
+                    f"{', '.join(given)} (only --steps, --question-budget, --max-usd and --max-tokens may extend it)"
                 )
             _check_extension(run, args.steps)
             extended = merge(stored, {k: v for k, v in flags.data.items() if k != "sandbox"})
@@ -110,7 +111,9 @@ def resolve_config(args: argparse.Namespace):
 
 def _check_extension(run, steps: int | None) -> None:
     """On resume, --steps is the run's new total: one at or below what is done would do nothing."""
-    done = run.last_step() or 0
+    from automemo.search.view import search_steps_done
+
+    done = search_steps_done(run)
     if steps is not None and steps <= done:
         raise UserError(
             f"run {run.run_id} has done {done} step(s) already, and on --resume --steps is the "

@@ -39,14 +39,15 @@ def run(args) -> int:
         raise UserError(str(exc).strip("'\"")) from None
     console = terminal.console(highlight=False)
     console.rule(f"node #{node.id}")
-    score = (f"μ={node.mean:.3f} n={node.n} ±{node.uncertainty:.3f} LCB={node.lcb:.3f}"
-             if node.evaluated else "no evaluation")
+    score = view.score_text(node)
     console.print(f"status {node.status}  action {node.action} (step {node.step})  parent "
                   f"{node.parent if node.parent is not None else '-'}  {score}"
                   + ("  [bold yellow]★ selected[/bold yellow]" if node.selected else ""))
     console.print(f"summary: {escape(node.summary)}")
     if node.evaluated:
         console.print(f"uncertainty: {view.uncertainty_rule}")
+    if node.stopped:
+        console.print(f"[yellow]{escape(node.stopped)}[/yellow]")
     held = view.confirmation
     if held is not None and (node.selected or node.id == held["bar"]
                              or node.id in {c["node_id"] for c in held["candidates"]}):

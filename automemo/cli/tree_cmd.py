@@ -30,7 +30,7 @@ _TERMINAL_FAILURE_CHARS = 100
 _PIPED_WIDTH = 1_000_000
 
 
-def label(node, *, cut: bool = True) -> str:
+def label(node, view, *, cut: bool = True) -> str:
     from rich.markup import escape
 
     summary = escape(node.summary)
@@ -39,9 +39,8 @@ def label(node, *, cut: bool = True) -> str:
         return (f"[red]✗ #{node.id}[/red] [dim]{node.action} (step {node.step}) failed: "
                 f"{escape(failure)}[/dim]")
     star = "[bold yellow]★ [/bold yellow]" if node.selected else ""
-    score = (f"μ={node.mean:.3f} n={node.n} ±{node.uncertainty:.3f} LCB={node.lcb:.3f}"
-             if node.evaluated else "not evaluated")
-    return f"{star}[bold]#{node.id}[/bold] {node.action} (step {node.step}) {score}  {summary}"
+    return (f"{star}[bold]#{node.id}[/bold] {node.action} (step {node.step}) {view.score_text(node)}  "
+            f"{summary}")
 
 
 def run(args) -> int:
@@ -56,16 +55,16 @@ def run(args) -> int:
         console.print(f"{view.run.path}: no committed node yet")
         return 0
     root = view.children(None)[0]
-    top = RichTree(label(root, cut=not piped))
+    top = RichTree(label(root, view, cut=not piped))
 
     def add(branch, node_id: int) -> None:
         for child in view.children(node_id):
-            add(branch.add(label(child, cut=not piped)), child.id)
+            add(branch.add(label(child, view, cut=not piped)), child.id)
 
     add(top, root.id)
     console.print(top)
     failed = sum(n.failed for n in view.nodes)
-    steps = view.last_step or 0
+    steps = view.steps_done
     final = view.final
     if final and final.get("node_id") is not None:
         state = f"selected #{final['node_id']} ({final['stop_reason']})"
@@ -75,6 +74,11 @@ def run(args) -> int:
         state = f"search stopped before finishing; continue with: automemo search --resume {view.run.path}"
     console.print(f"{steps} steps committed, {len(view.nodes)} nodes ({failed} failed), {state}")
     console.print(f"uncertainty: {view.uncertainty_rule}")
+    if view.questions_line():
+        console.print(view.questions_line())
+    for node in view.nodes:
+        if node.stopped:
+            console.print(f"#{node.id} {node.stopped}")
     if view.lead is not None:
         lead = view.lead
         console.print(f"selection vs #{lead['over']} on {lead['tasks']} shared tasks: "

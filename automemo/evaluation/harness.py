@@ -159,6 +159,15 @@ class Evaluator:
         )
         return tuple(taken)
 
+    def named_tasks(self, split: str, questions: Sequence[str]) -> tuple[Task, ...]:
+        """The split's retrieve tasks named by `questions`, in that order."""
+        by_id = {t.task_id: t for t in self.split(split).retrieve}
+        unknown = [q for q in questions if q not in by_id]
+        if unknown:
+            raise ValueError(f"the {split} split has no retrieve task {unknown[0]!r} "
+                             f"({len(unknown)} unknown): the question plan was made on other data")
+        return tuple(by_id[q] for q in questions)
+
     def sample_for_exam(
         self, n: int | None = None, seed: int = 0
     ) -> tuple[list[EpisodeRecorder], list[PartialRecorder]]:
@@ -181,12 +190,16 @@ class Evaluator:
         evidence_dir: Path | None = None,
         node_id: Any = None,
         sample_seed: int = 0,
+        questions: Sequence[str] | None = None,
     ) -> EvaluationResult:
-        """Score `source` on the split's retrieve tasks (a per-category sample of them, drawn
-        with `sample_seed`, when `config.retrieve_fraction` < 1)."""
+        """Score `source` on the split's retrieve tasks: the ones named by `questions`, in that
+        order (a search's sample, `automemo.search.questions`), or else every task (a
+        per-category sample of them, drawn with `sample_seed`, when `config.retrieve_fraction`
+        < 1). Memory is always built from every update episode."""
         # Shared inputs first, outside the timing: they are computed once for every candidate.
         collection = self.collection(split)
-        tasks = self.retrieve_tasks(split, sample_seed)
+        tasks = (self.retrieve_tasks(split, sample_seed) if questions is None
+                 else self.named_tasks(split, questions))
         partials = self.partials(split)
         started = time.perf_counter()
         evidence_dir = Path(evidence_dir) if evidence_dir is not None else None

@@ -41,6 +41,10 @@ class RunOverview:
     live: LiveStatus | None = None   # set while a search is running: the page follows it
     # Exact evaluation: the final confirmation against the best hand design (RunView.confirmation)
     confirmation: Mapping[str, Any] | None = None
+    # Validation questions asked, the budget and sample size (RunView.questions), and the nodes
+    # stopped early with why
+    questions: Mapping[str, Any] | None = None
+    stopped: tuple[tuple[int, str], ...] = ()
 
     @property
     def total_tokens(self) -> int:
@@ -85,7 +89,7 @@ def gather_run(run: RunDir, *, live: bool = False) -> RunData:
         spend=view.spend,
         caps={k: (config.get("llm") or {}).get(k) for k in ("max_total_tokens", "max_usd")},
         retrieval_budget=_budget_text(config),
-        last_step=view.last_step,
+        last_step=view.steps_done if view.actions else None,
         planned_steps=view.search.steps,
         finished=view.final is not None,
         running=running,
@@ -97,6 +101,8 @@ def gather_run(run: RunDir, *, live: bool = False) -> RunData:
         uncertainty_rule=view.uncertainty_rule,
         lead=view.lead,
         confirmation=view.confirmation,
+        questions=view.questions,
+        stopped=tuple((n.id, n.stopped) for n in view.nodes if n.stopped),
         config_json=json.dumps(config, indent=2, sort_keys=True),
         generated_at=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         live=live_status(view, points) if running else None,

@@ -86,6 +86,13 @@ class EvaluationRecord:
     evidence_dir: str = ""              # relative to the run directory
     exact: bool = False                 # deterministic scoring of every task (EvaluationResult.exact)
     task_scores: Mapping[str, float] = field(default_factory=dict)  # counted tasks' scores by id
+    # Every validation question this evaluation asked, in order (counted or not): what it cost
+    # against a question budget, and what a later sample of the node must not ask again. Empty
+    # in a run made before it was recorded.
+    questions: tuple[str, ...] = ()
+    # Early stopping (search with a question budget): why the node's first sample ends its
+    # scoring ("" when it goes on); set only on a node's first evaluation.
+    stopped: str = ""
     step: int = 0
     created_at: str = ""
 
@@ -95,14 +102,26 @@ class EvaluationRecord:
         return dataclasses.replace(record, excluded=tuple(record.excluded or ()),
                                    metrics=record.metrics or {}, per_category=record.per_category or {},
                                    errors=record.errors or {}, exact=bool(record.exact),
-                                   task_scores=record.task_scores or {})
+                                   task_scores=record.task_scores or {},
+                                   questions=tuple(record.questions or ()), stopped=record.stopped or "")
+
+    @property
+    def asked(self) -> int:
+        """Questions this evaluation cost: those recorded, else (an older run) those it scored."""
+        return len(self.questions) or len(self.task_scores)
 
     def to_row(self) -> dict[str, Any]:
         row = dataclasses.asdict(self)
         row["excluded"] = list(self.excluded)
+        row["questions"] = list(self.questions)
         for key in ("step", "created_at"):
             row.pop(key)
         return row
+
+
+# The kinds of step that count against `search.steps`; the root's evaluation is step 0, and a
+# "confirm" step (the final confirmation of a search with a question budget) comes after them.
+SEARCH_STEP_KINDS = frozenset({"evaluate", "generate", "transplant"})
 
 
 @dataclass(frozen=True)
@@ -110,7 +129,8 @@ class ActionRecord:
     """One committed step: what the policy chose and what came of it."""
 
     step: int
-    kind: str                           # "evaluate_root" | "evaluate" | "generate" | "transplant"
+    # "evaluate_root" | "evaluate" | "generate" | "transplant" | "confirm"
+    kind: str
     node_id: int
     outcome: Outcome
     detail: str = ""                    # one line for the log and the display

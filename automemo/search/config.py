@@ -51,6 +51,22 @@ class SearchConfig:
     # With exact evaluation, how many of the best nodes by μ (hand designs aside) the final
     # confirmation pairs with the best hand design on every search question.
     confirm_top: int = 3
+    # Question budget: the validation questions the whole search may have scored, every
+    # evaluation's questions together (the final confirmation included). 0: no budget, every
+    # evaluation scores every question (exhaustive, the paper's protocol). With a budget an
+    # evaluation scores a sample (`sample_questions`), a re-evaluation the next questions the node
+    # was not asked, hopeless children stop early, and before the search ends the selection and
+    # the best hand design are scored on every question (docs/search.md, "Samples that grow").
+    # With an LLM agent or judge this is what the search costs: see docs/question-budget.md.
+    question_budget: int = 0
+    # Questions per sample with a question budget; 0: half the budget spread over the root and
+    # every step (at least 10 questions), the other half kept for growing and confirming.
+    sample_questions: int = 0
+    # Early stopping with a question budget: a child whose first sample, paired with the leader
+    # on the same questions, has an upper bound d + early_stop_z·SE(d) below 0 is not scored
+    # further. 2.0 stops a child about 2.5% of the time when it is as good as the leader.
+    early_stop: bool = True
+    early_stop_z: float = 2.0
     # Training tasks the quick exam samples per candidate.
     exam_tasks: int = 5
     # Repair attempts after a failed exam; the child is a failed generation after the last one.
@@ -85,7 +101,11 @@ class SearchConfig:
             problems.append(f"search.confirm_top must be >= 1, got {self.confirm_top}")
         if self.steps < 0:
             problems.append(f"search.steps must be >= 0, got {self.steps}")
-        for name in ("c_e", "c_g", "kappa", "z"):
+        if self.question_budget < 0:
+            problems.append(f"search.question_budget must be >= 0 (0: no budget), got {self.question_budget}")
+        if self.sample_questions < 0:
+            problems.append(f"search.sample_questions must be >= 0 (0: automatic), got {self.sample_questions}")
+        for name in ("c_e", "c_g", "kappa", "z", "early_stop_z"):
             if getattr(self, name) < 0:
                 problems.append(f"search.{name} must be >= 0, got {getattr(self, name)}")
         if self.alpha <= 0:

@@ -29,18 +29,23 @@ class SearchDisplay:
             )
 
     def step_started(self, step: int, steps: int, what: str) -> None:
-        self._print(f"[cyan]step {step}/{steps}[/cyan] {what} …")
+        self._print(f"[cyan]{_label(step, steps)}[/cyan] {what} …")
 
     def step_done(self, step: int, steps: int, outcome: str, best: Mapping[str, Any] | None,
-                  spend: Mapping[str, float]) -> None:
+                  spend: Mapping[str, float], questions: Mapping[str, Any] | None = None) -> None:
         rule = "LCB" if not best or best.get("selection", "lcb") == "lcb" else "mean"
         best_text = (
             f"best {rule} #{best['node_id']} μ={best['mean']:.3f} n={best['n']} LCB={best['lcb']:.3f}"
             + (f" (±{best['uncertainty']:.3f})" if best.get("uncertainty") is not None else "")
             if best else "no evaluated node"
         )
+        if best and best.get("questions") is not None:
+            best_text += f" on {best['questions']} questions"
+        asked = ""
+        if questions and questions.get("budget"):
+            asked = f"{questions['scored']}/{questions['budget']} questions | "
         self._print(
-            f"[cyan]step {step}/{steps}[/cyan] {outcome} | {best_text} | "
+            f"[cyan]{_label(step, steps)}[/cyan] {outcome} | {best_text} | {asked}"
             f"{int(spend.get('tokens', 0))} tokens ${spend.get('usd', 0.0):.4f}"
         )
 
@@ -55,3 +60,8 @@ class SearchDisplay:
             f"[bold green]selected node {final['node_id']}[/bold green] μ={final['mean']:.3f} "
             f"n={final['n']} LCB={final['lcb']:.3f} ({final['program_path']})"
         )
+
+
+def _label(step: int, steps: int) -> str:
+    """A search step as "step i/S"; past S, a step of the final confirmation."""
+    return f"step {step}/{steps}" if step <= steps else "confirmation"

@@ -15,7 +15,9 @@ from automemo.search.collaborators import Collaborators
 from automemo.search.config import SearchConfig
 from automemo.search.display import SearchDisplay
 from automemo.search.scheduler import Scheduler
-from automemo.search.steps import StepRunner
+from automemo.errors import UsageError
+from automemo.search.questions import QuestionPlan, auto_sample_size, load_plan, stratified_order, write_plan
+from automemo.search.steps import StepRunner, derive_seed
 from automemo.search.stops import CLEAN_STOPS, stop_reason as clean_stop_reason
 from automemo.search.strategies import strategy_for
 from automemo.search.view import RunView
@@ -60,6 +62,7 @@ class SearchLoop:
                 f"this check)") from None
 
     def _run_search(self, last: int | None) -> dict[str, Any]:
+        self._plan_questions()  # before anything is recorded, and the tree is read with its plan
         self.display.started(str(self.run.path), self.config.steps, last)
         if any(e["kind"] in ("started", "resumed") for e in self.run.events()):
             record_event(self.run, "resumed", f"resumed after committed step {last}")
@@ -72,7 +75,8 @@ class SearchLoop:
         try:
             if last is None:
                 scheduler.evaluate_root()
-            scheduler.run_steps()
+            stop_reason = scheduler.run_steps()
+            scheduler.confirm()
         except CLEAN_STOPS as exc:
             # The step in progress is abandoned (its files and rows never commit); the money it
             # spent stays in the ledger because it was really spent.
@@ -83,6 +87,25 @@ class SearchLoop:
         self.run.write_final(final)
         self.display.finished(final)
         return final
+
+    def _plan_questions(self) -> None:
+        """With a question budget, the run's question order and sample size, drawn once (on the
+        first start, or on the resume that gives an unbudgeted run a budget) and kept in the run
+        directory; every later read uses that file."""
+        budget = self.config.question_budget
+        if not budget or load_plan(self.run.path) is not None:
+            return
+        tasks = self.parts.evaluator.split("train").retrieve
+        order = stratified_order([(t.task_id, t.category) for t in tasks],
+                                 derive_seed(self.config.seed, 0, "question order"))
+        size = self.config.sample_questions or auto_sample_size(budget, self.config.steps, len(order))
+        size = min(size, len(order))
+        if budget < size:
+            raise UsageError(
+                f"search.question_budget {budget} is below one sample of {size} questions: give at least "
+                f"{size} (each of the {self.config.steps} steps and the root scores a sample), or set "
+                f"search.sample_questions lower")
+        write_plan(self.run.path, QuestionPlan(order, size))
 
     def final(self, stop_reason: str) -> dict[str, Any]:
         """final.json: the selection over every evaluated node, with all candidates' LCB."""

@@ -35,34 +35,59 @@ class PendingAction:
 sweep) puts the seed program `seed` under the root without asking the meta agent."""
 
     step: int
-    kind: Literal["evaluate", "generate", "transplant"]
+    kind: Literal["evaluate", "generate", "transplant", "confirm"]
     node_id: int
     score: float
     via: int | None = None
     child_id: int | None = None
     k: int | None = None
     seed: str | None = None  # a transplant's seed program (search.seed_sweep)
+    # With a question budget: the questions an evaluation (or a confirmation) asks, reserved
+    # when it was chosen so that two in flight on one node never ask the same question.
+    questions: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        data["questions"] = list(self.questions) if self.questions is not None else None
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> PendingAction:
-        return cls(**data)
+        questions = data.get("questions")
+        return cls(**{**data, "questions": tuple(questions) if questions is not None else None})
+
+    def cost(self, sample_size: int) -> int:
+        """Questions this action will ask at most: its own, or a first sample."""
+        return len(self.questions) if self.questions is not None else sample_size
 
 
 def with_pending(stats: TreeStats, pending: Iterable[PendingAction]) -> TreeStats:
     """`stats` with every pending evaluation counted as a virtual visit (generations are not
     counted; see the module's docstring)."""
     evaluations: dict[int, int] = {}
+    questions: dict[int, int] = {}
     for action in pending:
-        if action.kind == "evaluate":
+        if action.kind in ("evaluate", "confirm"):
             evaluations[action.node_id] = evaluations.get(action.node_id, 0) + 1
+            questions[action.node_id] = questions.get(action.node_id, 0) + len(action.questions or ())
     if not evaluations:
         return stats
-    nodes = tuple(dataclasses.replace(v, n=v.n + evaluations.get(v.id, 0)) for v in stats.nodes)
-    return TreeStats(nodes=nodes,
-                     total_evaluations=stats.total_evaluations + sum(evaluations.values()))
+    nodes = tuple(dataclasses.replace(v, n=v.n + evaluations.get(v.id, 0),
+                                      questions=v.questions + questions.get(v.id, 0))
+                  for v in stats.nodes)
+    return dataclasses.replace(stats, nodes=nodes,
+                               total_evaluations=stats.total_evaluations + sum(evaluations.values()))
+
+
+def reserve_questions(tree: Tree, pending: Iterable[PendingAction], node_id: int,
+                      count: int | None = None) -> tuple[str, ...]:
+    """The next questions of the run's plan for an evaluation of `node_id`: `count` (a sample
+    by default) it was neither asked nor has reserved by an evaluation in flight."""
+    taken = set(tree.node(node_id).asked)
+    for p in pending:
+        if p.node_id == node_id and p.questions:
+            taken.update(p.questions)
+    return tree.plan.next_questions(taken, count)
 
 
 def reserve(tree: Tree, pending: Iterable[PendingAction], kind: str,
@@ -78,5 +103,5 @@ def reserve(tree: Tree, pending: Iterable[PendingAction], kind: str,
     node = tree.node(node_id)
     committed = node.ks or tuple(range(node.n))  # a tree built without indices
     taken = [*committed, *(p.k for p in pending
-                         if p.kind == "evaluate" and p.node_id == node_id and p.k is not None)]
+                         if p.kind in ("evaluate", "confirm") and p.node_id == node_id and p.k is not None)]
     return None, max(taken, default=-1) + 1

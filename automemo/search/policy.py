@@ -37,6 +37,17 @@ question b was scored on: all of the train split's retrieve questions), and the 
 highest LCB_b that clears μ(b) is chosen; when none clears it, b is kept. Only the few best are
 held to the bar, so a node far down the ranking cannot be chosen on one lucky pairing.
 
+With a question budget (`search.question_budget`; docs/search.md, "Samples that grow") an
+evaluation scores a sample of the validation questions, every node in the one order of
+`automemo.search.questions`, and a re-evaluation scores the next questions the node has not been
+asked. Then counts are in samples, not in evaluations: n(v) = questions v was asked / the sample
+size, N = Σ n(v), and μ(v) comes from every question v was scored on, paired with the node
+scored on the most (`question_policy.paired_means`, computed where the statistics are built). U_eval, U_gen and
+their exploration terms are the paper's with those counts (a step buys a sample for a promising
+node or a child), the ± of LCB is z · SE of the per-question scores, a node asked every question
+(or stopped early, `question_policy.early_stop`) has no evaluate action, and the final choice is
+the same confirmation, among nodes scored on every question the bar was.
+
 One addition (`SearchConfig.widen_blocked`, on by default): a node that may not be expanded yet
 because its parent is narrower than W still gets its U_gen, as a generate action on that parent
 (`Action.via` names it). Without it, a first child far better than the root wins every step by
@@ -78,12 +89,25 @@ class NodeStats:
     # A seed the sweep transplanted (the root is a hand design too, by being the root). With
     # exact evaluation the best hand design is what the final selection must beat.
     reference: bool = False
+    # With a question budget: the validation questions v was asked, and why early stopping
+    # ended its scoring ("" when it did not).
+    questions: int = 0
+    stopped: str = ""
 
 
 @dataclass(frozen=True)
 class TreeStats:
     nodes: tuple[NodeStats, ...]
-    total_evaluations: int   # N: full evaluations so far, the root's first one included
+    total_evaluations: int   # evaluations so far, the root's first one included (N, unsampled)
+    # With a question budget: questions per sample and the validation questions there are
+    # (0: every evaluation scores every question).
+    sample_size: int = 0
+    validation_questions: int = 0
+
+    @property
+    def sampled(self) -> bool:
+        """Whether evaluations score samples that grow (a search with a question budget)."""
+        return self.sample_size > 0
 
     def __post_init__(self) -> None:
         roots = [v for v in self.nodes if v.parent is None and not v.failed]
@@ -136,9 +160,32 @@ def _explore(total: int, count: float) -> float:
     return math.sqrt(math.log(total) / count)
 
 
+def count(v: NodeStats, stats: TreeStats) -> float:
+    """n(v): v's evaluations, or with samples that grow, the samples' worth of questions it was
+    asked (a confirmation of the rest counts as the samples it replaces)."""
+    if stats.sampled:
+        return max(v.questions, 1) / stats.sample_size
+    return v.n
+
+
+def total(stats: TreeStats) -> float:
+    """N = Σ n(v) over live nodes (`count`)."""
+    if stats.sampled:
+        return sum(max(v.questions, 1) for v in stats.nodes if not v.failed and v.n > 0) / stats.sample_size
+    return stats.total_evaluations
+
+
+def complete(v: NodeStats, stats: TreeStats) -> bool:
+    """v was asked every validation question (always so without a question budget)."""
+    return not stats.sampled or v.questions >= stats.validation_questions
+
+
 def uses_task_uncertainty(stats: TreeStats, config: SearchConfig) -> bool:
-    """Whether the exact rules apply: forced by `uncertainty = "tasks"`, or ("auto") every
-    evaluated node's evaluations were exact and recorded their task scores."""
+    """Whether the rules of per-question scores apply: with samples that grow, always; else
+    forced by `uncertainty = "tasks"`, or ("auto") every evaluated node's evaluations were exact
+    and recorded their task scores."""
+    if stats.sampled:
+        return True
     if config.uncertainty != "auto":
         return config.uncertainty == "tasks"
     evaluated = [v for v in stats.nodes if not v.failed and v.n > 0]
@@ -184,10 +231,19 @@ def uncertainty(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
 
 
 def eval_score(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
-    """U_eval(v). Only defined for n(v) ≥ 1: an unevaluated node is never re-evaluated."""
+    """U_eval(v). Only defined for n(v) ≥ 1: an unevaluated node is never re-evaluated. With
+    samples that grow, the paper's c_e · sqrt(ln N / n(v)) in samples: what one more sample of
+    v is worth, however spread its questions' scores are."""
     if v.n < 1:
         raise ValueError(f"node {v.id} has no evaluation; U_eval needs n(v) >= 1")
+    if stats.sampled:
+        return v.mean + config.c_e * _explore_at_least_one(total(stats), count(v, stats))
     return v.mean + uncertainty(v, stats, config)
+
+
+def _explore_at_least_one(n_total: float, n: float) -> float:
+    """`_explore` for sample counts, which are fractions: ln of a total below one sample is 0."""
+    return math.sqrt(math.log(max(n_total, 1.0)) / n)
 
 
 def prior(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
@@ -212,6 +268,8 @@ def gen_score(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
     """U_gen(v); with exact evaluation μ(v) is replaced by its upper bound μ(v) + z · SE(v)."""
     if v.n < 1:
         raise ValueError(f"node {v.id} has no evaluation; U_gen needs μ(v)")
+    if stats.sampled:  # the paper's: the evaluate action is there to buy certainty
+        return v.mean + potential(v, stats, config) + config.c_g * _explore_at_least_one(total(stats), v.m + 1)
     optimism = uncertainty(v, stats, config) if uses_task_uncertainty(stats, config) else 0.0
     return (
         v.mean
@@ -233,11 +291,15 @@ def is_expandable(v: NodeStats, stats: TreeStats, config: SearchConfig) -> bool:
 def candidates(stats: TreeStats, config: SearchConfig) -> list[Action]:
     """Every action the policy weighs this step, with its score (recorded for the run's log)."""
     out: list[Action] = []
-    exact = uses_task_uncertainty(stats, config)
+    if stats.sampled:  # a sample of questions not asked yet, while there are any to ask
+        evaluable = lambda v: not complete(v, stats) and not v.stopped  # noqa: E731
+    else:  # an exact repeat returns the same number: it is never worth a step
+        exact = uses_task_uncertainty(stats, config)
+        evaluable = lambda v: not exact  # noqa: E731
     for v in stats.nodes:
         if v.failed or v.n < 1:
             continue
-        if not exact:  # an exact repeat returns the same number: it is never worth a step
+        if evaluable(v):
             out.append(Action("evaluate", v.id, eval_score(v, stats, config)))
         if is_expandable(v, stats, config):
             out.append(Action("generate", v.id, gen_score(v, stats, config)))
@@ -326,7 +388,10 @@ def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
         raise ValueError("the final confirmation needs exact evaluation (per-task scores)")
     bar = reference(stats)
     designs = {v.id for v in stats.nodes if v.reference or v.parent is None}
-    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and v.id not in designs),
+    # With samples that grow, only nodes asked every question the bar was compete: a lucky first
+    # sample must not push a confirmed node out of the best few.
+    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and v.id not in designs
+                     and (not stats.sampled or set(bar.task_scores) <= set(v.task_scores))),
                     key=lambda v: (-v.mean, v.id))
     out: list[ConfirmedCandidate] = []
     for v in ranked[:config.confirm_top]:

@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from automemo.llm import BudgetExceeded
-from automemo.runs.journal import StepJournal, inflight, record_inflight
-from automemo.runs.records import ActionRecord
-from automemo.search.pending import PendingAction, reserve, with_pending
+from automemo.runs.journal import StepJournal, inflight, record_event, record_inflight
+from automemo.runs.records import SEARCH_STEP_KINDS, ActionRecord
+from automemo.search import question_policy
+from automemo.search.pending import PendingAction, reserve, reserve_questions, with_pending
 from automemo.search.steps import StepRunner, derive_seed
 from automemo.search.stops import CLEAN_STOPS
 from automemo.search.sweep import sweep_order, unswept
@@ -86,8 +87,10 @@ class Scheduler:
         candidates = [{"kind": a.kind, "node_id": a.node_id, "score": a.score, "via": a.via}
                       for a in self.strategy.candidates(stats)]
         child_id, k = reserve(self.tree, running, choice.kind, choice.node_id)
+        questions = (reserve_questions(self.tree, running, choice.node_id)
+                     if choice.kind == "evaluate" and self.tree.plan is not None else None)
         action = PendingAction(step, choice.kind, choice.node_id, choice.score, choice.via,
-                               child_id, k)
+                               child_id, k, questions=questions)
         return Launch(action, self.tree, candidates)
 
     def tell(self, journal: StepJournal, record: ActionRecord) -> None:
@@ -98,23 +101,31 @@ class Scheduler:
         self.tree = Tree.from_rundir(self.run)
         view = RunView.load(self.run, self.config)
         self.display.step_done(record.step, self.config.steps, message, view.best(),
-                               view.spend_totals())
+                               view.spend_totals(), view.questions)
         if self.on_commit is not None:
             self.on_commit(record)
 
     # the steps ---------------------------------------------------------------------------------
 
-    def run_steps(self) -> None:
+    def run_steps(self) -> str:
         """Run every step not yet committed; re-raises an action's exception (see the module's
-        docstring) once the actions already in flight have finished and been committed."""
-        committed = {a["step"] for a in self.run.actions()}
+        docstring) once the actions already in flight have finished and been committed. Returns
+        why no further step started: "steps" (all were run) or "questions" (the question budget,
+        less what the final confirmation keeps, would not pay for another)."""
+        actions = self.run.actions()
+        committed = {a["step"] for a in actions}
         recorded = [a for a in inflight(self.run) if a["step"] not in committed]
         restart = [Launch(PendingAction.from_dict(a["action"]), self.tree,
                           a.get("candidates", [])) for a in recorded]
         chosen = committed | {launch.action.step for launch in restart}
-        todo = [s for s in range(1, self.config.steps + 1) if s not in chosen]
+        # Step numbers count search steps; a confirmation's numbers (past `steps`, from an
+        # earlier stop) are skipped, not taken from the steps still to run.
+        searched = sum(1 for a in actions if a["kind"] in SEARCH_STEP_KINDS)
+        searched += sum(1 for launch in restart if launch.action.kind in SEARCH_STEP_KINDS)
+        todo = _free_steps(chosen, self.config.steps - searched)
         running: dict[concurrent.futures.Future, Launch] = {}
         stop: BaseException | None = None
+        short: str | None = None
         with concurrent.futures.ThreadPoolExecutor(max_workers=self.width,
                                                    thread_name_prefix="automemo-step") as pool:
             while True:
@@ -124,6 +135,10 @@ class Scheduler:
                     except BudgetExceeded as exc:
                         stop = exc
                         break
+                    if not restart:
+                        short = self._question_shortfall([r.action for r in running.values()])
+                        if short is not None:
+                            break
                     if restart:  # what was in flight when the run stopped, as it was chosen
                         launch = restart.pop(0)
                     else:
@@ -149,6 +164,48 @@ class Scheduler:
                     self.tell(journal, record)
         if stop is not None:
             raise stop
+        if short is not None:
+            record_event(self.run, "questions", short)
+            self.display.stopped(short)
+            return "questions"
+        return "steps"
+
+    # the question budget -----------------------------------------------------------------------
+
+    def _question_shortfall(self, running: list[PendingAction]) -> str | None:
+        """Why the question budget cannot pay for one more search step, None while it can: the
+        questions asked and in flight, a sample for the step, and what the confirmation keeps."""
+        plan, budget = self.tree.plan, self.config.question_budget
+        if plan is None or not budget:
+            return None
+        spent = self.tree.questions_spent
+        in_flight = sum(a.cost(plan.sample_size) for a in running)
+        stats = with_pending(self.tree.stats(), running)
+        kept = question_policy.confirmation_reserve(stats, self.config)
+        if spent + in_flight + plan.sample_size + kept <= budget:
+            return None
+        return (f"question budget: {spent} of {budget} questions asked, {in_flight} in flight; one more "
+                f"sample of {plan.sample_size} would eat into the {kept} the final confirmation keeps")
+
+    def confirm(self) -> None:
+        """The final confirmation (`question_policy.next_confirmation`): one node per step, on
+        the questions it was not asked, until it is done or the budget is spent. Sequential:
+        each step's target depends on the scores the one before committed."""
+        plan, budget = self.tree.plan, self.config.question_budget
+        if plan is None or not budget or getattr(self.strategy, "selection", "lcb") != "lcb":
+            return
+        while True:
+            left = budget - self.tree.questions_spent
+            target = question_policy.next_confirmation(self.tree.stats(), self.config, left)
+            if target is None:
+                return
+            self._check_caps(0)
+            step = max([self.config.steps, *(a["step"] for a in self.run.actions())]) + 1
+            _, k = reserve(self.tree, [], "confirm", target.node_id)
+            questions = reserve_questions(self.tree, [], target.node_id, target.questions)
+            action = PendingAction(step, "confirm", target.node_id, 0.0, k=k, questions=questions)
+            record_inflight(self.run, step, {"step": step, "action": action.to_dict(), "candidates": []})
+            self.tell(*self.runner.execute(action, self.tree, []))
 
     def _check_caps(self, in_flight: int) -> None:
         if self.llm is None:
@@ -158,6 +215,16 @@ class Scheduler:
             reason = estimated_overrun(self.llm, self.run, in_flight)
         if reason:
             raise BudgetExceeded(f"no new action started: {reason}")
+
+
+def _free_steps(taken: set[int], count: int) -> list[int]:
+    """The `count` smallest step numbers from 1 not in `taken`."""
+    out, step = [], 1
+    while len(out) < count:
+        if step not in taken:
+            out.append(step)
+        step += 1
+    return out
 
 
 def estimated_overrun(llm: Any, run: Any, in_flight: int) -> str | None:

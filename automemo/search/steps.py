@@ -29,6 +29,9 @@ from automemo.search.display import SearchDisplay
 from automemo.search.generation import Generation, generate_child, transplant_child
 from automemo.search.meta_context import MetaContext
 from automemo.search.pending import PendingAction
+from automemo.search.policy import NodeStats
+from automemo.search.question_policy import EarlyStop, early_stop
+from automemo.search.questions import load_plan
 from automemo.search.stops import CLEAN_STOPS
 from automemo.search.tree import Tree
 
@@ -62,7 +65,8 @@ class StepRunner:
         try:
             source = _seed_source(self.parts.seeds_dir, self.config.root)
             _write_text(journal.node_dir(0) / "program.py", source)
-            result = self._evaluate(journal, source, 0, 0)
+            plan = load_plan(self.run.path)
+            result = self._evaluate(journal, source, 0, 0, plan.next_questions(()) if plan else None)
         except BaseException:
             journal.abandon()
             raise
@@ -82,10 +86,13 @@ class StepRunner:
         widening = f" (widening for #{action.via})" if action.via is not None else ""
         child_id = None
         try:
-            if action.kind == "evaluate":
+            if action.kind in ("evaluate", "confirm"):
+                asked = f" on {len(action.questions)} more questions" if action.questions else ""
+                what = "confirm" if action.kind == "confirm" else "evaluate"
                 self.display.step_started(action.step, self.config.steps,
-                                          f"evaluate #{action.node_id}")
-                outcome, detail = self._evaluate_existing(journal, action.node_id, action.k)
+                                          f"{what} #{action.node_id}{asked}")
+                outcome, detail = self._evaluate_existing(journal, action.node_id, action.k,
+                                                          action.questions)
             elif action.kind == "transplant":
                 self.display.step_started(action.step, self.config.steps,
                                           f"transplant seed {action.seed} (sweep)")
@@ -93,7 +100,7 @@ class StepRunner:
                 source = _seed_source(self.parts.seeds_dir, action.seed)
                 gen = transplant_child(action.seed, source,
                                        exam=self._exam(action.step, child_id))
-                outcome, detail = self._commit_child(journal, gen, tree.node(action.node_id),
+                outcome, detail = self._commit_child(journal, gen, tree, action.node_id,
                                                      child_id, "transplant")
             else:
                 self.display.step_started(action.step, self.config.steps,
@@ -117,15 +124,20 @@ class StepRunner:
         sample of the retrieve tasks): fixed per evaluation, so a resumed run redraws it."""
         return derive_seed(self.config.seed, 0, f"evaluation sample of #{node_id}, k={k}")
 
-    def _evaluate(self, journal: StepJournal, source: str, node_id: int, k: int) -> EvaluationResult:
+    def _evaluate(self, journal: StepJournal, source: str, node_id: int, k: int,
+                  questions: tuple[str, ...] | None = None) -> EvaluationResult:
+        """Score `source`: on `questions` (a sample of a search with a question budget), or on
+        every validation question."""
+        sample = {"questions": questions} if questions is not None else {}
         return self.parts.evaluator.evaluate(
             source, evidence_dir=journal.evaluation_dir(node_id, k), node_id=node_id,
-            sample_seed=self._sample_seed(node_id, k),
+            sample_seed=self._sample_seed(node_id, k), **sample,
         )
 
-    def _evaluate_existing(self, journal: StepJournal, node_id: int, k: int) -> tuple[Outcome, str]:
+    def _evaluate_existing(self, journal: StepJournal, node_id: int, k: int,
+                           questions: tuple[str, ...] | None = None) -> tuple[Outcome, str]:
         try:
-            result = self._evaluate(journal, self.run.program_source(node_id), node_id, k)
+            result = self._evaluate(journal, self.run.program_source(node_id), node_id, k, questions)
         except CLEAN_STOPS:
             raise
         except Exception as exc:  # infrastructure broke beyond the evaluator's own retries
@@ -171,7 +183,7 @@ class StepRunner:
                 repair_seed=lambda a: derive_seed(self.config.seed, step, f"repair-{a}"),
                 claim=self._claim, proposed=proposed,
             )
-            return self._commit_child(journal, gen, tree.node(parent_id), child_id, "generate")
+            return self._commit_child(journal, gen, tree, parent_id, child_id, "generate")
         finally:  # staged (the scheduler commits it next) or abandoned: no longer in flight
             with self._proposed_lock:
                 self._in_flight.pop(step, None)
@@ -183,15 +195,19 @@ class StepRunner:
             self._proposed.add(shape)
             return True
 
-    def _commit_child(self, journal: StepJournal, gen: Generation, parent: Any, child_id: int,
-                      action: str) -> tuple[Outcome, str]:
-        """Stage a child's files and node row; evaluate it first if it passed its exam."""
+    def _commit_child(self, journal: StepJournal, gen: Generation, tree: Tree, parent_id: int,
+                      child_id: int, action: str) -> tuple[Outcome, str]:
+        """Stage a child's files and node row; evaluate it first if it passed its exam (with a
+        question budget, on the first sample, and early stopping is decided on the tree the
+        action was chosen on)."""
+        parent = tree.node(parent_id)
         _write_generation_files(journal.node_dir(child_id), gen)
         failure, failed_as = gen.failure, gen.failed_as
         result = None
         if gen.passed:
             try:
-                result = self._evaluate(journal, gen.source, child_id, 0)
+                first = tree.plan.next_questions(()) if tree.plan is not None else None
+                result = self._evaluate(journal, gen.source, child_id, 0, first)
             except CLEAN_STOPS:
                 raise
             except Exception as exc:
@@ -203,10 +219,25 @@ class StepRunner:
         ))
         if result is None:
             return failed_as, f"#{child_id} from #{parent.id} failed: {failure[:200]}"
-        journal.add_evaluation(_evaluation_record(child_id, 0, result))
+        record = _evaluation_record(child_id, 0, result)
+        stop = self._early_stop(tree, child_id, parent, action, record)
+        journal.add_evaluation(dataclasses.replace(record, stopped=stop.reason) if stop else record)
+        if stop:
+            journal.add_event("early_stop", f"#{child_id} {stop.reason}",
+                              {"node_id": child_id, "leader": stop.leader, "bound": stop.bound})
         repairs = len(gen.attempts) - 1
         return (Outcome.EVALUATED, f"#{child_id} from #{parent.id}: {result.mean:.3f}"
-                f" ({repairs} repair{'s' if repairs != 1 else ''}) {gen.summary}")
+                f" ({repairs} repair{'s' if repairs != 1 else ''}) {gen.summary}"
+                + (f"; stopped early (below #{stop.leader})" if stop else ""))
+
+    def _early_stop(self, tree: Tree, child_id: int, parent: Any, action: str,
+                    record: EvaluationRecord) -> EarlyStop | None:
+        if tree.plan is None or not tree.total_evaluations:
+            return None
+        child = NodeStats(id=child_id, parent=parent.id, mean=record.mean, n=1, m=0,
+                          task_scores=record.task_scores, questions=len(record.questions),
+                          reference=action == "transplant")
+        return early_stop(child, tree.stats(), self.config)
 
 
 # rows and files --------------------------------------------------------------------------------
@@ -259,4 +290,5 @@ def _evaluation_record(node_id: int, k: int, result: EvaluationResult) -> Evalua
         tokens=result.tokens, wall_s=result.wall_s, update_s=result.update_s,
         evidence_dir=f"nodes/{node_id}/evaluations/{k}",
         exact=result.exact, task_scores=result.task_scores(),
+        questions=tuple(t.task_id for t in result.tasks),
     )

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Literal, Mapping
 
 from automemo.search.policy import NodeStats, TreeStats
+from automemo.search.question_policy import paired_means
+from automemo.search.questions import QuestionPlan, load_plan
 
 NodeStatus = Literal["evaluated", "failed"]
 
@@ -27,8 +29,14 @@ class Node:
     # The index k of each score's evaluation, in order. Not always 0..n-1: under a parallel
     # search an evaluation that failed leaves its reserved index unused.
     ks: tuple[int, ...] = ()
-    task_scores: Mapping[str, float] = field(default_factory=dict)  # the latest evaluation's
+    # Per-question scores over every evaluation, a later one's score of a question replacing an
+    # earlier one's: with samples that grow, the union of the samples; with full evaluations,
+    # the latest one's.
+    task_scores: Mapping[str, float] = field(default_factory=dict)
     exact: bool = False                   # every evaluation was exact (deterministic, all tasks)
+    asked: frozenset[str] = frozenset()   # every validation question any evaluation asked
+    spent: int = 0                        # questions its evaluations cost (repeats counted)
+    stopped: str = ""                     # why early stopping ended its scoring ("": it did not)
 
     @property
     def first_score(self) -> float | None:
@@ -53,8 +61,12 @@ class Node:
 
 
 class Tree:
-    def __init__(self, nodes: Iterable[Node] = ()) -> None:
+    """`plan`: the run's question plan when it has a question budget (samples that grow), else
+    None (every evaluation scores every validation question)."""
+
+    def __init__(self, nodes: Iterable[Node] = (), plan: QuestionPlan | None = None) -> None:
         self._nodes: dict[int, Node] = {}
+        self.plan = plan
         for node in nodes:
             self.add(node)
 
@@ -67,6 +79,12 @@ class Tree:
         nodes = []
         for row in run.nodes():
             mine = sorted(evaluations.get(row["id"], []), key=lambda e: e["k"])
+            task_scores: dict[str, float] = {}
+            asked: set[str] = set()
+            for e in mine:
+                scores = e.get("task_scores") or {}
+                task_scores.update(scores)
+                asked.update(e.get("questions") or scores)
             nodes.append(
                 Node(
                     id=row["id"],
@@ -79,11 +97,14 @@ class Tree:
                     created_step=row["step"],
                     action=row["action"],
                     ks=tuple(e["k"] for e in mine),
-                    task_scores=(mine[-1].get("task_scores") or {}) if mine else {},
+                    task_scores=task_scores,
                     exact=bool(mine) and all(e.get("exact") for e in mine),
+                    asked=frozenset(asked),
+                    spent=sum(len(e.get("questions") or e.get("task_scores") or ()) for e in mine),
+                    stopped=next((e["stopped"] for e in mine if e.get("stopped")), ""),
                 )
             )
-        return cls(nodes)
+        return cls(nodes, plan=load_plan(run.path))
 
     # access ------------------------------------------------------------------------------------
 
@@ -114,6 +135,11 @@ class Tree:
     def total_evaluations(self) -> int:
         return sum(n.n for n in self.nodes() if not n.failed)
 
+    @property
+    def questions_spent(self) -> int:
+        """Validation questions every committed evaluation asked, together."""
+        return sum(n.spent for n in self.nodes())
+
     # changes -----------------------------------------------------------------------------------
 
     def add(self, node: Node) -> None:
@@ -139,13 +165,19 @@ class Tree:
         for n in live:
             if n.parent is not None and n.n > 0:
                 m[n.parent] += 1
+        sampled = self.plan is not None
+        paired = paired_means({n.id: n.task_scores for n in live if n.n > 0}) if sampled else {}
         return TreeStats(
             nodes=tuple(
                 NodeStats(
                     id=n.id,
                     parent=n.parent,
-                    mean=n.mean,
+                    # With samples that grow, μ comes from every question the node was scored
+                    # on, paired with the node scored on the most (question_policy.paired_means).
+                    mean=paired.get(n.id, n.mean),
                     n=n.n,
+                    questions=len(n.asked),
+                    stopped=n.stopped,
                     m=m[n.id],
                     first_score=n.first_score,
                     parent_snapshot=n.parent_snapshot,
@@ -156,4 +188,7 @@ class Tree:
                 for n in live
             ),
             total_evaluations=self.total_evaluations,
+            sample_size=self.plan.sample_size if sampled else 0,
+            validation_questions=self.plan.total if sampled else 0,
         )
+

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from automemo import configtools
 from automemo.llm.config import ROLES
 from automemo.llm.ledger import Ledger
-from automemo.runs.records import ActionRecord, EvaluationRecord, NodeRecord, Outcome
+from automemo.runs.records import SEARCH_STEP_KINDS, ActionRecord, EvaluationRecord, NodeRecord, Outcome
 from automemo.runs.rundir import RunDir
 from automemo.search import policy
 from automemo.search.config import SearchConfig
@@ -35,6 +35,11 @@ class NodeView:
     # The ± term the policy used for this node (z·SE of its task scores when evaluation is
     # exact, c_e·sqrt(ln N / n) otherwise): LCB = μ − uncertainty.
     uncertainty: float | None = None
+    # μ as the policy reads it: with a question budget, over every question the node was
+    # scored on (samples differ in size); otherwise the mean of its evaluations' means.
+    policy_mean: float | None = None
+    questions: int = 0            # validation questions its evaluations asked
+    stopped: str = ""             # why early stopping ended its scoring ("" when it did not)
 
     def __getattr__(self, name: str) -> Any:
         # The record's fields read as the node's own (node.id, node.summary, node.failure ...).
@@ -48,6 +53,8 @@ class NodeView:
 
     @property
     def mean(self) -> float | None:
+        if self.policy_mean is not None:
+            return self.policy_mean
         return sum(self.scores) / len(self.scores) if self.scores else None
 
     @property
@@ -93,6 +100,9 @@ class RunView:
     # Exact evaluation: the final confirmation (candidates paired with the best hand design on
     # every search question, their bounds, the rule and the choice); final.json's once written.
     confirmation: Mapping[str, Any] | None = None
+    # Validation questions: the budget (None: none), asked so far, how many there are and the
+    # sample size (None without a budget). final.json's "questions".
+    questions: Mapping[str, Any] = field(default_factory=dict)
     _by_id: Mapping[int, NodeView] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -118,9 +128,11 @@ class RunView:
                 confirmation = (final or {}).get("confirmation") or confirmation_document(stats, search)
         selected = final.get("node_id") if final is not None else leader
         records = [NodeRecord.from_row(row) for row in run.nodes()]
+        means = {v.id: v.mean for v in tree.stats().nodes if v.n > 0} if tree.plan is not None else {}
         nodes = tuple(
             NodeView(r, tree.node(r.id).scores, lcbs.get(r.id), selected=r.id == selected,
-                     uncertainty=spreads.get(r.id))
+                     uncertainty=spreads.get(r.id), policy_mean=means.get(r.id),
+                     questions=len(tree.node(r.id).asked), stopped=tree.node(r.id).stopped)
             for r in records
         )
         return cls(
@@ -129,12 +141,17 @@ class RunView:
             actions=tuple(ActionRecord.from_row(a) for a in run.actions()),
             final=final, selected_id=selected, total_evaluations=tree.total_evaluations,
             spend=_spend(run, config), uncertainty_source=source, lead=lead, confirmation=confirmation,
-            _by_id={n.id: n for n in nodes},
+            questions=_questions(tree, search), _by_id={n.id: n for n in nodes},
         )
 
     @property
     def uncertainty_rule(self) -> str:
         """How the ± of every node was computed, as the tree view and report print it."""
+        if self.questions.get("sample_size"):
+            return (f"samples that grow (question budget): μ over the questions a node was asked, "
+                    f"± = {self.search.z:g}·SE of its per-question scores, LCB = μ − {self.search.z:g}·SE; "
+                    f"a re-evaluation asks the next {self.questions['sample_size']} questions; the selection "
+                    f"must beat the best hand design by {self.search.z:g} paired SE on every question")
         if self.uncertainty_source == "tasks":
             return (f"exact evaluation: ± = {self.search.z:g}·SE of the per-task scores, "
                     f"LCB = μ − {self.search.z:g}·SE; no re-evaluation; the selection must beat "
@@ -148,6 +165,27 @@ class RunView:
             return self._by_id[node_id]
         except KeyError:
             raise KeyError(f"run {self.run.run_id} has no node {node_id}; nodes: {sorted(self._by_id)}") from None
+
+    def score_text(self, node: NodeView) -> str:
+        """A node's scores as `tree` and `show` print them: μ, n, ±, LCB; with a question budget
+        the questions it was asked and whether it was stopped early."""
+        if not node.evaluated:
+            return "not evaluated"
+        text = f"μ={node.mean:.3f} n={node.n} ±{node.uncertainty:.3f} LCB={node.lcb:.3f}"
+        if self.questions.get("sample_size"):
+            text += f" on {node.questions}/{self.questions['validation']} questions"
+            if node.stopped:
+                text += " (stopped early)"
+        return text
+
+    def questions_line(self) -> str | None:
+        """What the question budget bought, None without one."""
+        q = self.questions
+        if not q.get("sample_size"):
+            return None
+        return (f"questions: {q['scored']} asked of a budget of {q['budget']} ({q['validation']} validation "
+                f"questions, samples of {q['sample_size']}); "
+                f"{sum(1 for n in self.nodes if n.stopped)} node(s) stopped early")
 
     def children(self, node_id: int | None) -> list[NodeView]:
         return [n for n in self.nodes if n.parent == node_id]
@@ -174,6 +212,12 @@ class RunView:
         return max((a.step for a in self.actions), default=None)
 
     @property
+    def steps_done(self) -> int:
+        """Committed steps that count against `search.steps` (the root's evaluation and the
+        final confirmation do not)."""
+        return sum(1 for a in self.actions if a.kind in SEARCH_STEP_KINDS)
+
+    @property
     def outcome_counts(self) -> Mapping[Outcome, int]:
         """What the committed steps came to (the root's evaluation included)."""
         return collections.Counter(a.outcome for a in self.actions)
@@ -189,14 +233,16 @@ class RunView:
         if node is None or node.mean is None:
             return None
         return {"node_id": node.id, "mean": node.mean, "n": node.n, "lcb": node.lcb,
-                "uncertainty": node.uncertainty, "selection": strategy_for(self.search).selection}
+                "uncertainty": node.uncertainty, "selection": strategy_for(self.search).selection,
+                "questions": node.questions if self.questions.get("sample_size") else None}
 
     def final_document(self, stop_reason: str) -> dict[str, Any]:
         """final.json: the strategy's selection (LCB for `tree`, best mean otherwise), with every
         evaluated node's μ, n and LCB."""
         strategy = strategy_for(self.search)
-        base = {"stop_reason": stop_reason, "steps_done": self.last_step or 0,
-                "steps": self.search.steps, "strategy": strategy.name, "selection": strategy.selection}
+        base = {"stop_reason": stop_reason, "steps_done": self.steps_done,
+                "steps": self.search.steps, "strategy": strategy.name, "selection": strategy.selection,
+                "questions": dict(self.questions)}
         evaluated = [n for n in self.nodes if n.evaluated]
         if not evaluated:
             return {**base, "node_id": None, "candidates": []}
@@ -212,10 +258,28 @@ class RunView:
             "summary": chosen.summary,
             # the number each candidate was selected by (policy.selection_bound)
             "candidates": [{"node_id": n.id, "mean": n.mean, "n": n.n, "lcb": n.lcb,
-                            "uncertainty": n.uncertainty,
+                            "uncertainty": n.uncertainty, "questions": n.questions,
+                            **({"stopped": n.stopped} if n.stopped else {}),
                             "bound": policy.selection_bound(stats.node(n.id), stats, self.search)}
                            for n in evaluated],
         }
+
+
+def search_steps_done(run: RunDir) -> int:
+    """Committed steps of `run` that count against `search.steps` (`RunView.steps_done`)."""
+    return sum(1 for a in run.actions() if a["kind"] in SEARCH_STEP_KINDS)
+
+
+def _questions(tree: Tree, search: SearchConfig) -> dict[str, Any]:
+    plan = tree.plan
+    return {"budget": search.question_budget or None, "scored": tree.questions_spent,
+            "validation": plan.total if plan is not None else _validation_count(tree),
+            "sample_size": plan.sample_size if plan is not None else None}
+
+
+def _validation_count(tree: Tree) -> int | None:
+    """Without a plan, every evaluation asked every question: the most any node was asked."""
+    return max((len(n.asked) for n in tree.nodes()), default=0) or None
 
 
 def confirmation_document(stats: policy.TreeStats, search: SearchConfig) -> dict[str, Any] | None:
