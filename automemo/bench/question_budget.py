@@ -96,6 +96,13 @@ def compare(searches: Sequence[Any], best_seed_test: float) -> dict[str, Any]:
         worst = min(tree["minus_exhaustive"].values())
         out["tree_worst_minus_exhaustive"] = worst
         out["tree_within_target"] = worst >= -TREE_TARGET
+    # Issue 26's other targets, at equal question budget: the tree's selection scores highest on
+    # test and has the lowest selection regret (means over search seeds; ties go to the tree).
+    rows = out["strategies"]
+    ranked = [name for name in rows if rows[name]["budgeted"]["regret"][0] == rows[name]["budgeted"]["regret"][0]]
+    if ranked:
+        out["lowest_budgeted_regret"] = min(ranked, key=lambda n: (rows[n]["budgeted"]["regret"][0], n != "tree"))
+    out["highest_budgeted_test"] = max(rows, key=lambda n: (rows[n]["budgeted"]["test"][0], n == "tree"))
     return out
 
 
@@ -157,3 +164,7 @@ def render_comparison(console: Any, comparison: Mapping[str, Any], title: str) -
         verdict = "meets" if comparison["tree_within_target"] else "misses"
         console.print(f"tree, budgeted − exhaustive test score per search seed: {per_seed}; {verdict} the "
                       f"target (no seed more than {TREE_TARGET} below)")
+    leaders = [f"highest test score: {comparison['highest_budgeted_test']}"]
+    if "lowest_budgeted_regret" in comparison:
+        leaders.append(f"lowest selection regret: {comparison['lowest_budgeted_regret']}")
+    console.print(f"at the question budget, {'; '.join(leaders)}")
