@@ -11,6 +11,8 @@ On one benchmark (its search defaults applied, as `automemo search` applies them
   stops starting new actions once the sequential tree search's wall-clock has passed;
 - per search, the oracle (the best test score among the programs it evaluated, bounded by
   `--oracle-limit`; automemo.bench.oracle) and the selection regret, oracle − selection;
+- `--question-budget FRACTION`: after each exhaustive search, the same search with a question
+  budget of FRACTION × the questions it scored, compared with it (automemo.bench.question_budget);
 - beside the score, the figures published benchmarks quote (session-level hit@k, LoCoMo's
   evidence recall, over all questions and all but the adversarial ones) of every seed and
   every selection, where the benchmark scores them (docs/benchmarks.md).
@@ -37,6 +39,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from automemo.bench.oracle import evaluated_candidates, search_oracle
+from automemo.bench.question_budget import (check_fraction, compare, fraction_label, question_budget,
+                                            render_comparison, run_questions_scored)
 from automemo.bench.seeds import TARGET_MS
 from automemo.bench.strategies import _mean_se
 from automemo.paths import list_seeds
@@ -65,6 +69,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--oracle-limit", type=int, default=60, metavar="N",
                         help="test evaluations per search for its oracle, best validation first (default 60; "
                              "0: the selection only); cached by program text")
+    parser.add_argument("--question-budget", type=float, metavar="FRACTION",
+                        help="also run every sequential search with a question budget of FRACTION (0 < FRACTION "
+                             "<= 1) of the validation questions its exhaustive search scored, and compare")
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,9 @@ class SearchResult:
     oracle_scored: int = 0            # distinct programs scored on test for the oracle
     oracle_evaluated: int = 0         # distinct programs the search evaluated (> scored: a lower bound)
     figures: dict = field(default_factory=dict)  # the selection's published figures on test
+    questions_scored: int | None = None   # validation questions the whole search scored
+    question_budget: int | None = None    # search.question_budget; None: exhaustive
+    budget_fraction: float | None = None  # --question-budget, the fraction it is of the exhaustive count
 
     @property
     def regret(self) -> float | None:
@@ -193,8 +203,10 @@ def score_seeds(scores: TestScores, advance: Callable[[], None]) -> list[Scored]
 
 
 def run_search(args, scores: TestScores, search_seed: int, strategy: str, parallel: int = 1,
-               steps: int | None = None, deadline_s: float | None = None) -> SearchResult:
-    """One search in its own run directory, its selection scored on test."""
+               steps: int | None = None, deadline_s: float | None = None,
+               budget: tuple[int, float] | None = None) -> SearchResult:
+    """One search in its own run directory, its selection scored on test; `budget`: (question
+    budget, the fraction it is of the exhaustive search's count), None for an exhaustive search."""
     from automemo.assembly import build_search
     from automemo.resolution import load_run_config
     from automemo.config import run_config_to_dict
@@ -202,8 +214,10 @@ def run_search(args, scores: TestScores, search_seed: int, strategy: str, parall
 
     config = load_run_config(None, None, _overrides(
         args, seed=search_seed, strategy=strategy, parallel=parallel,
-        **({"steps": steps} if steps is not None else {})))
+        **({"steps": steps} if steps is not None else {}),
+        **({"question_budget": budget[0]} if budget else {})))
     run_id = f"{strategy}-k{parallel}-steps{config.search.steps}-seed{search_seed}"
+    run_id += f"-{fraction_label(budget[1])}" if budget else ""
     shutil.rmtree(args.workdir / "runs" / run_id, ignore_errors=True)  # a search is timed whole
     run = RunDir.create(args.workdir / "runs", run_config_to_dict(config), run_id)
     started = time.monotonic()
@@ -223,7 +237,8 @@ def run_search(args, scores: TestScores, search_seed: int, strategy: str, parall
     return SearchResult(search_seed, strategy, parallel, int(final.get("steps_done") or 0),
                         final["stop_reason"], wall, final["node_id"], final.get("summary", ""),
                         final["mean"], test, ms, oracle.test, oracle.node_id, oracle.scored, oracle.evaluated,
-                        scores.figures(source, "test"))
+                        scores.figures(source, "test"), run_questions_scored(run),
+                        *(budget or (None, None)))
 
 
 def summarize(seeds: list[Scored], searches: list[SearchResult]) -> dict[str, Any]:
@@ -237,11 +252,12 @@ def summarize(seeds: list[Scored], searches: list[SearchResult]) -> dict[str, An
         "slowest_program_retrieve_ms": max([s.retrieve_ms for s in seeds] + [r.retrieve_ms for r in searches]),
         "strategies": {},
     }
-    for key in dict.fromkeys((r.strategy, r.parallel) for r in searches):
-        own = [r for r in searches if (r.strategy, r.parallel) == key]
+    for key in dict.fromkeys(_group(r) for r in searches):
+        own = [r for r in searches if _group(r) == key]
         gaps = [r.test - best_seed.test for r in own]
         with_oracle = [r for r in own if r.oracle is not None]
-        out["strategies"][f"{key[0]}/k{key[1]}"] = {
+        scored = [r.questions_scored for r in own if r.questions_scored is not None]
+        out["strategies"][key] = {
             "searches": len(own), "test": _mean_se([r.test for r in own]),
             "minus_best_seed": _mean_se(gaps), "min_minus_best_seed": min(gaps),
             # oracle: the best test score among the programs each search evaluated; regret =
@@ -252,8 +268,17 @@ def summarize(seeds: list[Scored], searches: list[SearchResult]) -> dict[str, An
             "figures": _mean_figures([r.figures for r in own]),
             "wall_s": statistics.fmean(r.wall_s for r in own),
             "steps_done": statistics.fmean(r.steps_done for r in own),
+            "questions_scored": statistics.fmean(scored) if scored else None,
         }
+    # The budgeted searches against the exhaustive ones, per strategy ({} without --question-budget).
+    out["question_budget"] = compare(searches, best_seed.test)
     return out
+
+
+def _group(r: SearchResult) -> str:
+    """A search's summary row: strategy/kK, a budgeted one's with its fraction (tree/k1/q25)."""
+    name = f"{r.strategy}/k{r.parallel}"
+    return name if r.budget_fraction is None else f"{name}/{fraction_label(r.budget_fraction)}"
 
 
 def _mean_figures(figures: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, tuple[float, float]]]:
@@ -274,12 +299,14 @@ def render(console, seeds: list[Scored], searches: list[SearchResult], summary: 
         table.add_row(s.name, f"{s.validation:.3f}", f"{s.test:.3f}", f"{s.retrieve_ms:.1f}")
     console.print(table)
     table = Table(title=f"{title}: searches, selection scored on test")
-    for col in ("search seed", "strategy", "K", "steps", "wall-clock", "node", "validation", "test",
+    for col in ("search seed", "strategy", "K", "steps", "questions", "wall-clock", "node", "validation", "test",
                 "− best seed", "oracle", "regret"):
         table.add_column(col, justify="right")
     best = summary["best_seed"]["test"]
     for r in searches:
-        table.add_row(str(r.search_seed), r.strategy, str(r.parallel), str(r.steps_done), f"{r.wall_s:.0f} s",
+        strategy = r.strategy if r.budget_fraction is None else f"{r.strategy} {fraction_label(r.budget_fraction)}"
+        questions = "—" if r.questions_scored is None else f"{r.questions_scored:,}"
+        table.add_row(str(r.search_seed), strategy, str(r.parallel), str(r.steps_done), questions, f"{r.wall_s:.0f} s",
                       f"#{r.node_id}", f"{r.validation:.3f}", f"{r.test:.3f}", f"{r.test - best:+.3f}",
                       *_oracle_cells(r))
     console.print(table)
@@ -297,6 +324,7 @@ def render(console, seeds: list[Scored], searches: list[SearchResult], summary: 
                       f"{row['min_minus_best_seed']:+.3f}", f"{bound}{_pm(oracle)}", f"{bound}{_pm(regret)}",
                       f"{row['wall_s']:.0f} s", f"{row['steps_done']:.1f}")
     console.print(table)
+    render_comparison(console, summary["question_budget"], title)
     render_figures(console, seeds, searches, summary, title)
     slowest = summary["slowest_program_retrieve_ms"]
     console.print(f"slowest retrieve per question: {summary['slowest_seed_retrieve_ms']:.1f} ms among seeds, "
@@ -359,6 +387,7 @@ def run(args) -> int:
         raise UserError("--oracle-limit must be at least 0")
     if args.parallel > 1 and "tree" not in strategies:
         raise UserError("--parallel compares against the sequential tree search: keep tree in --strategies")
+    fraction = check_fraction(getattr(args, "question_budget", None))
     console = Console()
     if not console.is_terminal:  # a log or a pipe: wide enough that the tables do not wrap
         console = Console(width=140)
@@ -372,7 +401,7 @@ def run(args) -> int:
         except (ConfigError, AssemblyError) as exc:
             raise UserError(f"cannot start the discovery bench: {exc}") from None
         n_seeds = len(list_seeds())
-        runs = args.search_seeds * (len(strategies) + (1 if args.parallel > 1 else 0))
+        runs = args.search_seeds * ((2 if fraction else 1) * len(strategies) + (1 if args.parallel > 1 else 0))
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         searches: list[SearchResult] = []
         with setup, Progress(*columns, console=console, transient=True) as progress:
@@ -391,8 +420,9 @@ def run(args) -> int:
                 result = run_search(args, scores, seed, strategy, **how)
                 searches.append(result)
                 _write(args, seeds, searches)  # what is done survives an interruption
+                budgeted = f" {fraction_label(fraction)} ({result.question_budget} questions)" if "budget" in how else ""
                 progress.console.print(
-                    f"search seed {seed} {strategy} K={result.parallel}: {result.steps_done} steps in "
+                    f"search seed {seed} {strategy}{budgeted} K={result.parallel}: {result.steps_done} steps in "
                     f"{result.wall_s:.0f} s, selected #{result.node_id} validation {result.validation:.3f} "
                     f"test {result.test:.3f}; oracle {result.oracle:.3f} (#{result.oracle_node}, "
                     f"{result.oracle_scored} of {result.oracle_evaluated} programs), regret {result.regret:+.3f}")
@@ -405,6 +435,11 @@ def run(args) -> int:
                     progress.update(job, description=f"search seed {seed}: {strategy}, {args.steps} steps")
                     result = search(seed, strategy)
                     sequential = result if strategy == "tree" else sequential
+                    if fraction:
+                        budget = question_budget(fraction, result.questions_scored or 0)
+                        progress.update(job, description=f"search seed {seed}: {strategy}, {args.steps} steps, "
+                                                         f"{budget} questions")
+                        search(seed, strategy, budget=(budget, fraction))
                 if args.parallel > 1:
                     progress.update(job, description=f"search seed {seed}: tree, K={args.parallel}, "
                                                      f"{sequential.wall_s:.0f} s")
@@ -422,6 +457,7 @@ def _write(args, seeds: list[Scored], searches: list[SearchResult]) -> None:
                 "options": _overrides(args)["benchmark"]["options"], "steps": args.steps,
                 "search_seeds": args.search_seeds, "parallel": args.parallel,
                 "oracle_limit": getattr(args, "oracle_limit", None),
+                "question_budget_fraction": getattr(args, "question_budget", None),
                 "seeds": [asdict(s) for s in seeds], "searches": [{**asdict(r), "regret": r.regret} for r in searches],
                 "summary": summarize(seeds, searches)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
