@@ -18,13 +18,14 @@ SMALL_GALLERY = {"mode": "retrieval", "users_per_split": 2, "sessions_per_user":
 
 
 def write_config(path: Path, *, steps: int, backend: str, seed: int = 0, root: str = "no_memory",
-                 extra: str = "", sweep: bool = False) -> Path:
+                 extra: str = "", sweep: bool = False, search: str = "") -> Path:
+    """`search`: more lines of the [search] table (e.g. "question_budget = 60\n")."""
     options = ", ".join(f"{k} = {json.dumps(v)}" for k, v in SMALL_GALLERY.items())
     path.write_text(
         f'[benchmark]\nname = "minigallery"\noptions = {{ {options} }}\n\n'
         f'[sandbox]\nbackend = "{backend}"\n\n'
         f'[search]\nsteps = {steps}\nseed = {seed}\nroot = "{root}"\n'
-        f'seed_sweep = {str(sweep).lower()}\n\n'
+        f'seed_sweep = {str(sweep).lower()}\n{search}\n'
         f"[evaluation]\nconcurrency = 2\n\n{extra}"
     )
     return path
@@ -53,7 +54,8 @@ def outcome(run_path: Path) -> dict:
                  "parent_snapshot", "repair_attempts", "failure")
     return {
         "nodes": [{k: n[k] for k in node_keys} for n in run.nodes()],
-        "evaluations": [(e["node_id"], e["k"], e["step"], e["mean"]) for e in run.evaluations()],
+        "evaluations": [(e["node_id"], e["k"], e["step"], e["mean"], e["questions"])
+                        for e in run.evaluations()],
         "actions": [(a["step"], a["kind"], a["node_id"], a["child_id"], a["outcome"],
                      a["policy_score"]) for a in run.actions()],
         "final": run.final(),

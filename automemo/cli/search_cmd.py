@@ -176,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"resuming: {done if done is not None else 'no'} step(s) done of {config.search.steps}")
     try:
         search = _build(run_dir, config, args)
+        search.loop.plan_questions()  # a budget below one sample is refused before anything runs
     except BaseException:
         if fresh:  # nothing ran: do not leave an empty run behind to confuse `tree`/`--resume`
             shutil.rmtree(run_dir.path, ignore_errors=True)
@@ -203,6 +204,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"report: {run_dir.path / 'report' / 'index.html'}")
     for line in heldout:
         print(line)
+    if final["stop_reason"] == "questions":
+        q = final["questions"]
+        print(f"the question budget ({q['scored']} of {q['budget']} questions asked) ended the search after "
+              f"{final['steps_done']} of {final['steps']} steps, and the final choice was confirmed with what "
+              f"it kept; to go on, give it more: {args.resume_command} --question-budget "
+              f"{2 * q['budget']}")
     if final["stop_reason"] == "endpoint":
         print("automemo: error: the search stopped because an LLM endpoint kept failing (see the "
               "last step line); everything committed is kept. Once the server answers again, "

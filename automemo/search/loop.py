@@ -62,7 +62,7 @@ class SearchLoop:
                 f"this check)") from None
 
     def _run_search(self, last: int | None) -> dict[str, Any]:
-        self._plan_questions()  # before anything is recorded, and the tree is read with its plan
+        self.plan_questions()  # before anything is recorded, and the tree is read with its plan
         self.display.started(str(self.run.path), self.config.steps, last)
         if any(e["kind"] in ("started", "resumed") for e in self.run.events()):
             record_event(self.run, "resumed", f"resumed after committed step {last}")
@@ -88,10 +88,11 @@ class SearchLoop:
         self.display.finished(final)
         return final
 
-    def _plan_questions(self) -> None:
+    def plan_questions(self) -> None:
         """With a question budget, the run's question order and sample size, drawn once (on the
         first start, or on the resume that gives an unbudgeted run a budget) and kept in the run
-        directory; every later read uses that file."""
+        directory; every later read uses that file. Raises `UsageError` for a budget below one
+        sample. Idempotent: `run_search` calls it first; a command may call it earlier."""
         budget = self.config.question_budget
         if not budget or load_plan(self.run.path) is not None:
             return
