@@ -22,6 +22,8 @@ BENCHES = {
             "(any OpenAI-compatible --base-url)",
     "strategies": "search strategies at equal budget: regret on simulated landscapes, meta calls and "
                   "tokens, Mini-Gallery test score of the selection",
+    "cost": "what a QA-mode evaluation costs in LLM calls and tokens (fake agent and judge, read from "
+            "the ledger), and a search's cost projected with and without a question budget",
     "discovery": "the search's selection on test against every seed, best-of-seeds, random and greedy "
                  "search at equal steps, and --parallel K at equal wall-clock, on one benchmark",
 }

@@ -1,7 +1,7 @@
-"""Measures what one QA-mode evaluation costs in LLM calls and tokens, and projects the cost of a
-search with and without a question budget (docs/question-budget.md).
+"""`automemo bench cost`: what one QA-mode evaluation costs in LLM calls and tokens, and the cost
+of a search with and without a question budget projected from it (docs/question-budget.md).
 
-    PYTHONPATH=. python3 scripts/qa_cost.py [PROGRAM ...] [--sandbox bwrap] [--price IN,OUT]
+    automemo bench cost [PROGRAM ...] [--sandbox bwrap] [--price IN,OUT]
 
 For each program (default: the seeds no_memory, bm25_rag and murag, and fill_budget, a program
 whose payload fills the retrieval budget, as a search's child may) it scores the search's
@@ -17,10 +17,8 @@ The second table prices a question, an evaluation and a search with --price.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sqlite3
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -48,8 +46,7 @@ class Memo(MemoProgram):
 JUDGE_REPLY = "The answer does not state the reference fact.\nVerdict: FAILURE"
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser) -> None:
     parser.add_argument("seeds", nargs="*", default=["no_memory", "bm25_rag", "murag", FILLING],
                         help=f"seed names, or {FILLING} (a program that fills the retrieval budget)")
     parser.add_argument("--path", default="@mem-gallery-sample", help="memgallery release (default the sample)")
@@ -60,12 +57,14 @@ def main(argv: list[str]) -> int:
                         help="completion tokens per agent answer in the projection (default 60)")
     parser.add_argument("--judge-completion", type=int, default=30, metavar="TOKENS",
                         help="completion tokens per judge verdict in the projection (default 30)")
-    parser.add_argument("--evaluations", type=int, default=23,
-                        help="full evaluations of the exhaustive search in the projection (default 23: the "
-                             "root, 20 steps, 2 for the final confirmation)")
+    parser.add_argument("--evaluations", type=int, default=21,
+                        help="full evaluations of the exhaustive search in the projection (default 21: the "
+                             "root and one per step of a 20-step search)")
     parser.add_argument("--fraction", type=float, default=0.25,
                         help="question budget as a fraction of the exhaustive search's (default 0.25)")
-    args = parser.parse_args(argv)
+
+
+def run(args) -> int:
     price_in, price_out = (float(p) for p in args.price.split(","))
 
     measured = [(seed, *_measure(seed, args)) for seed in args.seeds]
@@ -152,6 +151,3 @@ def _ledger(path: Path) -> dict[str, tuple[int, int, int]]:
 def _per(row: tuple[int, int, int], index: int) -> str:
     return "—" if not row[0] else f"{row[index] / row[0]:,.0f}"
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,9 +1,8 @@
-"""scripts/qa_cost.py, the measurement behind docs/question-budget.md: one QA-mode evaluation
+"""`automemo bench cost`, the measurement behind docs/question-budget.md: one QA-mode evaluation
 with the fake LLM as agent and judge, read from the ledger, and its projection to a search."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,10 +22,9 @@ def _rows(table_text: str, header: str) -> list[list[str]]:
 
 
 def test_a_budget_filling_program_costs_one_agent_call_per_question_with_the_payload_in_its_prompt():
-    done = subprocess.run([sys.executable, "scripts/qa_cost.py", "fill_budget", "--sandbox", "unsafe",
-                           "--price", "1,2", "--evaluations", "10", "--fraction", "0.5"],
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "automemo", "bench", "cost", "fill_budget", "--sandbox",
+                           "unsafe", "--price", "1,2", "--evaluations", "10", "--fraction", "0.5"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     [measured] = _rows(done.stdout, "| program | questions")
     name, questions, agent_calls, judge_calls, agent_prompt, judge_prompt, payload = measured[:7]
