@@ -202,8 +202,9 @@ def test_with_samples_a_step_may_buy_more_questions_and_counts_are_in_samples():
     config = SearchConfig(kappa=0.0)
     evaluate = {a.node_id: a.score for a in candidates(stats, config) if a.kind == "evaluate"}
     assert set(evaluate) == {0, 2}  # not #1 (asked everything) nor #3 (stopped early)
-    # N = (4 + 8 + 4 + 4) / 4 = 5 samples; U_eval(2) = .75 + .2·sqrt(ln 5 / 1)
-    assert evaluate[2] == pytest.approx(0.75 + 0.2 * math.sqrt(math.log(5)))
+    # N = (4 + 8 + 4 + 4) / 4 = 5 samples; #2's scores (1, 0, 1, 1): sd .5, SE .25;
+    # U_eval(2) = .75 + 1·.25·sqrt(ln 5)
+    assert evaluate[2] == pytest.approx(0.75 + 0.25 * math.sqrt(math.log(5)))
 
 
 def test_the_confirmation_scores_the_bar_first_and_a_candidate_only_whole():

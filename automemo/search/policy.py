@@ -42,11 +42,18 @@ evaluation scores a sample of the validation questions, every node in the one or
 `automemo.search.questions`, and a re-evaluation scores the next questions the node has not been
 asked. Then counts are in samples, not in evaluations: n(v) = questions v was asked / the sample
 size, N = Σ n(v), and μ(v) comes from every question v was scored on, paired with the node
-scored on the most (`question_policy.paired_means`, computed where the statistics are built). U_eval, U_gen and
-their exploration terms are the paper's with those counts (a step buys a sample for a promising
-node or a child), the ± of LCB is z · SE of the per-question scores, a node asked every question
-(or stopped early, `question_policy.early_stop`) has no evaluate action, and the final choice is
-the same confirmation, among nodes scored on every question the bar was.
+scored on the most (`question_policy.paired_means`, computed where the statistics are built).
+The uncertainty is measured, as with exact evaluation: SE(v) of v's per-question scores.
+
+    U_eval(v) = μ(v) + z · SE(v) · sqrt(ln N)          (a step buys the next sample of v)
+    U_gen(v)  = μ(v) + z · SE(v) + ĝ(v) + c_g · sqrt(ln N / (m(v) + 1))
+    LCB(v)    = μ(v) − z · SE(v)
+
+U_eval has UCB1-Normal's shape (the spread of the question scores over the root of how many
+were asked, grown slowly with N): a sample is bought where a node's own questions say its μ is
+uncertain. Where a sample already ranks programs well (small SE), steps go to children. A node
+asked every question (or stopped early, `question_policy.early_stop`) has no evaluate action, and
+the final choice is the same confirmation, among nodes scored on every question the bar was.
 
 One addition (`SearchConfig.widen_blocked`, on by default): a node that may not be expanded yet
 because its parent is narrower than W still gets its U_gen, as a generate action on that parent
@@ -232,12 +239,13 @@ def uncertainty(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
 
 def eval_score(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
     """U_eval(v). Only defined for n(v) ≥ 1: an unevaluated node is never re-evaluated. With
-    samples that grow, the paper's c_e · sqrt(ln N / n(v)) in samples: what one more sample of
-    v is worth, however spread its questions' scores are."""
+    samples that grow, z · SE(v) · sqrt(ln N) (UCB1-Normal's shape: the measured spread of v's
+    question scores over the square root of how many it was asked, grown slowly with N): a
+    sample is bought where v's questions say its μ is uncertain, not by a fixed c_e."""
     if v.n < 1:
         raise ValueError(f"node {v.id} has no evaluation; U_eval needs n(v) >= 1")
     if stats.sampled:
-        return v.mean + config.c_e * _explore_at_least_one(total(stats), count(v, stats))
+        return v.mean + uncertainty(v, stats, config) * math.sqrt(math.log(max(total(stats), 1.0)))
     return v.mean + uncertainty(v, stats, config)
 
 
@@ -268,15 +276,10 @@ def gen_score(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
     """U_gen(v); with exact evaluation μ(v) is replaced by its upper bound μ(v) + z · SE(v)."""
     if v.n < 1:
         raise ValueError(f"node {v.id} has no evaluation; U_gen needs μ(v)")
-    if stats.sampled:  # the paper's: the evaluate action is there to buy certainty
-        return v.mean + potential(v, stats, config) + config.c_g * _explore_at_least_one(total(stats), v.m + 1)
     optimism = uncertainty(v, stats, config) if uses_task_uncertainty(stats, config) else 0.0
-    return (
-        v.mean
-        + optimism
-        + potential(v, stats, config)
-        + config.c_g * _explore(stats.total_evaluations, v.m + 1)
-    )
+    explore = (_explore_at_least_one(total(stats), v.m + 1) if stats.sampled
+               else _explore(stats.total_evaluations, v.m + 1))
+    return v.mean + optimism + potential(v, stats, config) + config.c_g * explore
 
 
 def is_expandable(v: NodeStats, stats: TreeStats, config: SearchConfig) -> bool:
