@@ -237,14 +237,19 @@ class Memo(MemoProgram):
     def _split(self, ids, vectors, rng):
         """A 4-ary tree node: {"centroid", "children"} or a leaf {"centroid", "ids"}, with the
         number of nodes under it ("count": online insertion moves centroids as running means)."""
-        centroid = vectors[ids].mean(axis=0)
+        rows = vectors[ids]  # gathered once: each k-means round reads them
+        centroid = rows.mean(axis=0)
         if len(ids) <= LEAF_SIZE:
             return {"centroid": centroid, "ids": ids, "count": len(ids)}
         k = 4
         centres = vectors[rng.choice(ids, size=k, replace=False)]
+        assign = None
         for _ in range(8):
-            assign = np.argmax(vectors[ids] @ centres.T, axis=1)
-            centres = np.stack([vectors[ids[assign == c]].mean(axis=0) if np.any(assign == c) else centres[c] for c in range(k)])
+            closest = np.argmax(rows @ centres.T, axis=1)
+            if assign is not None and np.array_equal(closest, assign):
+                break  # converged: the same centres again, so every later round repeats this one
+            assign = closest
+            centres = np.stack([rows[assign == c].mean(axis=0) if np.any(assign == c) else centres[c] for c in range(k)])
         groups = [ids[assign == c] for c in range(k) if np.any(assign == c)]
         if len(groups) == 1:  # identical vectors: split by order so the tree still shrinks
             groups = np.array_split(ids, k)
