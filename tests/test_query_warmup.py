@@ -28,6 +28,18 @@ class RecordingText:
         return np.ones((len(texts), self.dim), dtype=np.float32)
 
 
+class RecordingTokenText(RecordingText):
+    has_tokens = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.token_calls: list[list[str]] = []
+
+    def embed_tokens(self, texts, *, node=None):
+        self.token_calls.append(list(texts))
+        return [np.ones((3, self.dim), dtype=np.float16) for _ in texts]
+
+
 class RecordingEncoders:
     def __init__(self, text: RecordingText) -> None:
         self.text = text
@@ -66,3 +78,13 @@ def test_the_evaluator_embeds_a_splits_questions_once_in_one_call(store):
     # one batch per split, holding every question; the second program of a split adds none
     assert [len(call) for call in text.calls] == [N_RETRIEVE, N_RETRIEVE]
     assert text.calls[0] == [f"what is key{i}?" for i in range(N_RETRIEVE)]
+
+
+def test_token_matrices_are_warmed_when_the_encoder_has_them():
+    text = RecordingTokenText()
+    questions = [partial("q1", "what did Ann bake?"), partial("q2", "where is Rex?")]
+    assert warm_question_embeddings(RecordingEncoders(text), questions) == 2
+    assert text.calls == text.token_calls == [["what did Ann bake?", "where is Rex?"]]
+    plain = RecordingText()  # pooled vectors only: no token call is made
+    assert warm_question_embeddings(RecordingEncoders(plain), questions) == 2
+    assert plain.calls == [["what did Ann bake?", "where is Rex?"]]

@@ -1,7 +1,7 @@
 """The questions' text embeddings, computed once per split, in batches, before any program asks.
 
 Nearly every program embeds its question at retrieve time, as `memolib.query_text(task)` (the
-seeds, the offline generator's recipes). The run's embedding cache answers later programs, but
+seeds, the offline generator's recipes), and a late-interaction recipe also its token matrix. The run's embedding cache answers later programs, but
 the first one evaluated on a split paid the encoder for every question, one forward pass each,
 inside its timed retrieve calls: on a loaded machine MiniLM takes 100+ ms for one sentence, so
 the program swept first (acgm, alphabetically) measured 200-500 ms a question on the dev data
@@ -23,7 +23,8 @@ from automemo.toolkit.memolib.text import query_text
 log = logging.getLogger(__name__)
 
 DENSE_QUERY_CHARS = 1000
-"""`memolib.DenseIndex` cuts a query to this many characters before embedding it."""
+"""`memolib.DenseIndex` and `memolib.TokenIndex` cut a query to this many characters before
+embedding it."""
 
 
 def question_texts(partials: Iterable[PartialRecorder]) -> list[str]:
@@ -39,8 +40,9 @@ def question_texts(partials: Iterable[PartialRecorder]) -> list[str]:
 
 
 def warm_question_embeddings(encoders: Any, partials: Iterable[PartialRecorder]) -> int:
-    """Embed the questions' texts through `encoders.text` (cached by content); returns how many
-    texts were asked for (0 when there is no text encoder or it failed)."""
+    """Embed the questions' texts through `encoders.text` (cached by content), and their token
+    matrices when the encoder has them; returns how many texts were asked for (0 when there is
+    no text encoder or it failed)."""
     text_encoder = getattr(encoders, "text", None)
     if text_encoder is None:
         return 0
@@ -49,6 +51,8 @@ def warm_question_embeddings(encoders: Any, partials: Iterable[PartialRecorder])
         return 0
     try:
         text_encoder.embed(texts)
+        if getattr(text_encoder, "has_tokens", False):  # late interaction's query side (TokenIndex)
+            text_encoder.embed_tokens(texts)
     except Exception as exc:  # noqa: BLE001 - any encoder failure: the program's own call reports it
         log.debug("question embeddings not warmed: %s", exc)
         return 0
