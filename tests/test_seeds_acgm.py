@@ -100,3 +100,50 @@ def test_payload_groups_hits_by_episode_with_a_window_and_at_most_two_screenshot
     assert len(payload.metadata["evidence"]) == 3
     hits = [line for line in payload.text.splitlines() if line.startswith("* ")]
     assert len(hits) == 3
+
+
+def _memo_with_mixed_nodes(tmp_path):
+    """Web steps with and without screenshots on two hosts, and a conversation: every feature
+    of `pair_features` takes more than one value."""
+    store = EpisodeStore(tmp_path / "store")
+    shots = {i: solid_image(store, (40 * i, 90, 200 - 40 * i)) for i in range(3)}
+    memo = load_seed("acgm").Memo(toolkit(tmp_path, store.root))
+    memo.update(web_episode("w1", "Buy a lamp", ["click lamp", "type lamp size", "click buy"], url=SHOP, screenshots=shots))
+    memo.update(web_episode("w2", "Find a hotel", ["click hotels", "type Paris"], url="https://travel.example.org/"))
+    memo.update(conversation("c", [("U:R1", "My dog is called Rex."), ("U:R2", "Rex likes the lamp.")], user="U"))
+    return memo
+
+
+def _reference_features(memo, i, others):
+    """`pair_features` of node i against `others`, one node at a time, as the seed computed them."""
+    arrays = memo._arrays()
+    a = {**memo.nodes[i], "text": arrays["text"][i], "img": arrays["img"][i], "know": arrays["know"][i]}
+    return load_seed("acgm").pair_features(a, arrays["text"][others], arrays["img"][others], arrays["know"][others],
+                                           arrays["host"][others], arrays["has_img"][others], arrays["pos"][others])
+
+
+def test_batched_pair_features_equal_the_per_node_ones(tmp_path):
+    memo = _memo_with_mixed_nodes(tmp_path)
+    arrays, n = memo._arrays(), len(memo.nodes)
+    ids = np.arange(n)
+    pairwise = memo._pairwise_features(ids, arrays)
+    assert pairwise.shape == (n, n, 6)
+    for i in range(n):
+        assert np.allclose(pairwise[i], _reference_features(memo, i, ids), atol=1e-6)
+    a_idx, b_idx = np.array([0, 1, 3, n - 1]), np.array([2, 4, 0, 1])
+    expected = np.concatenate([_reference_features(memo, int(a), np.array([b])) for a, b in zip(a_idx, b_idx)])
+    assert np.allclose(memo._paired_features(a_idx, b_idx, arrays), expected, atol=1e-6)
+
+
+def test_linking_a_leaf_at_once_keeps_each_nodes_edges(tmp_path):
+    memo = _memo_with_mixed_nodes(tmp_path)
+    memo.gate.b = 0.0  # a permissive gate, so that most nodes have edges to compare
+    arrays, ids = memo._arrays(), np.arange(len(memo.nodes))
+    edges = {}
+    memo._link(ids, arrays, edges)
+    acgm = load_seed("acgm")
+    for i in ids:
+        others = ids[ids != i]
+        p = memo.gate.prob(_reference_features(memo, int(i), others))
+        assert edges[int(i)] == [int(others[j]) for j in np.argsort(-p)[: acgm.EDGE_DEGREE] if p[j] > acgm.GATE]
+    assert any(edges.values())

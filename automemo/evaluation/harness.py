@@ -39,6 +39,7 @@ from automemo.evaluation.executor_factory import make_executor
 from automemo.evaluation.memo_session import MemoCallFailed, MemoSession
 from automemo.evaluation.player import EpisodeJob, EpisodeOutcome, EpisodePlayer, elapsed, lost_outcome
 from automemo.evaluation.progress import track
+from automemo.evaluation.query_warmup import warm_question_embeddings
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.failures import FailureKind, HostServiceFailed, TooManyExcluded
 from automemo.sandbox.base import HostServices, Sandbox
@@ -77,6 +78,8 @@ class Evaluator:
         self._collections: dict[str, Collection] = {}
         self._shapes: dict[str, tuple[bool, dict[str, float]]] = {}
         self._noticed: set[str] = set()
+        self._warm_lock = threading.Lock()  # held while a split's questions are embedded
+        self._warmed: set[str] = set()
 
     def close(self) -> None:
         """Release the executor's workers (a Ray executor's actors and local cluster)."""
@@ -123,6 +126,14 @@ class Evaluator:
                                          for t in tasks}
                 self._notice_dropped(dropped)
             return self._partials[split]
+
+    def _warm_questions(self, split: str, partials: dict[str, PartialRecorder], services: Any) -> None:
+        """Once per split: its questions embedded in one batched pass (`query_warmup`), not one
+        by one inside the first program's timed retrieve calls."""
+        with self._warm_lock:
+            if split not in self._warmed and services is not None:
+                self._warmed.add(split)
+                warm_question_embeddings(getattr(services, "encoders", None), partials.values())
 
     def _with_contract_keys(self, partial: PartialRecorder, dropped: set[str]) -> PartialRecorder:
         declared = getattr(self.benchmark, "question_time_keys", frozenset())
@@ -204,6 +215,7 @@ class Evaluator:
         started = time.perf_counter()
         evidence_dir = Path(evidence_dir) if evidence_dir is not None else None
         services = self._services_factory(node_id) if self._services_factory else None
+        self._warm_questions(split, partials, services)
         memo = MemoSession(
             self.sandbox,
             source,

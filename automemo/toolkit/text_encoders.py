@@ -5,10 +5,11 @@ Every encoder returns float32 rows, L2-normalised, so that a dot product is a co
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
@@ -75,6 +76,28 @@ def _import_sentence_transformer() -> Any:
 _MODEL: Any = None
 _MODEL_LOCK = threading.Lock()
 
+ONE_THREAD_TEXTS = 8
+"""Calls of up to this many texts run on one torch thread. A forward pass over a sentence or two
+is too small to split: on a busy 2-core machine torch's two threads wait on each other, and one
+question took 340-1,000 ms against 40-75 ms on one thread (measured under load 5-6); a batch of
+128 long turns was still faster on two (13-15 s against 19-26 s)."""
+
+
+@contextlib.contextmanager
+def _torch_threads(n_texts: int) -> Iterator[None]:
+    """One torch thread for a small call, the default for a batch (restored after)."""
+    if n_texts > ONE_THREAD_TEXTS:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
 
 def _load_minilm() -> Any:
     """Load the model once per process: it takes seconds and ~100 MB."""
@@ -103,7 +126,7 @@ class MiniLMEncoder:
         model = _load_minilm()
         # One batch at a time: torch already uses every core, and concurrent forward passes on
         # a 2-core machine only thrash.
-        with self._lock:
+        with self._lock, _torch_threads(len(texts)):
             rows = model.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                 convert_to_numpy=True, show_progress_bar=False,
@@ -117,7 +140,7 @@ class MiniLMEncoder:
         if not texts:
             return []
         model = _load_minilm()
-        with self._lock:
+        with self._lock, _torch_threads(len(texts)):
             per_text = model.encode(
                 list(texts), batch_size=self.batch_size, output_value="token_embeddings",
                 show_progress_bar=False,
