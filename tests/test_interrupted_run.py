@@ -38,7 +38,8 @@ def test_ctrl_c_prints_the_resume_command(tmp_path, capsys, monkeypatch):
     def interrupted():
         raise KeyboardInterrupt
 
-    search = SimpleNamespace(loop=SimpleNamespace(run_search=interrupted, parts=SimpleNamespace()),
+    search = SimpleNamespace(loop=SimpleNamespace(run_search=interrupted, parts=SimpleNamespace(),
+                                                  plan_questions=lambda: None),
                              close=lambda: None)
     monkeypatch.setattr(search_cmd, "_build", lambda *a: search)
     code = main(["search", "--preset", "minigallery", "--sandbox", "unsafe", "--runs-dir", str(tmp_path),

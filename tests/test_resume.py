@@ -95,8 +95,9 @@ def test_resume_rejects_config_flags_and_non_runs(tmp_path):
 def test_resume_with_a_question_budget_matches_an_uninterrupted_run(tmp_path):
     """Samples that grow (search.question_budget): killed mid-step and mid-confirmation, the
     resumed run asks the same questions, scores and selects the same as an uninterrupted one."""
+    steps = 3
     budget = "question_budget = 150\nsample_questions = 4\n"
-    config = write_config(tmp_path / "search.toml", steps=STEPS, backend="bwrap", seed=7, search=budget)
+    config = write_config(tmp_path / "search.toml", steps=steps, backend="bwrap", seed=7, search=budget)
     runs = tmp_path / "runs"
     whole = run_search("--config", str(config), "--runs-dir", str(runs), "--run-id", "whole")
     assert whole.returncode == 0, whole.stderr[-3000:]
@@ -108,11 +109,11 @@ def test_resume_with_a_question_budget_matches_an_uninterrupted_run(tmp_path):
     args = ["--config", str(config), "--runs-dir", str(runs), "--run-id", "killed"]
     path = runs / "killed"
     resume = ["--resume", str(path)]
-    mid = path / ".pending" / "step-3"
+    mid = path / ".pending" / "step-2"
     kill_when(args, lambda: mid.exists() and any(mid.iterdir()))
-    confirming = path / ".pending" / f"step-{STEPS + 1}"
+    confirming = path / ".pending" / f"step-{steps + 1}"
     kill_when(resume, lambda: confirming.exists() and any(confirming.iterdir()))
-    assert (committed(path) or 0) <= STEPS
+    assert (committed(path) or 0) <= steps
     done = run_search(*resume)
     assert done.returncode == 0, done.stderr[-3000:]
     assert outcome(path) == reference

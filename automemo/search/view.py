@@ -148,7 +148,8 @@ class RunView:
     def uncertainty_rule(self) -> str:
         """How the ± of every node was computed, as the tree view and report print it."""
         if self.questions.get("sample_size"):
-            return (f"samples that grow (question budget): μ over the questions a node was asked, "
+            return (f"samples that grow (question budget): μ from the questions a node was asked, paired "
+                    f"with the node asked the most; "
                     f"± = {self.search.z:g}·SE of its per-question scores, LCB = μ − {self.search.z:g}·SE; "
                     f"a re-evaluation asks the next {self.questions['sample_size']} questions; the selection "
                     f"must beat the best hand design by {self.search.z:g} paired SE on every question")
