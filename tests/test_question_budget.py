@@ -318,3 +318,15 @@ def test_resume_may_raise_the_question_budget_and_nothing_else(tmp_path):
     assert run.config()["search"]["question_budget"] == 400
     with pytest.raises(UserError, match="--question-budget"):
         resolve_config(parse(["search", "--resume", str(run.path), "--seed", "2"]))
+
+
+def test_resume_refuses_a_question_budget_at_or_below_what_was_asked(tmp_path):
+    from automemo.cli import UserError, build_parser
+    from automemo.cli.search_cmd import resolve_config
+
+    run, _, final, _ = _search(tmp_path, steps=4, budget=100, sample=10)
+    spent = final["questions"]["scored"]
+    parse = build_parser().parse_args
+    for budget in ("0", str(spent)):
+        with pytest.raises(UserError, match=rf"asked {spent} validation questions already.*more than {spent}"):
+            resolve_config(parse(["search", "--resume", str(run.path), "--question-budget", budget]))

@@ -85,6 +85,7 @@ def resolve_config(args: argparse.Namespace):
             _check_extension(run, args.steps)
             extended = merge(stored, {k: v for k, v in flags.data.items() if k != "sandbox"})
             config = build_run_config(extended)
+            _check_question_budget(run, args.question_budget)
             if extended != stored:
                 run.write_config(extended)
         else:
@@ -119,6 +120,22 @@ def _check_extension(run, steps: int | None) -> None:
             f"run {run.run_id} has done {done} step(s) already, and on --resume --steps is the "
             f"run's new total: pass more than {done} (e.g. --steps {done + 10}) to extend it"
         )
+
+
+def _check_question_budget(run, budget: int | None) -> None:
+    """On resume, --question-budget is the run's new total: a sampled run cannot drop its budget
+    (its nodes were asked samples), and one at or below what was asked would do nothing."""
+    if budget is None:
+        return
+    from automemo.search.questions import load_plan
+    from automemo.search.tree import Tree
+
+    spent = Tree.from_rundir(run).questions_spent
+    if load_plan(run.path) is not None and budget <= spent:
+        raise UserError(
+            f"run {run.run_id} has asked {spent} validation questions already, and on --resume "
+            f"--question-budget is the run's new total: pass more than {spent} (e.g. "
+            f"--question-budget {2 * spent}) to extend it")
 
 
 def _check_output_places(args: argparse.Namespace) -> None:
