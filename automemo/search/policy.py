@@ -330,9 +330,14 @@ def lcb(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
     return v.mean - uncertainty(v, stats, config)
 
 
+def is_hand_design(v: NodeStats) -> bool:
+    """The root or a seed the sweep transplanted: a design the search did not generate."""
+    return v.reference or v.parent is None
+
+
 def reference(stats: TreeStats) -> NodeStats:
     """The best hand design (root or swept seed) by μ, the older on a tie: the bar."""
-    designs = [v for v in stats.nodes if not v.failed and v.n > 0 and (v.reference or v.parent is None)]
+    designs = [v for v in stats.nodes if not v.failed and v.n > 0 and is_hand_design(v)]
     if not designs:
         raise ValueError("no evaluated hand design (root or swept seed) in the tree")
     return max(designs, key=lambda v: (v.mean, -v.id))
@@ -390,10 +395,9 @@ def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
     if not uses_task_uncertainty(stats, config):
         raise ValueError("the final confirmation needs exact evaluation (per-task scores)")
     bar = reference(stats)
-    designs = {v.id for v in stats.nodes if v.reference or v.parent is None}
     # With samples that grow, only nodes asked every question the bar was compete: a lucky first
     # sample must not push a confirmed node out of the best few.
-    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and v.id not in designs
+    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and not is_hand_design(v)
                      and (not stats.sampled or set(bar.task_scores) <= set(v.task_scores))),
                     key=lambda v: (-v.mean, v.id))
     out: list[ConfirmedCandidate] = []

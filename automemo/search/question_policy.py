@@ -102,8 +102,8 @@ def early_stop(child: NodeStats, stats: TreeStats, config: SearchConfig) -> Earl
 def _candidates(stats: TreeStats, config: SearchConfig) -> list[NodeStats]:
     """The nodes the confirmation holds to the bar, best μ first: the best few that are not
     hand designs and were not stopped."""
-    designs = {v.id for v in stats.nodes if v.reference or v.parent is None}
-    pool = [v for v in stats.nodes if not v.failed and v.n > 0 and not v.stopped and v.id not in designs]
+    pool = [v for v in stats.nodes
+            if not v.failed and v.n > 0 and not v.stopped and not policy.is_hand_design(v)]
     return sorted(pool, key=lambda v: (-v.mean, v.id))[:config.confirm_top]
 
 
