@@ -255,3 +255,27 @@ def test_eval_with_a_wrong_path_fails_cleanly_and_writes_nothing(tmp_path, capsy
                  "--sandbox", "unsafe", "--store", str(tmp_path / "store")])
     assert code == 2 and "missing/locomo10.json does not exist" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_question_picture_without_pixels_keeps_its_caption_for_retrieve(releases, tmp_path):
+    """Where the question's picture has pixels, retrieve gets it with its caption on the
+    ImageRef; where it is a git-LFS pointer, the caption alone reaches retrieve, in the question's
+    text, as a turn's lost picture does (not dropped with the pixels)."""
+    import shutil
+
+    from automemo.toolkit.memolib import query_text
+
+    release = shutil.copytree(releases["memgallery"], tmp_path / "mem-gallery")
+    bench = load("memgallery", {"path": str(release)})
+    store = EpisodeStore(tmp_path / "store")
+    vr = next(t for t in bench.split("test").retrieve if t.category == "VR")
+    with_pixels = bench.partial(vr, store)
+    assert with_pixels.instruction == vr.instruction  # the caption travels on the ImageRef
+    assert "a red racing bike" in query_text(with_pixels)
+    for picture in release.glob("image/*/Q_IMG_001.jpg"):
+        picture.write_text(LFS_POINTER)
+    bench = load("memgallery", {"path": str(release)})
+    without = bench.partial(next(t for t in bench.split("test").retrieve if t.category == "VR"), store)
+    assert without.task_images == ()
+    assert without.instruction.startswith(vr.instruction) and "a red racing bike" in without.instruction
+    assert "a red racing bike" in query_text(without)

@@ -90,7 +90,7 @@ class ConversationBenchmark(Benchmark):
             # Said once, when the release is read: the run goes on with captions in their place.
             print(
                 f"{self.name}: {self.data.images_missing} of {self.data.images_total} images {self.missing_images_are} "
-                f"({self.data.source}); those turns keep their captions only",
+                f"({self.data.source}); those turns and questions keep their captions only",
                 file=sys.stderr,
             )
         if self.data.dropped_clues:
@@ -174,13 +174,8 @@ class ConversationBenchmark(Benchmark):
         steps = []
         for i, turn in enumerate(session.turns):
             refs = self._put(turn.images, store)
-            text = turn.text
-            # An image without pixels keeps its caption, in the text the memory reads.
-            for image in turn.images:
-                if image.file is None and image.caption:
-                    text += f"\n[image {image.image_id}: {image.caption}]"
             steps.append(Step(
-                index=i, observation=text, screenshot=refs[0] if refs else None, ref=turn.ref,
+                index=i, observation=_with_lost_captions(turn.text, turn.images), screenshot=refs[0] if refs else None, ref=turn.ref,
                 metadata={"speaker": turn.speaker, "time": session.date,
                           "image_ids": [im.image_id for im in turn.images],
                           "image_captions": [im.caption or "" for im in turn.images]},
@@ -197,7 +192,7 @@ class ConversationBenchmark(Benchmark):
             return self._session_episode(self._sessions[task.task_id], store).partial()
         q: Question = self._questions[task.task_id]
         return PartialRecorder(
-            task_id=q.question_id, benchmark=self.name, instruction=q.question,
+            task_id=q.question_id, benchmark=self.name, instruction=_with_lost_captions(q.question, q.images),
             task_images=tuple(self._put(q.images, store)),
             metadata={"user": q.scope},  # the question type stays on the Task: retrieve never sees a label
         )
@@ -272,3 +267,14 @@ class ConversationBenchmark(Benchmark):
                        if o.mode == "retrieval" else
                        ("judge (value), f1, em" if o.judge == "llm" else "f1 (value), em"),
         }
+
+
+def _with_lost_captions(text: str, images: tuple[TurnImage, ...]) -> str:
+    """`text` followed by the caption of every image that has no pixels: where the image itself
+    would have reached the memory (its pixels, and its caption on the `ImageRef`), the caption
+    alone still does. A question's image counts like a turn's: the application has it when the
+    question is asked."""
+    for image in images:
+        if image.file is None and image.caption:
+            text += f"\n[image {image.image_id}: {image.caption}]"
+    return text
