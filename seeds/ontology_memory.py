@@ -95,11 +95,16 @@ class Memo(MemoProgram):
             counts = self.profile.setdefault(key, [0, 0])
             counts[0] += int(episode.success)
             counts[1] += 1
-        for head, relation, tail, unit_idx, agreement in self._extract(episode, units, host):
-            confidence = self._confidence(agreement, episode.reward, tail)
-            if confidence < CONFIDENCE:
-                continue  # low-confidence facts stay in the dense store only
-            h, t = self._entity(head), self._entity(tail)
+        facts = [(head, relation, tail, unit_idx, self._confidence(agreement, episode.reward, tail))
+                 for head, relation, tail, unit_idx, agreement in self._extract(episode, units, host)]
+        facts = [f for f in facts if f[4] >= CONFIDENCE]  # low-confidence facts stay in the dense store only
+        # The episode's new names are embedded in one call (one by one, a conversation's hundreds
+        # of names cost a model call each); they are then merged in order, as before.
+        fresh = list(dict.fromkeys(n for f in facts for n in (f[0].strip().lower(), f[2].strip().lower())
+                                   if not self.graph.has_node(n)))
+        vectors = dict(zip(fresh, memolib.as_matrix(self.toolkit.embed_text(fresh), self.dim))) if fresh else {}
+        for head, relation, tail, unit_idx, confidence in facts:
+            h, t = self._entity(head, vectors), self._entity(tail, vectors)
             row = first + unit_idx
             self.unit_entities[row].update((h, t))
             self._add_edge(h, relation, t, row, episode, confidence)
@@ -146,12 +151,14 @@ class Memo(MemoProgram):
         specificity = min(1.0, len(memolib.tokens(tail)) / 3)
         return _sigmoid(3.0 * agreement + 1.0 * reward + 1.0 * specificity - 2.5)
 
-    def _entity(self, name: str) -> str:
-        """The canonical entity for `name`, merging aliases at cosine >= ALIAS."""
+    def _entity(self, name: str, vectors: dict | None = None) -> str:
+        """The canonical entity for `name`, merging aliases at cosine >= ALIAS (`vectors`: names'
+        embeddings computed beforehand; a name not among them is embedded here)."""
         name = name.strip().lower()
         if self.graph.has_node(name):
             return name
-        vec = memolib.as_matrix(self.toolkit.embed_text([name]), self.dim)
+        known = (vectors or {}).get(name)
+        vec = known[None, :] if known is not None else memolib.as_matrix(self.toolkit.embed_text([name]), self.dim)
         if len(self.entity_names):
             best = memolib.cosine_top_k(vec[0], self.entity_vecs, 1)
             if best and best[0][1] >= ALIAS:
