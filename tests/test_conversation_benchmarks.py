@@ -275,7 +275,10 @@ def test_a_question_picture_without_pixels_keeps_its_caption_for_retrieve(releas
     for picture in release.glob("image/*/Q_IMG_001.jpg"):
         picture.write_text(LFS_POINTER)
     bench = load("memgallery", {"path": str(release)})
-    without = bench.partial(next(t for t in bench.split("test").retrieve if t.category == "VR"), store)
+    task = next(t for t in bench.split("test").retrieve if t.category == "VR")
+    without = bench.partial(task, store)
+    # What a router is fitted on (the task's text) is what retrieve reads: the same key.
+    assert task.instruction == without.instruction
     assert without.task_images == ()
     assert without.instruction.startswith(vr.instruction) and "a red racing bike" in without.instruction
     assert "a red racing bike" in query_text(without)

@@ -153,7 +153,9 @@ class ConversationBenchmark(Benchmark):
             for s in self.data.sessions if s.scope in scopes
         )
         retrieve = tuple(
-            Task(q.question_id, self.name, q.qtype, q.question,
+            # The task's text is what retrieve reads (`partial`), so a router fitted on the train
+            # tasks' texts keys and reads the same question it is asked at retrieve time.
+            Task(q.question_id, self.name, q.qtype, _with_lost_captions(q.question, q.images),
                  {"kind": "question", "answer": q.answer, "clues": list(q.clues), "refusal": q.refusal,
                   "user": q.scope})
             for q in self.data.questions if q.scope in scopes
@@ -192,7 +194,7 @@ class ConversationBenchmark(Benchmark):
             return self._session_episode(self._sessions[task.task_id], store).partial()
         q: Question = self._questions[task.task_id]
         return PartialRecorder(
-            task_id=q.question_id, benchmark=self.name, instruction=_with_lost_captions(q.question, q.images),
+            task_id=q.question_id, benchmark=self.name, instruction=task.instruction,
             task_images=tuple(self._put(q.images, store)),
             metadata={"user": q.scope},  # the question type stays on the Task: retrieve never sees a label
         )
