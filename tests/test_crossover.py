@@ -19,7 +19,9 @@ from automemo.exam import quick_exam
 from automemo.meta import MetaConfig
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta.base import ParentView, ScoredProgram, ScoredTask
-from automemo.meta.offline.crossover import best_partner, crossover_source, fit_router, routable, routes, sign_test
+from automemo.meta.offline.crossover import best_partner, crossover_source, routable, routes, sign_test
+from automemo.meta.offline.fitting import fit_question_router
+from automemo.meta.offline.generator import TrainQuestions
 from automemo.meta.offline.agent import OfflineMetaAgent
 from automemo.meta.source.tunables import parse_tunables
 from automemo.toolkit.memolib import QuestionRouter
@@ -183,16 +185,12 @@ def test_a_routed_crossover_answers_a_question_type_with_the_parent_chosen_for_i
         crossover_source("A", "B", name_a="A", name_b="B", routes={"VS": 1.0})
 
 
-def test_the_router_is_fitted_on_the_scored_questions_and_routes_only_types_it_recognises():
+def test_only_types_the_router_recognises_on_questions_it_was_not_fitted_on_are_routed():
     tasks = {f"{c}{i}": ScoredTask(c, 1.0, q) for c, qs in QUESTIONS.items() for i, q in enumerate(qs)}
     lead = ScoredProgram(1, "P1", 0.5, 1, tasks=tasks)
-    partner = ScoredProgram(2, "P2", 0.5, 1, tasks={"x": ScoredTask("VS", 0.0)})  # no question recorded
-    router = fit_router(lead, partner)
-    assert router is not None and router.accuracy(*zip(*[(q, c) for c, qs in QUESTIONS.items() for q in qs])) == 1.0
-    assert fit_router(partner) is None  # no question text, nothing to fit
     # A type whose questions the router does not recognise is not routed.
     confused = dict(tasks, odd=ScoredTask("KR", 1.0, "When did Ann move?"))
-    assert routable({"VS": 0.0, "KR": 1.0}, router, [ScoredProgram(1, "P1", 0.5, 1, tasks=confused)]) == {"VS": 0.0}
+    assert routable({"VS": 0.0, "KR": 1.0}, ROUTER, [ScoredProgram(1, "P1", 0.5, 1, tasks=confused)]) == {"VS": 0.0}
     assert routable({"VS": 0.0}, None, [lead]) == {}
 
 
@@ -220,8 +218,16 @@ def test_a_category_is_routed_only_on_a_significant_task_by_task_lead():
     assert routes(lead, ScoredProgram(3, "P3", 0.9, 1, {"VS": 1.0}), 0.05) == {}  # no tasks, no routes
 
 
+def _train(scoped: bool) -> TrainQuestions:
+    """The train split's questions as the search hands them over: VS and FR questions of two
+    conversations, or of none (`scoped` False: a benchmark whose tasks name no conversation)."""
+    rows = [(_question(c, i), c, ("ann", "ben")[i % 2] if scoped else "", f"{c}{i}") for c in ("VS", "FR") for i in range(6)]
+    return TrainQuestions(*(tuple(column) for column in zip(*rows)))
+
+
 def test_the_mutator_routes_its_crossover_by_the_evidence(seeds_dir):  # noqa: F811
-    mutator = OfflineMetaAgent(ONLY_CROSSOVER, seeds_dir=seeds_dir)
+    mutator = OfflineMetaAgent(ONLY_CROSSOVER, seeds_dir=seeds_dir, train=_train(scoped=True),
+                               fit_router=fit_question_router)
     parent_source, partner_source = _seed(10, "hybrid"), _seed(5, "dense")
     vs = [TaskResult(f"VS{i}", "VS", 0.0) for i in range(5)]  # the parent's evaluation: no question text
     fr = [TaskResult(f"FR{i}", "FR", 1.0) for i in range(5)]
@@ -234,7 +240,24 @@ def test_the_mutator_routes_its_crossover_by_the_evidence(seeds_dir):  # noqa: F
     assert mutation["kind"] == "crossover" and mutation["routes"] == {"VS": 0.0}  # FR: 1 task, undecided
     assert child.summary == "crossover with #8, which leads on VS; VS answered by #8 alone"
     assert "ROUTES = {'VS': 0.0}" in child.source
-    # The router came from the partner's scored questions; the child routes a VS question to #8.
+    # The child carries the run's router, cross-fitted by conversation, and routes a new VS
+    # question to #8.
+    assert set(QuestionRouter.from_params(mutator.generator.router()).held_out) == {"ann", "ben"}
     memo = _load(child.source.replace(repr(parent_source), repr(FIXED.format(body='return MemoryPayload(text="P")')))
                   .replace(repr(partner_source), repr(FIXED.format(body='return MemoryPayload(text="Q")'))))
     assert _ask(memo, "What colour was thing 9 in the photo?").text == "Q"
+
+
+def test_a_crossover_is_not_routed_where_the_train_questions_name_no_conversation(seeds_dir):  # noqa: F811
+    """Nothing could hold such a question out of the router that would route it: a router fitted
+    on it would score it with its own label, so the crossover fuses both parents instead."""
+    mutator = OfflineMetaAgent(ONLY_CROSSOVER, seeds_dir=seeds_dir, train=_train(scoped=False),
+                               fit_router=fit_question_router)
+    evaluation = EvaluationResult(mean=0.5, n_scored=10, per_category={"VS": 0.0, "FR": 1.0}, metrics={},
+                                  tasks=tuple(TaskResult(f"{c}{i}", c, float(c == "FR")) for c in ("VS", "FR") for i in range(5)))
+    partner = _with_tasks(8, 0.5, {"VS": [1, 1, 1, 1, 1], "FR": [1, 1, 1, 1, 0]})
+    child = mutator.propose(GenerationContext.build(ParentView(3, _seed(10, "hybrid"), 0.5, 1, evaluation), node_id=9,
+                                                    seed=1, scored=[dataclasses.replace(partner, source=_seed(5, "dense"))]))
+    assert mutator.generator.router() is None
+    assert child.diagnosis["mutation"]["kind"] == "crossover" and child.diagnosis["mutation"]["routes"] == {}
+    assert "QuestionRouter.from_params(" not in child.source

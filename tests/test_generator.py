@@ -210,10 +210,10 @@ def test_the_router_fitted_for_children_predicts_held_out_questions():
     things = ["the red kite", "my sister's bike", "the old camera", "our garden", "the new sofa", "that poster"]
     asked = {"TR": "When did I first mention {}?", "VS": "Which picture shows {}?", "CD": "Did I ever say I liked {}?"}
     train = [(q.format(t), label) for label, q in asked.items() for t in things[:4]]
-    params = fit_question_router([q for q, _ in train], [l for _, l in train])
+    params = fit_question_router([q for q, _ in train], [l for _, l in train], ["ann", "ben"] * (len(train) // 2))
     router = memolib.QuestionRouter.from_params(params)
     held_out = [(q.format(t), label) for label, q in asked.items() for t in things[4:]]
-    assert all(router.predict(q) == label for q, label in held_out)
+    assert all(router.predict(q, "a new user") == label for q, label in held_out)
     assert parse_recipe(render_recipe(Recipe(router=params, routes={"TR": {"recency": 0.5}}))).router == params
 
 

@@ -109,3 +109,49 @@ def test_the_harness_drops_the_labels_a_users_own_benchmark_puts_in_its_retrieve
     finally:
         evaluator.close()
     assert {json.dumps(t.payload.metadata["seen"]) for t in result.tasks} == {json.dumps([BUDGET_KEY, "user"])}
+
+
+# Options with two or more train conversations, so that a router is fitted and its predictions
+# are what the test checks (the shipped sample: five train scenarios).
+ROUTED = {"memgallery": {"path": "@mem-gallery-sample"},
+          "minigallery": {"users_per_split": 2, "sessions_per_user": 3, "rounds_per_session": 16}}
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_a_planted_label_that_a_leak_would_score_perfectly_routes_no_question_right(name, options, tmp_path):
+    """Each train conversation's questions get a label of their own, seen nowhere else. A router
+    that saw a question's conversation (a plain fit, or any fallback to it) routes most of them to
+    that label by the conversation's own words; the run's router, fitted as the search fits it and
+    asked what `retrieve` is asked, never can (a held-out fit has never seen the label). Where a
+    benchmark's tasks name no conversation, nothing is routed at all."""
+    from automemo.assembly import train_questions
+    from automemo.meta import fit_question_router
+    from automemo.toolkit.memolib import QuestionRouter, scope_of
+
+    bench = load(name, ROUTED.get(name, options[name]))
+    evaluator = Evaluator(bench, get_sandbox("unsafe"), EpisodeStore(tmp_path / "store"), config=EvaluationConfig(quiet=True))
+    try:
+        rows = train_questions(evaluator)
+        partials = list(evaluator.partials("train").values())
+    finally:
+        evaluator.close()
+        close = getattr(bench, "close", None)
+        if close:
+            close()
+    assert len(partials) == len(rows)
+    if not rows:  # no train question: the generator has nothing to fit a router on
+        from automemo.meta.offline.fitting import train_questions_of
+        assert train_questions_of(rows) is None
+        return
+    questions, _, scopes, _ = (list(column) for column in zip(*rows))
+    planted = [f"planted-{scope}" for scope in scopes]
+    if not all(scopes) or len(set(scopes)) < 2:
+        with pytest.raises(ValueError):
+            fit_question_router(questions, planted, scopes)
+        return
+    assert name in ROUTED, f"{name}: add it to ROUTED, the benchmarks whose routing this test exercises"
+    router = QuestionRouter.from_params(fit_question_router(questions, planted, scopes))
+    routed = [router.predict(p.instruction, scope_of(p)) == f"planted-{scope_of(p)}" for p in partials]
+    assert not any(routed), f"{name}: {sum(routed)} of {len(routed)} train questions routed by their own label"
+    leak = QuestionRouter.fit(questions, planted)  # what a fallback would answer with
+    assert sum(leak.predict(q) == label for q, label in zip(questions, planted)) > len(questions) / 2

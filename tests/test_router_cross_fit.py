@@ -12,11 +12,10 @@ import pytest
 from automemo.assembly import train_questions
 from automemo.meta import fit_question_router
 from automemo.meta.base import ScoredProgram, ScoredTask
-from automemo.meta.offline.crossover import fit_router
 from automemo.meta.offline.generator import CompositionalGenerator, TrainQuestions
 from automemo.meta.config import MetaConfig
 from automemo.meta.source.recipe import parse_recipe, render_recipe, Recipe
-from automemo.toolkit.memolib import QuestionRouter
+from automemo.toolkit.memolib import QuestionRouter, UnheldQuestion
 
 # Three conversations. In "carol" the timing questions are worded as nowhere else ("blorp"), so a
 # router fitted on carol's questions routes them right while one fitted without carol cannot.
@@ -52,8 +51,8 @@ def test_other_questions_and_other_conversations_get_the_router_fitted_on_everyt
     full = QuestionRouter.fit(QUESTIONS, LABELS)
     blorp = "Blorp the photo of the red kite?"
     assert (router.labels, router.prior, dict(router.weights)) == (full.labels, full.prior, dict(full.weights))
-    assert router.predict(blorp) == router.predict(blorp, "a test user") == full.predict(blorp) == "TR"
-    assert router.predict("Blorp the photo of a new thing?", "carol") == full.predict("Blorp the photo of a new thing?")
+    assert router.predict(blorp, "a test user") == full.predict(blorp) == "TR"
+    assert router.predict("Blorp the photo of a new thing?", "a test user") == full.predict("Blorp the photo of a new thing?")
 
 
 def test_the_cross_fitted_router_is_plain_data_that_rebuilds_in_a_program():
@@ -66,8 +65,11 @@ def test_the_cross_fitted_router_is_plain_data_that_rebuilds_in_a_program():
     source = render_recipe(recipe)
     assert parse_recipe(source) == recipe
     assert "self.router.predict(task.instruction, memolib.scope_of(task))" in source
-    # Without conversations there is nothing to hold out by: a plain fit.
-    assert "held_out" not in fit_question_router(QUESTIONS, LABELS)
+    # Without conversations there is nothing to hold out by: no router at all.
+    with pytest.raises(ValueError, match="conversation"):
+        fit_question_router(QUESTIONS, LABELS)
+    with pytest.raises(ValueError, match="no conversation"):
+        QuestionRouter.cross_fit(QUESTIONS, LABELS, SCOPES[:-1] + [""])
 
 
 def test_a_single_conversation_cannot_be_cross_fitted_and_routing_is_then_off():
@@ -83,11 +85,15 @@ def test_a_single_conversation_cannot_be_cross_fitted_and_routing_is_then_off():
     assert set(generator.router()["held_out"]) == {"ann", "ben", "carol"}
 
 
-def test_the_crossover_router_is_cross_fitted_by_the_scored_tasks_conversations():
-    tasks = {f"t{i}": ScoredTask(label, 1.0, question) for i, (question, label, _) in enumerate(ROWS)}
-    lead = ScoredProgram(1, "P1", 0.5, 1, tasks=tasks)
-    router = fit_router(lead, scopes={f"t{i}": scope for i, (_, _, scope) in enumerate(ROWS)})
-    assert all(router.predict(q, s) == _without(s).predict(q) for q, _, s in ROWS)
+def test_a_train_question_never_falls_back_to_the_router_that_saw_its_label():
+    router = QuestionRouter.cross_fit(QUESTIONS, LABELS, SCOPES)
+    blorp = "Blorp the photo of the red kite?"
+    # Asked without its conversation, a train question still gets its held-out prediction.
+    assert router.predict(blorp) == router.predict(blorp, "carol") == "VS"
+    # A question of a train conversation the table lacks (its text changed between the fit and
+    # retrieve) is an error, not the plain router's answer.
+    with pytest.raises(UnheldQuestion, match="carol"):
+        router.predict(blorp + " (with a caption)", "carol")
 
 
 def test_the_search_fits_on_each_train_question_with_its_conversation(tmp_path, capsys):

@@ -27,12 +27,13 @@ from typing import Any, Callable, Sequence
 from automemo.meta.base import MetaAgent, MetaError, Proposal
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import GenerationContext, ParsedSource, RepairContext, ScoredProgram
-from automemo.meta.offline.crossover import best_partner, complement, crossover_source, fit_router, routable, routes
+from automemo.meta.offline.crossover import best_partner, complement, crossover_source, routable, routes
 from automemo.meta.diagnosis import rule_based_diagnosis
 from automemo.meta.offline.generator import CompositionalGenerator, RouterFit, StructuralMove, TrainQuestions
 from automemo.meta.source.recipe import Recipe, render_recipe
 from automemo.meta.source.tunables import apply, can_move, perturb_value
 from automemo.paths import SEEDS_DIR, list_seeds
+from automemo.toolkit.memolib import QuestionRouter
 
 
 def _show(value: Any) -> str:
@@ -48,8 +49,6 @@ class OfflineMetaAgent(MetaAgent):
         self.seeds = self._load_seeds(Path(seeds_dir))
         self._seed_skeletons = {name: ParsedSource.of(src).skeleton for name, src in self.seeds.items()}
         self.generator = CompositionalGenerator(config, train=train, fit_router=fit_router)
-        # Each train question's conversation, by task id: the crossover's router is cross-fitted.
-        self._scope_of_task = train.scope_of_task() if train is not None else {}
 
     def _load_seeds(self, folder: Path) -> dict[str, str]:
         if not folder.is_dir():
@@ -203,8 +202,10 @@ class OfflineMetaAgent(MetaAgent):
         # crossovers of the same pair still differ.
         lead = 0.5 + (0.05 if parent.mean >= partner.mean else -0.05) + rng.uniform(-0.05, 0.05)
         # Categories the evidence decides go to the parent that wins them; the rest are fused.
-        # The child predicts a question's type with a router fitted on the scored train questions.
-        router = fit_router(parent, partner, scopes=self._scope_of_task)
+        # The child predicts a question's type with the run's one router: fitted on every train
+        # question, cross-fitted by conversation; none where the conversations are unknown.
+        params = self.generator.router()
+        router = QuestionRouter.from_params(params) if params else None
         routed = routable(routes(parent, partner, self.config.offline.route_significance), router, (parent, partner))
         source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
                                   name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)),

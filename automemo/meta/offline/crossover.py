@@ -4,9 +4,10 @@ text and images within the budget), routing a question type to one parent alone 
 evidence decides it; and the choice of a partner from the evidence: the program that scores
 best, relative to the parent, on the question types the parent is weak on.
 
-The child never reads a question's type (`retrieve` sees no label): `fit_router` fits a
-`memolib.QuestionRouter` on the evaluated train-split questions and their types, here on the
-host, and the child carries it as data and routes by the type it predicts from the question.
+The child never reads a question's type (`retrieve` sees no label): it carries the run's
+`memolib.QuestionRouter` (fitted on the host on the train split's questions and their types,
+cross-fitted by conversation: `meta/offline/fitting.py`) as data and routes by the type it
+predicts from the question.
 """
 
 from __future__ import annotations
@@ -47,35 +48,11 @@ def crossover_source(source_a: str, source_b: str, *, name_a: str, name_b: str,
     if any(not 0.0 <= w <= 1.0 for w in routes.values()):
         raise ValueError(f"route weights must be in 0..1, got {routes}")
     if routes and router is None:
-        raise ValueError("routes need a question router (fit_router on the train split's questions): "
+        raise ValueError("routes need a question router (fitted on the train split's questions): "
                          "a retrieve task carries no question type to route by")
     return render("program_crossover", name_a=name_a, name_b=name_b, weight_a=round(weight_a, 2),
                   rrf_k=int(rrf_k), routes=repr(routes), source_a=repr(source_a), source_b=repr(source_b),
                   router=repr(router.params()) if routes and router is not None else "")
-
-
-def fit_router(*programs: ScoredProgram, scopes: Mapping[str, str] | None = None) -> QuestionRouter | None:
-    """A question router fitted on the questions the programs' evaluations scored (the train
-    split's retrieve tasks, with their types: labels are known on the host at search time), or
-    None when no question text was recorded or there is a single type. With `scopes` (task id ->
-    conversation) it is cross-fitted by conversation (`QuestionRouter.cross_fit`): the search
-    scores each question with a prediction made without its conversation; None when the
-    questions span fewer than two conversations (nothing could be held out)."""
-    labelled: dict[str, tuple[str, str]] = {}
-    for program in programs:
-        for task_id, task in program.tasks.items():
-            if task.question:
-                labelled[task_id] = (task.question, task.category)
-    if len({category for _, category in labelled.values()}) < 2:
-        return None
-    ids = sorted(labelled)
-    questions, labels = zip(*(labelled[t] for t in ids))
-    if scopes and any(scopes.get(t) for t in ids):
-        try:
-            return QuestionRouter.cross_fit(questions, labels, [scopes.get(t, "") for t in ids])
-        except ValueError:
-            return None
-    return QuestionRouter.fit(questions, labels)
 
 
 def routable(decided: Mapping[str, float], router: QuestionRouter | None,

@@ -1,6 +1,6 @@
 """Fitting the question router on the host, at search time: from the train split's questions and
-their labels (never shown to `retrieve`), cross-fitted by conversation when the conversations
-are known. What recipes route by and crossovers route with."""
+their labels (never shown to `retrieve`), cross-fitted by conversation; where the questions' conversations
+are unknown nothing is routed. What recipes route by and crossovers route with."""
 
 from __future__ import annotations
 
@@ -20,11 +20,13 @@ def train_questions_of(rows: Sequence[tuple[str, ...]]) -> TrainQuestions | None
 
 def fit_question_router(questions: Sequence[str], labels: Sequence[str],
                         scopes: Sequence[str] = ()) -> dict[str, Any]:
-    """The router's params: cross-fitted by conversation when the questions' conversations are
-    known (a validation score must not come from a router fitted on the scored conversation),
-    else fitted on all of them."""
+    """The router's params, cross-fitted by conversation (a validation score must not come from
+    a router fitted on the scored conversation). Raises ValueError, which turns routing off for
+    the run, when a question's conversation is unknown: there is nothing to hold it out by, and a
+    router fitted on it would route it by its own label."""
     from automemo.toolkit import memolib
 
-    if any(scopes):
-        return memolib.QuestionRouter.cross_fit(questions, labels, scopes).params()
-    return memolib.QuestionRouter.fit(questions, labels).params()
+    if len(scopes) != len(questions) or not all(scopes):
+        raise ValueError("a question router needs each train question's conversation to be cross-fitted by; "
+                         "this benchmark's tasks name none, so no question is routed")
+    return memolib.QuestionRouter.cross_fit(questions, labels, scopes).params()

@@ -50,18 +50,15 @@ class TrainQuestions:
     labels: tuple[str, ...]
     # Each question's conversation ("" unknown) and task id: the router is cross-fitted by
     # conversation (memolib.QuestionRouter.cross_fit), so no question is routed, when the search
-    # scores it, by a router fitted on its own conversation.
+    # scores it, by a router fitted on its own conversation; with any conversation unknown,
+    # nothing is routed.
     scopes: tuple[str, ...] = ()
     task_ids: tuple[str, ...] = ()
-
-    def scope_of_task(self) -> dict[str, str]:
-        """Task id -> its conversation, for routers fitted on scored tasks (the crossover's)."""
-        return dict(zip(self.task_ids, self.scopes))
 
 
 RouterFit = Callable[[Sequence[str], Sequence[str], Sequence[str]], Mapping[str, Any]]
 """Fits a question router: (questions, labels, scopes) -> the params baked into the child,
-cross-fitted by scope when scopes are known."""
+cross-fitted by scope; raises ValueError (routing off for the run) when a scope is unknown."""
 
 
 class CompositionalGenerator:

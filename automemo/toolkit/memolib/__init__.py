@@ -42,7 +42,7 @@ from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, rece
 from automemo.toolkit.memolib.fusion import rrf, weighted
 from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, chronological, fit_sections, make_payload
 from automemo.toolkit.memolib.store import UnitStore
-from automemo.toolkit.memolib.router import QuestionRouter, held_out_recall, router_features
+from automemo.toolkit.memolib.router import QuestionRouter, UnheldQuestion, held_out_recall, router_features
 from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe, generalise, host_of, overlap,
                                            query_text, task_images, tokens)
 from automemo.toolkit.memolib.units import (Unit, episode_evidence, episode_units, image_units, indexed_text,
@@ -55,7 +55,7 @@ __all__ = [
     "in_scope", "in_time", "parse_time", "recency", "recency_rerank",
     "rrf", "weighted",
     "MAX_EVIDENCE", "budget_of", "chronological", "fit_sections", "make_payload",
-    "QuestionRouter", "held_out_recall", "router_features",
+    "QuestionRouter", "UnheldQuestion", "held_out_recall", "router_features",
     "UnitStore",
     "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",
     "tokens",

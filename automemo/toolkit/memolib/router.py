@@ -11,12 +11,18 @@ questions its router was fitted on, and a router that memorised them would route
 it will route anyone's new questions. So a cross-fitted router also carries, for each train
 conversation (scope) and each of its questions, the type predicted by a router fitted *without
 that conversation* (`held_out`: scope -> question key -> type). `predict(question, scope)` answers
-a train question of its own conversation from that table, and every other question (a test
+a question of a train conversation from that table only, and every other question (a test
 conversation's, a deployed user's) with the router fitted on all train questions: the validation
 score is the score of an honestly held-out router, and the deployed program is still one router
 fitted on everything, with the question's text and its conversation id as its only inputs.
 Predictions rather than the held-out routers themselves are carried because they are what
 validation needs and they take a few kilobytes, where each fold's router would take ~30.
+
+No label reaches a prediction through a fallback: a question of a train conversation that its
+table lacks raises `UnheldQuestion` (the router fitted on everything may have seen its label), a
+train question asked without its conversation is still answered from the table it is in, and a
+question without a conversation cannot be cross-fitted at all (`cross_fit` refuses it: nothing
+could key it at retrieve time, so the plain router that saw its label would answer it).
 
 The model is a multinomial naive Bayes over the question's words, word pairs and its opening words
 (`^when`, `^how many`: the strongest cue of a question's type), keeping the `max_features`
@@ -37,6 +43,11 @@ _WORD = re.compile(r"[a-z0-9]+")
 CROSS_FIT_FOLDS = 10
 """At most this many held-out fits: conversations are grouped into this many folds (sorted, dealt
 round-robin); up to 10 train conversations, every conversation is held out on its own."""
+
+
+class UnheldQuestion(LookupError):
+    """A question of a train conversation that the router's held-out table lacks: answering it
+    with the router fitted on every train question could route it by its own label."""
 
 
 def question_key(question: str) -> str:
@@ -96,13 +107,17 @@ class QuestionRouter:
                   folds: int = CROSS_FIT_FOLDS, **fit_args: Any) -> QuestionRouter:
         """The router fitted on all questions, with the `held_out` predictions for each
         question of a scope (conversation) made by a router fitted without that scope's fold.
-        Questions of no scope ("") are never held out (nothing could key them at retrieve time).
-        Raises ValueError when fewer than two scopes hold questions: no conversation could be
-        held out while others remain to fit on."""
+        Raises ValueError when a question has no scope ("": it could not be held out, and the
+        plain router, which saw its label, would answer it) or fewer than two scopes hold
+        questions (no conversation could be held out while others remain to fit on)."""
         if len(scopes) != len(questions):
             raise ValueError(f"QuestionRouter.cross_fit: {len(questions)} questions but {len(scopes)} scopes")
+        unscoped = sum(1 for s in scopes if not str(s))
+        if unscoped:
+            raise ValueError(f"QuestionRouter.cross_fit: {unscoped} of {len(questions)} questions have no "
+                             "conversation to hold them out by; routing needs every train question's conversation")
         full = cls.fit(questions, labels, **fit_args)
-        names = sorted({str(s) for s in scopes} - {""})
+        names = sorted({str(s) for s in scopes})
         if len(names) < 2:
             raise ValueError("QuestionRouter.cross_fit: needs questions of two or more conversations")
         k = max(2, min(folds, len(names)))
@@ -142,14 +157,24 @@ class QuestionRouter:
         return dict(zip(self.labels, total))
 
     def predict(self, question: str, scope: str = "") -> str:
-        """The likeliest label (ties: the first in label order). With the question's conversation
-        `scope`, a train question of that conversation gets its cross-fitted (`held_out`)
-        prediction; every other question the prediction of the router fitted on all of them."""
-        held = self.held_out.get(scope) if scope else None
-        if held:
-            label = held.get(question_key(question))
-            if label is not None:
-                return label
+        """The likeliest label (ties: the first in label order). A question of a train
+        conversation (`scope` in `held_out`) gets its cross-fitted prediction, and raises
+        `UnheldQuestion` when the table lacks it; a train question asked without its
+        conversation gets the held-out prediction of the table that holds it; every other
+        question the prediction of the router fitted on all train questions."""
+        key = question_key(question)
+        if scope and scope in self.held_out:
+            label = self.held_out[scope].get(key)
+            if label is None:
+                raise UnheldQuestion(
+                    f"question {key} of train conversation {scope!r} has no held-out prediction: the "
+                    "router was cross-fitted on other question texts than retrieve reads (refit it on "
+                    "the texts the retrieve tasks carry)")
+            return label
+        if not scope:
+            for table in self.held_out.values():
+                if key in table:
+                    return table[key]
         scores = self.scores(question)
         return max(self.labels, key=lambda label: scores[label])
 
