@@ -59,6 +59,19 @@ def retrieve_metadata(
     return kept, tuple(sorted(k for k in metadata if k not in allowed))
 
 
+def question_time_task(
+    partial: PartialRecorder, question_time_keys: Any = frozenset(), budget: Mapping[str, Any] | None = None
+) -> tuple[PartialRecorder, tuple[str, ...]]:
+    """(what `retrieve` is handed of `partial`, the metadata keys dropped): its metadata cut to the
+    allow-list (`retrieve_metadata`) with the run's `budget` (`Budget.to_dict()`) under
+    `BUDGET_KEY`. The one view every path shows a program or a meta agent of a retrieve task: the
+    evaluation harness, `automemo exam`, the served memory and the LLM meta agent's data excerpt."""
+    kept, dropped = retrieve_metadata(partial.metadata, question_time_keys)
+    if budget is not None:
+        kept[BUDGET_KEY] = dict(budget)
+    return dataclasses.replace(partial, metadata=kept), dropped
+
+
 class ContractError(DataError, ValueError):
     """Data does not fit the contract. The message names the field and what was expected."""
 

@@ -239,3 +239,22 @@ def test_exam_takes_a_run_directory_and_seed_names_and_lists_groups(tmp_path, ca
     assert "--update-group nope" in capsys.readouterr().err
     assert main(["exam", "no_memory", "--episodes", str(run.path), "--update-group", "update-train-1a2b",
                  "--sandbox", "unsafe"]) == 0
+
+
+def test_exam_hands_retrieve_what_an_evaluation_does_the_runs_benchmark_keys_and_budget(tmp_path):
+    """The exam of a run's episodes reads the keys the run's own benchmark declares known at
+    question time (not the default benchmark's), and its retrieve tasks carry the budget, as the
+    harness's do (`contract.question_time_task`)."""
+    from automemo.cli.exam_cmd import run_settings
+    from automemo.config import Budget
+    from automemo.contract import BUDGET_KEY
+    from searchtools import committed_root_run
+
+    run = committed_root_run(tmp_path)
+    config = json.loads((run.path / "config.json").read_text())
+    (run.path / "config.json").write_text(json.dumps({**config, "benchmark": {**config.get("benchmark", {}),
+                                                                              "name": "miniwob"}}))
+    assert run_settings(run.path)["benchmark"] == {"name": "miniwob"}
+    budget = Budget(max_chars=1234).to_dict()
+    _, partials = load_inputs(STORE, "update", "retrieve", 5, frozenset({"family"}), budget)
+    assert all(p.metadata[BUDGET_KEY] == budget and "family" in p.metadata for p in partials)

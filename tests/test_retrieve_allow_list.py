@@ -98,3 +98,5 @@ def test_the_llm_meta_agent_shows_the_benchmarks_declared_keys_in_its_data_excer
     excerpt = meta.contract_for(parent)["samples"]["retrieve_task"]
     assert '"channel"' in excerpt and '"user"' in excerpt
     assert not any(f'"{key}"' in excerpt for key in SMUGGLED)
+    # The budget reaches retrieve in every evaluation, so the excerpt shows it too.
+    assert f'"{BUDGET_KEY}"' in excerpt and '"max_chars"' in excerpt

@@ -23,7 +23,8 @@ from automemo.cli.flags import (add_config_flags, add_sandbox_flag, add_source_f
                                 unsafe_confirmed)
 
 # What of a run's config an exam of its episodes uses: the backend is this machine's choice.
-RUN_SETTINGS = ("budget", "sandbox.limits", "search.exam_tasks", "embeddings")
+# The benchmark's name says which question-time keys its retrieve tasks may carry.
+RUN_SETTINGS = ("budget", "sandbox.limits", "search.exam_tasks", "embeddings", "benchmark.name")
 
 
 def register(sub) -> None:
@@ -110,13 +111,12 @@ def update_group(root: Path, given: str | None) -> str:
 
 
 def load_inputs(root: Path, update_group: str, retrieve_group: str, limit: int,
-                question_time_keys: frozenset[str] = frozenset()):
+                question_time_keys: frozenset[str] = frozenset(), budget: dict[str, Any] | None = None):
     """(episodes, partials) from an episode store folder, with errors naming the file. The
-    partials carry only what the contract lets a retrieve task carry (plus the benchmark's
-    `question_time_keys`), as in an evaluation: a folder of one's own may hold labels."""
-    import dataclasses
-
-    from automemo.contract import ContractError, EpisodeRecorder, PartialRecorder, retrieve_metadata
+    partials are what an evaluation hands `retrieve` (`contract.question_time_task`): only what
+    the contract lets a retrieve task carry, plus the benchmark's `question_time_keys` and the
+    run's `budget`: a folder of one's own may hold labels."""
+    from automemo.contract import ContractError, EpisodeRecorder, PartialRecorder, question_time_task
 
     def read(path: Path, cls):
         try:
@@ -140,9 +140,9 @@ def load_inputs(root: Path, update_group: str, retrieve_group: str, limit: int,
     dropped: set[str] = set()
     allowed = []
     for partial in partials:
-        kept, unknown = retrieve_metadata(partial.metadata, question_time_keys)
+        shown, unknown = question_time_task(partial, question_time_keys, budget)
         dropped.update(unknown)
-        allowed.append(dataclasses.replace(partial, metadata=kept))
+        allowed.append(shown)
     if dropped:
         print(f"note: retrieve metadata keys {', '.join(sorted(dropped))} are not what a retrieve task may "
               f"carry; dropped before retrieve, as an evaluation does", file=sys.stderr)
@@ -177,7 +177,7 @@ def run(args) -> int:
     root = store_root(args.episodes.resolve())
     group = update_group(root, args.update_group)
     episodes, partials = load_inputs(root, group, args.retrieve_group, config.search.exam_tasks,
-                                     _question_time_keys(config.benchmark.name))
+                                     _question_time_keys(config.benchmark.name), config.budget.to_dict())
 
     from automemo.assembly import AssemblyError, memo_services, open_sandbox
     from automemo.exam import quick_exam

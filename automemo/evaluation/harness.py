@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from automemo.benchmarks.base import Benchmark, Split, Task
 from automemo.benchmarks.splits import stratified_split
-from automemo.contract import BUDGET_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder, retrieve_metadata
+from automemo.contract import BUDGET_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder, question_time_task
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import evidence as evidence_io
 from automemo.evaluation.aggregate import summarize, usage_tokens
@@ -137,9 +137,9 @@ class Evaluator:
 
     def _with_contract_keys(self, partial: PartialRecorder, dropped: set[str]) -> PartialRecorder:
         declared = getattr(self.benchmark, "question_time_keys", frozenset())
-        kept, unknown = retrieve_metadata(partial.metadata, declared)
+        shown, unknown = question_time_task(partial, declared, self.config.budget.to_dict())
         dropped.update(unknown)
-        return dataclasses.replace(partial, metadata={**kept, BUDGET_KEY: self.config.budget.to_dict()})
+        return shown
 
     def _notice_dropped(self, dropped: set[str]) -> None:
         """One warning per key for the evaluator's life (a run's), not one per task or split."""

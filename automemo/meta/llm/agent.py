@@ -63,6 +63,7 @@ class LLMMetaAgent(MetaAgent):
         self.client = client
         self.config = config
         self.task_description = task_description
+        self.budget = budget
         self.contract = contract_context(budget, limits, benchmark=benchmark)
         self.image_roots = tuple(image_roots)
         self.seeds_dir = seeds_dir
@@ -123,7 +124,7 @@ class LLMMetaAgent(MetaAgent):
             except (FileNotFoundError, ValueError, KeyError):
                 retrieve_episode = None
         samples = data_samples(self.image_roots, retrieve_episode, self.config.llm.sample_chars,
-                               self.question_time_keys)
+                               self.question_time_keys, self.budget.to_dict())
         return {**self.contract, "samples": samples}
 
     def seed_inspirations(self, context: GenerationContext) -> list[tuple[str, str]]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Collection, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
-from automemo.contract import EpisodeRecorder, PartialRecorder, retrieve_metadata
+from automemo.contract import EpisodeRecorder, PartialRecorder, question_time_task
 
 _FIELD_CHARS = 300
 _STEPS = 3
@@ -45,13 +45,13 @@ def episode_excerpt(episode: EpisodeRecorder, limit: int) -> str:
     return _dump({k: (v if k == "steps" else _clip(v)) for k, v in data.items()}, limit)
 
 
-def task_excerpt(task: PartialRecorder, limit: int, question_time_keys: Collection[str] = ()) -> str:
-    """A retrieve task as JSON, with only the metadata the contract lets `retrieve` see (the
-    harness keeps the rest from it; an excerpt must not teach it): `question_time_keys` are the
-    benchmark's own additions to the contract's allow-list."""
-    data = task.to_dict()
-    data["metadata"] = retrieve_metadata(data.get("metadata") or {}, question_time_keys)[0]
-    return _dump(_clip(data), limit)
+def task_excerpt(task: PartialRecorder, limit: int, question_time_keys: Collection[str] = (),
+                 budget: Mapping[str, Any] | None = None) -> str:
+    """A retrieve task as JSON, exactly as the harness hands it to `retrieve`
+    (`contract.question_time_task`: an excerpt must not teach what retrieve never sees):
+    `question_time_keys` are the benchmark's own additions to the contract's allow-list, `budget`
+    the run's retrieval budget."""
+    return _dump(_clip(question_time_task(task, question_time_keys, budget)[0].to_dict()), limit)
 
 
 def first_update_episode(store_roots: Sequence[Path]) -> EpisodeRecorder | None:
@@ -71,11 +71,12 @@ def first_update_episode(store_roots: Sequence[Path]) -> EpisodeRecorder | None:
 
 
 def data_samples(store_roots: Sequence[Path], retrieve_episode: EpisodeRecorder | None,
-                 limit: int, question_time_keys: Collection[str] = ()) -> dict[str, str]:
+                 limit: int, question_time_keys: Collection[str] = (),
+                 budget: Mapping[str, Any] | None = None) -> dict[str, str]:
     """{"update_episode": ..., "retrieve_task": ...}, each "" when there is nothing to show."""
     update = first_update_episode(store_roots)
     return {
         "update_episode": episode_excerpt(update, limit) if update is not None else "",
-        "retrieve_task": task_excerpt(retrieve_episode.partial(), limit, question_time_keys)
+        "retrieve_task": task_excerpt(retrieve_episode.partial(), limit, question_time_keys, budget)
         if retrieve_episode else "",
     }
