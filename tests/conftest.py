@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from automemo.testing.fakellm import FakeLLM
+from automemo.bench.stand_ins.fakellm import FakeLLM
 
 
 @pytest.fixture
 def fake_llm():
-    """A started OpenAI-compatible fake server on 127.0.0.1 (see automemo.testing.fakellm); stopped after."""
+    """A started OpenAI-compatible fake server on 127.0.0.1 (see automemo.bench.stand_ins.fakellm); stopped after."""
     with FakeLLM() as server:
         yield server
 

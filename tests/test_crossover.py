@@ -77,7 +77,7 @@ def test_the_child_runs_both_parents_and_fuses_their_evidence():
 
 @pytest.mark.bwrap
 def test_a_crossover_of_two_real_seeds_passes_the_quick_exam():
-    from automemo.testing import EXAMPLE_EPISODES_DIR
+    from automemo.paths import EXAMPLE_EPISODES_DIR
 
     store = EXAMPLE_EPISODES_DIR
     episodes, partials = load_inputs(store, "update", "retrieve", 5)

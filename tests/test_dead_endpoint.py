@@ -9,7 +9,7 @@ import itertools
 import json
 import socket
 
-from automemo.testing.fakellm import FakeLLM
+from automemo.bench.stand_ins.fakellm import FakeLLM
 from automemo.paths import SEEDS_DIR
 from automemo.runs import RunDir
 from tests.searchtools import run_search, write_config

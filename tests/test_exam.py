@@ -11,7 +11,7 @@ import pytest
 
 from automemo.cli import main
 from automemo.cli.exam_cmd import load_inputs
-from automemo.testing import EXAMPLE_EPISODES_DIR
+from automemo.paths import EXAMPLE_EPISODES_DIR
 from automemo.contract import Budget
 from automemo.exam import CHECKS, ExamReport, quick_exam
 from automemo.llm import BudgetExceeded, LLMClient, LLMConfig, RoleConfig, user_message

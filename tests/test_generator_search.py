@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from automemo.cli.exam_cmd import load_inputs
-from automemo.testing import EXAMPLE_EPISODES_DIR
+from automemo.paths import EXAMPLE_EPISODES_DIR
 from automemo.exam import CHECKS, quick_exam
 from automemo.meta.offline.moves import STARTERS
 from automemo.meta.source.recipe import Pipeline, Recipe, parse_recipe, render_recipe

@@ -150,25 +150,25 @@ def test_named_layer_rules():
     assert not edges["interaction"] & {"agents", "benchmarks", "evaluation"}
 
 
-# The runtime package holds runtime code only: test doubles and bench fixtures live in
-# automemo.testing, which the benchmark commands may import and nothing a search runs may.
-TESTING_IMPORTERS = {"bench"}
+# The runtime package holds runtime code only. What the benches run in place of a real part
+# (automemo.bench.stand_ins) belongs to the benches: nothing outside `bench` imports `bench`
+# except the command line that registers its commands.
+BENCH_IMPORTERS = {"cli"}  # automemo.cli.bench_cmd loads automemo.bench.<name> by name
 
 
-def importers_of_testing(edges: dict[str, set[str]]) -> set[str]:
-    """Top-level modules outside `testing` that import `automemo.testing` and are not allowed to."""
-    return {a for a, targets in edges.items() if "testing" in targets} - TESTING_IMPORTERS - {"testing"}
+def importers_of_bench(edges: dict[str, set[str]]) -> set[str]:
+    """Top-level modules outside `bench` that import `automemo.bench` and are not allowed to."""
+    return {a for a, targets in edges.items() if "bench" in targets} - BENCH_IMPORTERS - {"bench"}
 
 
-def test_only_the_benches_import_the_test_doubles():
-    assert importers_of_testing(import_graph()) == set(), \
-        "automemo.testing (test doubles and bench fixtures) is imported outside automemo.bench"
+def test_only_the_command_line_imports_the_benches_and_their_stand_ins():
+    assert importers_of_bench(import_graph()) == set(), \
+        "automemo.bench (benches and their stand-ins) is imported outside automemo.bench and automemo.cli"
 
 
-def test_the_testing_rule_finds_a_runtime_importer():
-    edges = {"bench": {"testing", "search"}, "search": {"testing", "runs"},
-             "testing": {"search", "llm"}, "cli": {"search"}}
-    assert importers_of_testing(edges) == {"search"}
+def test_the_bench_rule_finds_a_runtime_importer():
+    edges = {"bench": {"search"}, "search": {"bench", "runs"}, "cli": {"bench", "search"}}
+    assert importers_of_bench(edges) == {"search"}
 
 
 def test_the_graph_sees_real_imports():
@@ -180,4 +180,4 @@ def test_the_graph_sees_real_imports():
     modules = module_graph()
     assert "automemo.search.scheduler" in modules["automemo.search.loop"]
     assert "automemo.llm.budget" in modules["automemo.llm.client"]
-    assert "testing" in edges["bench"]
+    assert "automemo.bench.stand_ins.fakellm" in modules["automemo.bench.cost"]

@@ -11,7 +11,7 @@ import pytest
 
 from automemo.cli import build_parser, main
 from automemo.resolution import Layer, resolve
-from automemo.testing import EXAMPLE_EPISODES_DIR
+from automemo.paths import EXAMPLE_EPISODES_DIR
 
 KEY = "budget.max_chars"
 

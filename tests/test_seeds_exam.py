@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from automemo.cli.exam_cmd import load_inputs
-from automemo.testing import EXAMPLE_EPISODES_DIR
+from automemo.paths import EXAMPLE_EPISODES_DIR
 from automemo.exam import CHECKS, quick_exam
 from automemo.meta.source.tunables import parse_tunables
 from automemo.paths import SEEDS_DIR

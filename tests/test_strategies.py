@@ -12,7 +12,7 @@ from automemo.bench.landscape_search import run_landscape_search
 from automemo.configtools import ConfigError
 from automemo.search import policy
 from automemo.search.config import SearchConfig
-from automemo.testing.landscape import Landscape
+from automemo.bench.stand_ins.landscape import Landscape
 from automemo.search.policy import NodeStats, TreeStats
 from automemo.search.strategies import (
     AlmaStrategy, GreedyStrategy, RandomStrategy, best_mean, select_final, strategy_for,

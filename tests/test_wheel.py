@@ -89,7 +89,7 @@ def test_the_wheel_carries_the_assets_and_the_venv_imports_it(venv):
         assert shipped in names
     # The embedded real example: all ten scenario files, found by name from the installed package.
     assert sum(n.startswith("automemo/data/mem-gallery-sample/") and n.endswith(".json") for n in names) == 10
-    assert any(n.startswith("automemo/testing/episodes/episodes/update/") for n in names)
+    assert any(n.startswith("automemo/data/example-episodes/episodes/update/") for n in names)
     # Every module of the package is in the wheel: one missing would be imported silently from
     # the machine's editable install (its finder sits on the venv's path via the system site).
     modules = {p.relative_to(CHECKOUT).as_posix() for p in (CHECKOUT / "automemo").rglob("*.py")}
@@ -122,7 +122,7 @@ def test_exam_of_a_seed_on_the_shipped_episodes(venv):
     paths = json.loads(_python(venv, """
         import json
         from automemo.paths import seed_path
-        from automemo.testing import EXAMPLE_EPISODES_DIR
+        from automemo.paths import EXAMPLE_EPISODES_DIR
         print(json.dumps([str(seed_path("no_memory")), str(EXAMPLE_EPISODES_DIR)]))
     """))
     report = json.loads(_check([venv.automemo, "exam", paths[0], "--episodes", paths[1], "--json"],

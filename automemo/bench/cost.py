@@ -7,7 +7,7 @@ For each program (default: the seeds no_memory, bm25_rag and murag, and fill_bud
 whose payload fills the retrieval budget, as a search's child may) it scores the search's
 validation questions (the train split) of `memgallery` on the embedded sample in QA mode with
 the LLM judge, agent and judge both served by the project's fake OpenAI-compatible server
-(automemo.testing.fakellm), and reads the token ledger: calls per role and prompt tokens per
+(automemo.bench.stand_ins.fakellm), and reads the token ledger: calls per role and prompt tokens per
 call. The fake counts prompt tokens as a server's tokenizer roughly would, one per 4 characters
 of the text it is sent (images are not counted: the embedded sample has none). Its answers are
 fixed short texts, so completion tokens are not measured; the projection takes them from
@@ -104,7 +104,7 @@ def _measure(seed: str, args) -> tuple[int, tuple[int, int, int], tuple[int, int
     from automemo.llm import Ledger
     from automemo.paths import list_seeds
     from automemo.resolution import load_run_config
-    from automemo.testing.fakellm import FakeLLM
+    from automemo.bench.stand_ins.fakellm import FakeLLM
 
     source = FILLING_SOURCE if seed == FILLING else next(p.read_text() for p in list_seeds() if p.stem == seed)
     with FakeLLM() as fake, tempfile.TemporaryDirectory(prefix="qa-cost-") as tmp:

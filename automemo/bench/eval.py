@@ -3,7 +3,7 @@
 Mini-Gallery in QA mode (the MuRAG seed in the chosen sandbox, real MiniLM embeddings, the
 fixed visual agent), or a built-in fact-lookup benchmark (`--benchmark facts`: a trivial program,
 an agent making several calls per episode), with the agent asking a real OpenAI-compatible server
-(`automemo.testing.fakellm.FakeLLM`) that answers after a fixed latency. The same evaluation runs at
+(`automemo.bench.stand_ins.fakellm.FakeLLM`) that answers after a fixed latency. The same evaluation runs at
 concurrency 1 and at concurrency N; the figures are
 
 - speed-up: wall time at 1 / wall time at N (target: >= 6x at N = 8), for the whole evaluation
@@ -139,7 +139,7 @@ def run(args) -> int:
 
     from automemo.cli import UserError
     from automemo.episode_store import EpisodeStore
-    from automemo.testing.fakellm import FakeLLM
+    from automemo.bench.stand_ins.fakellm import FakeLLM
     from automemo.llm import Ledger, RoleConfig
     from automemo.assembly import AssemblyError, open_sandbox
 

@@ -146,7 +146,7 @@ def run(args) -> int:
     from rich.table import Table
 
     from automemo.cli import UserError
-    from automemo.testing.fakellm import FakeLLM
+    from automemo.bench.stand_ins.fakellm import FakeLLM
     from automemo.paths import SEEDS_DIR, list_seeds
 
     names = [n.strip() for n in args.parents.split(",") if n.strip()]

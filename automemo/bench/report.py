@@ -32,7 +32,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from automemo.testing.synthetic_run import write_synthetic_run
+    from automemo.bench.stand_ins.synthetic_run import write_synthetic_run
     from automemo.report.build import build_report, report_size
 
     if not Path(CHROMIUM).exists():

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from automemo.paths import seed_path
-from automemo.testing import EXAMPLE_EPISODES_DIR
+from automemo.paths import EXAMPLE_EPISODES_DIR
 
 TARGETS_S = {  # (open, round trip) targets per backend; None = reference only
     "docker": (1.0, 0.010),

@@ -140,8 +140,8 @@ def _search_table(args, console):
 
     from automemo.bench.landscape_search import regrets, run_landscape_search
     from automemo.evaluation.progress import track
-    from automemo.testing.fakellm import FakeLLM
-    from automemo.testing.landscape import Landscape
+    from automemo.bench.stand_ins.fakellm import FakeLLM
+    from automemo.bench.stand_ins.landscape import Landscape
 
     defaults = Landscape()
     walls = {}
@@ -191,7 +191,7 @@ def _meta_table(args, console):
     from rich.table import Table
 
     from automemo.bench.landscape_search import run_landscape_search
-    from automemo.testing.fakellm import FakeLLM
+    from automemo.bench.stand_ins.fakellm import FakeLLM
 
     outcomes = {}
     with FakeLLM() as fake, tempfile.TemporaryDirectory(prefix="automemo-bench-scale-") as tmp:

@@ -48,7 +48,7 @@ def run(args) -> int:
     from automemo.cli import UserError
     from automemo.config import run_config_to_dict
     from automemo.resolution import load_run_config
-    from automemo.testing.fakellm import FakeLLM
+    from automemo.bench.stand_ins.fakellm import FakeLLM
     from automemo.paths import seed_path
     from automemo.runs import RunDir
     from automemo.assembly import build_search

@@ -49,7 +49,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from automemo.bench.seeds import synthetic_episode
-    from automemo.testing.serve_export import write_export
+    from automemo.bench.stand_ins.serve_export import write_export
     from automemo.paths import SEEDS_DIR
 
     args.sandbox = sandbox_choice(args)  # the old spelling folded in

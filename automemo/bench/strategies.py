@@ -1,7 +1,7 @@
 """`automemo bench strategies`: the search strategies at equal budget (same steps).
 
 Two measurements per strategy (`tree`, `alma`, `greedy`, `random`):
-- simulated landscapes (`automemo.testing.landscape`), `--seeds` of them per noise level: the true
+- simulated landscapes (`automemo.bench.stand_ins.landscape`), `--seeds` of them per noise level: the true
   quality of the final selection, its regret (the best true quality any strategy found on that
   landscape minus the selection's), the selection's own regret (best true quality in its own
   tree minus the selection's), and the meta agent's calls and tokens. The whole search runs for
@@ -55,7 +55,7 @@ def _mean_se(values: Sequence[float]) -> tuple[float, float]:
 def landscape_rows(strategies: Sequence[str], seeds: int, steps: int, noise: float, *,
                    spread: float, gain: float, failure_rate: float, progress=None) -> list[dict[str, Any]]:
     from automemo.bench.landscape_search import regrets, run_landscape_search
-    from automemo.testing.fakellm import FakeLLM
+    from automemo.bench.stand_ins.fakellm import FakeLLM
 
     outcomes = []
     with FakeLLM() as fake:

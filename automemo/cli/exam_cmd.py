@@ -106,7 +106,7 @@ def update_group(root: Path, given: str | None) -> str:
         f"{wanted}: the update episodes to examine on are not clear in {root / 'episodes'}; "
         + (f"its groups are: {', '.join(groups)}; pass one with --update-group NAME" if groups
            else "it has no episode groups (expected EpisodeRecorder JSON files in DIR/episodes/<group>/; "
-                "see the package's example store automemo/testing/episodes/ for the layout, or pass a run directory)")
+                "see the package's example store automemo/data/example-episodes/ for the layout, or pass a run directory)")
     )
 
 
@@ -129,7 +129,7 @@ def load_inputs(root: Path, update_group: str, retrieve_group: str, limit: int,
     if not files:
         raise UserError(
             f"no update episodes in {update_dir}: expected EpisodeRecorder JSON files in "
-            f"DIR/episodes/{update_group}/ (see the package's example store automemo/testing/episodes/ for the layout)"
+            f"DIR/episodes/{update_group}/ (see the package's example store automemo/data/example-episodes/ for the layout)"
         )
     episodes = [read(p, EpisodeRecorder) for p in files[:limit]]
     retrieve_files = sorted((root / "episodes" / retrieve_group).glob("*.json"))
