@@ -18,7 +18,7 @@ from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta.llm.analysis import FEEDBACK_SCHEMA
 from automemo.meta.base import Improvement
 from automemo.meta.config import MetaConfig
-from automemo.meta.evidence import clip, select_evidence
+from automemo.meta.evidence_excerpts import clip, select_evidence
 from automemo.meta.llm.prompts import TEMPLATES, contract_context, improvements_context, render_meta
 from automemo.prompting import render
 

@@ -16,7 +16,7 @@ from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta import build_meta_agent
 from automemo.meta.base import ParentView
 from automemo.meta.context import GenerationContext
-from automemo.meta.diagnosis import rule_based_diagnosis
+from automemo.meta.rule_diagnosis import rule_based_diagnosis
 from automemo.runs import RunDir
 from automemo.toolkit.embedding import EmbeddingConfig
 

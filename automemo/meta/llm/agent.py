@@ -27,7 +27,7 @@ from automemo.meta.llm.codeblock import check_program, extract_program, extract_
 from automemo.meta.llm.compact import profile_for
 from automemo.meta.llm.conversation import MetaConversation, PromptTooLong
 from automemo.meta.llm.edits import EditError, edited
-from automemo.meta.llm.fitting import TRIMS, PromptRoom, Trim, estimate_prompt_tokens, fit, prompt_room
+from automemo.meta.llm.prompt_trimming import TRIMS, PromptRoom, Trim, estimate_prompt_tokens, fit, prompt_room
 from automemo.meta.llm.profiles import PROFILES, PromptProfile
 from automemo.meta.llm.prompts import contract_context, render_meta
 from automemo.meta.llm.samples import data_samples

@@ -21,12 +21,12 @@ from automemo.llm import assistant_message, system_message, user_message
 from automemo.meta.base import Proposal
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import GenerationContext, ParentView, ParsedSource, RepairContext
-from automemo.meta.diagnosis import rule_based_diagnosis
-from automemo.meta.evidence import clip, select_evidence
+from automemo.meta.rule_diagnosis import rule_based_diagnosis
+from automemo.meta.evidence_excerpts import clip, select_evidence
 from automemo.meta.llm.analysis import FEEDBACK_SCHEMA, analyse, analysis_messages
 from automemo.meta.llm.compact import example_edit, shown_source, tunable_lines, weak_spots
 from automemo.meta.llm.conversation import MetaConversation, PromptTooLong, UnusableReply
-from automemo.meta.llm.fitting import TRIMS, Trim, estimate_prompt_tokens
+from automemo.meta.llm.prompt_trimming import TRIMS, Trim, estimate_prompt_tokens
 from automemo.meta.llm.prompts import (helpers_context, improvements_context, inspirations_context, memolib_api,
                                        render_meta, siblings_context)
 

@@ -28,7 +28,7 @@ from automemo.meta.base import MetaAgent, MetaError, Proposal
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import GenerationContext, ParsedSource, RepairContext, ScoredProgram
 from automemo.meta.offline.crossover import best_partner, complement, crossover_source, routable, routes
-from automemo.meta.diagnosis import rule_based_diagnosis
+from automemo.meta.rule_diagnosis import rule_based_diagnosis
 from automemo.meta.offline.generator import CompositionalGenerator, RouterFit, StructuralMove, TrainQuestions
 from automemo.meta.source.recipe import Recipe, render_recipe
 from automemo.meta.source.tunables import apply, can_move, perturb_value

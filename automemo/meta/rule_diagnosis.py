@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from automemo.contract import Budget
 from automemo.meta.context import ParentView, weak_types
 from automemo.meta.config import MetaConfig
-from automemo.meta.evidence import Trajectory, select_evidence
+from automemo.meta.evidence_excerpts import Trajectory, select_evidence
 
 _EMPTY = "(empty payload"
 
