@@ -21,6 +21,7 @@ evidence; an answer session id that is not in the haystack is a dropped clue.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 import sys
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ FORMAT = ("a LongMemEval file (longmemeval_s / _m / _oracle): a list of {questio
           "question, answer, question_date, haystack_session_ids, haystack_dates, haystack_sessions, "
           "answer_session_ids}")
 ABSTENTION_SUFFIX = "_abs"
+DESCRIBED_DROPS = 20  # dropped parts listed in describe() (all are counted; all are said when read)
 _DATE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\((\w+)\))?\s*(?:(\d{1,2}):(\d{2}))?")
 
 
@@ -243,6 +245,12 @@ class LongMemEval(ConversationBenchmark):
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()
+        # Hundreds of questions, each its own conversation: the split's question ids as a count
+        # and a digest (what the update collection is keyed by), the dropped parts as the first
+        # few, so that the record and the meta agent's task description stay short.
+        out["conversations"] = {name: {"questions": len(ids), "digest": hashlib.sha256(
+            "\n".join(sorted(ids)).encode()).hexdigest()[:16]} for name, ids in out["conversations"].items()}
+        out["dropped"]["items"] = out["dropped"]["items"][:DESCRIBED_DROPS]
         if self.options.mode == "retrieval":
             out["metrics"] += (", session_recall_any@5/10, session_recall_all@5/10, turn_recall_any@5/10, "
                                "turn_recall_all@5/10 (LongMemEval's official; abstention questions left out)")
