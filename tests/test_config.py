@@ -60,11 +60,11 @@ def test_default_toml_names_every_key_a_benchmark_overrides():
 
     expected = {key: [f"# benchmark default: {value} on {', '.join(names)}" for value, names in by_value.items()]
                 for key, by_value in benchmark_overrides().items()}
-    assert expected["search.kappa"] == ["# benchmark default: 0.0 on locomo, memgallery, minigallery"]
+    assert expected["search.kappa"] == ["# benchmark default: 0.0 on locomo, longmemeval, memgallery, minigallery"]
     assert _benchmark_notes() == expected
 
 
-@pytest.mark.parametrize("preset", ["minigallery", "miniwob", "memgallery-sample", "default"])
+@pytest.mark.parametrize("preset", ["minigallery", "miniwob", "memgallery-sample", "longmemeval", "default"])
 def test_presets_load(preset):
     config = load_run_config(preset)
     assert config.search.steps == 20
@@ -79,7 +79,7 @@ def _without(data, key):
     return {**data, head: _without(data[head], rest)}
 
 
-@pytest.mark.parametrize("preset", ["minigallery", "miniwob", "memgallery-sample"])
+@pytest.mark.parametrize("preset", ["minigallery", "miniwob", "memgallery-sample", "longmemeval"])
 def test_presets_do_not_repeat_a_default_or_their_benchmarks_defaults(preset):
     from automemo.resolution import Layer, preset_layer, resolve
 

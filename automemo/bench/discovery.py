@@ -43,6 +43,7 @@ from automemo.bench.question_budget import (check_fraction, compare, fraction_la
                                             render_comparison, run_questions_scored)
 from automemo.bench.seeds import TARGET_MS
 from automemo.bench.strategies import _mean_se
+from automemo.benchmarks.conversation.longmemeval_metrics import PREFIXES as LONGMEMEVAL_FIGURES
 from automemo.paths import list_seeds
 from automemo.cli.flags import add_sandbox_flag, sandbox_choice, unsafe_confirmed
 
@@ -176,7 +177,7 @@ class TestScores:
         return self._cache[key]
 
 
-PUBLISHED = ("session_hit@", "locomo_recall@")
+PUBLISHED = ("session_hit@", "locomo_recall@", *LONGMEMEVAL_FIGURES)
 """Metric name prefixes of the figures published benchmarks quote (docs/benchmarks.md)."""
 
 

@@ -29,6 +29,11 @@ REGISTRY: dict[str, tuple[str, str]] = {
         "automemo.benchmarks.conversation.locomo:LoCoMo",
         "the LoCoMo release from a local locomo10.json (--option path=FILE); retrieval or QA scoring",
     ),
+    "longmemeval": (
+        "automemo.benchmarks.conversation.longmemeval:LongMemEval",
+        "LongMemEval from a local longmemeval_s/_m/_oracle JSON (--option path=FILE); each question its own "
+        "memory; retrieval (official session/turn recall) or QA scoring",
+    ),
     "miniwob": (
         "automemo.benchmarks.miniwob:MiniWoB",
         "MiniWoB++ web tasks in headless Debian chromium; environment reward (offline)",

@@ -26,6 +26,8 @@ BENCHES = {
             "the ledger), and a search's cost projected with and without a question budget",
     "discovery": "the search's selection on test against every seed, best-of-seeds, random and greedy "
                  "search at equal steps, and --parallel K at equal wall-clock, on one benchmark",
+    "transfer": "a run's selection and its best hand design scored on another benchmark's test split, "
+                "with the paired difference (--from RUN --benchmark B)",
 }
 
 

@@ -128,7 +128,7 @@ def add_source_flags(p: argparse.ArgumentParser, *, preset: bool = True) -> None
     """--preset and --config: the layers under the flags."""
     if preset:
         p.add_argument("--preset", metavar="NAME",
-                       help="a preset under automemo/presets (minigallery, miniwob, memgallery-sample; "
+                       help="a preset under automemo/presets (minigallery, miniwob, memgallery-sample, longmemeval; "
                             "default: none)")
     p.add_argument("--config", type=Path, metavar="FILE",
                    help="a TOML config (keys as in automemo/presets/default.toml); flags override it")

@@ -136,6 +136,10 @@ def render(table: ResultsTable, console: Any = None) -> None:
     render_breakdown(table, console)
 
 
+BREAKDOWN_COLUMNS = 4
+"""Figures per by-category table: four fit 80 columns beside a long category name."""
+
+
 def render_breakdown(table: ResultsTable, console: Any) -> None:
     """Every metric per category and over all questions, with and without the adversarial
     category: the figures published benchmarks quote (docs/benchmarks.md says which is which)."""
@@ -148,15 +152,18 @@ def render_breakdown(table: ResultsTable, console: Any) -> None:
         return
     # One repeat: the means alone, so that the table fits a terminal.
     show = (lambda stat: stat.show()) if table.repeats > 1 else (lambda stat: f"{stat.mean:.3f}")
-    out = Table(title="by category: each figure over the questions that have it"
-                      + (" (mean ± std over repeats)" if table.repeats > 1 else ""),
-                show_header=True, header_style="bold")
-    out.add_column("category", no_wrap=True)
-    out.add_column("n", justify="right")
-    for m in metrics:
-        out.add_column(m.replace("_", " "), justify="right")  # a header that may wrap: it fits 80 columns
-    for name, row in table.breakdown.items():
-        size = row.get("questions")
-        out.add_row(name, f"{size.mean:.0f}" if size else "—",
-                    *[show(row[m]) if m in row else "—" for m in metrics])
-    console.print(out)
+    title = "by category: each figure over the questions that have it" + (
+        " (mean ± std over repeats)" if table.repeats > 1 else "")
+    # At most BREAKDOWN_COLUMNS figures per table, so that it fits 80 columns (LongMemEval scores 13).
+    for start in range(0, len(metrics), BREAKDOWN_COLUMNS):
+        shown = metrics[start:start + BREAKDOWN_COLUMNS]
+        out = Table(title=title if start == 0 else None, show_header=True, header_style="bold")
+        out.add_column("category", no_wrap=True)
+        out.add_column("n", justify="right")
+        for m in shown:
+            out.add_column(m.replace("_", " "), justify="right")  # a header that may wrap: it fits 80 columns
+        for name, row in table.breakdown.items():
+            size = row.get("questions")
+            out.add_row(name, f"{size.mean:.0f}" if size else "—",
+                        *[show(row[m]) if m in row else "—" for m in shown])
+        console.print(out)

@@ -62,3 +62,17 @@ class AnswerJudge(_LLMJudge):
         mode = "answer" if qtype is None else "conversation"
         text = render("judge", mode=mode, question=question, gold=gold, answer=answer, qtype=qtype or "")
         return self._ask(text, (), node, "judge-answer")
+
+
+class LongMemEvalJudge(_LLMJudge):
+    """LongMemEval's per-type judge instructions (`prompts/judge_longmemeval.j2`): off-by-one day
+    counts pass on temporal reasoning, an updated answer passes on knowledge updates, preference
+    questions are judged against a rubric, abstention questions on whether the answer declines."""
+
+    def judge(self, question: str, gold: str, answer: str, *, qtype: str, abstention: bool = False,
+              node: Any = None) -> tuple[bool, str]:
+        if not abstention and normalize_answer(answer) == normalize_answer(gold):
+            return True, "exact match with the reference"
+        text = render("judge_longmemeval", question=question, gold=gold, answer=answer, qtype=qtype,
+                      abstention=abstention)
+        return self._ask(text, (), node, "judge-answer")

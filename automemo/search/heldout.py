@@ -16,12 +16,12 @@ from typing import Any, Mapping
 from automemo.search.view import RunView
 
 
-def _scores(result: Any) -> dict[str, float]:
+def task_scores(result: Any) -> dict[str, float]:
     """Task id -> score of the tasks that count (as the search's own means are made)."""
     return {t.task_id: float(t.score) for t in result.tasks if t.counted and not t.excluded}
 
 
-def _paired(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
+def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
     shared = sorted(set(a) & set(b))
     diffs = [a[t] - b[t] for t in shared]
     if not diffs:
@@ -47,15 +47,15 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
     for role, node_id in roles.items():
         if node_id not in scores:  # the kept hand design is the selection: scored once
             result = evaluator.evaluate(view.run.program_source(node_id), split="test")
-            scores[node_id], means[node_id] = _scores(result), float(result.mean)
+            scores[node_id], means[node_id] = task_scores(result), float(result.mean)
         programs[role] = {"node_id": node_id, "summary": view.node(node_id).summary,
                           "validation": view.node(node_id).mean, "test": means[node_id]}
     out: dict[str, Any] = {"kept_hand_design": chosen == bar, "programs": programs,
                            "questions": len(scores[chosen])}
     if chosen != bar:
-        out["selection_vs_hand_design"] = _paired(scores[chosen], scores[bar])
+        out["selection_vs_hand_design"] = paired_difference(scores[chosen], scores[bar])
     elif rival is not None:
-        out["best_candidate_vs_hand_design"] = _paired(scores[rival], scores[bar])
+        out["best_candidate_vs_hand_design"] = paired_difference(scores[rival], scores[bar])
     return out
 
 

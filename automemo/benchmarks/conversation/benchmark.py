@@ -20,7 +20,7 @@ from automemo.benchmarks.base import RETRIEVAL_SEARCH_DEFAULTS, Benchmark, Split
 from automemo.benchmarks.conversation.model import Conversations, Question, Session, TurnImage
 from automemo.benchmarks.evidence_score import evidence_score
 from automemo.benchmarks.splits import stratified_split
-from automemo.contract import EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder, Step
+from automemo.contract import TIME_KEY, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder, Step
 from automemo.episode_store import EpisodeStore
 from automemo.interaction import answers
 from automemo.paths import shipped_data
@@ -107,6 +107,11 @@ class ConversationBenchmark(Benchmark):
                 "; ..." if len(repaired) > 5 else "")
             print(f"{self.name}: read {len(repaired)} joined or misspelled gold clue(s) as the turns they name "
                   f"({self.data.source}): {shown}", file=sys.stderr)
+        if self.data.dropped:
+            dropped = self.data.dropped
+            shown = "; ".join(f"{d.where}: {d.what}" for d in dropped[:5]) + ("; ..." if len(dropped) > 5 else "")
+            print(f"{self.name}: left out {len(dropped)} unusable part(s) of the release ({self.data.source}): "
+                  f"{shown}", file=sys.stderr)
         self._sessions = {s.session_id: s for s in self.data.sessions}
         self._questions = {q.question_id: q for q in self.data.questions}
         # Turn ref -> its session, for session-level figures; scoring only (labels stay on the host).
@@ -196,7 +201,9 @@ class ConversationBenchmark(Benchmark):
         return PartialRecorder(
             task_id=q.question_id, benchmark=self.name, instruction=task.instruction,
             task_images=tuple(self._put(q.images, store)),
-            metadata={"user": q.scope},  # the question type stays on the Task: retrieve never sees a label
+            # The question type stays on the Task: retrieve never sees a label. Its date, where the
+            # release gives one (LongMemEval's question_date), is known when it is asked.
+            metadata={"user": q.scope, **({TIME_KEY: q.date} if q.date else {})},
         )
 
     def run_episode(self, task: Task, agent: Any, payload: MemoryPayload | None, store: EpisodeStore) -> EpisodeRecorder:
@@ -214,9 +221,7 @@ class ConversationBenchmark(Benchmark):
         answer = agent.answer(partial, payload, store)
         gold = task.data["answer"]
         if self.options.judge == "llm":
-            from automemo.interaction.judges import AnswerJudge
-
-            verdict, feedback = AnswerJudge(self.llm).judge(task.instruction, gold, answer.text, qtype=task.category)
+            verdict, feedback = self._judge(task, answer.text)
             reward = float(verdict)
         else:
             reward = self._answer_f1(task, answer.text)
@@ -225,6 +230,13 @@ class ConversationBenchmark(Benchmark):
                                success=bool(verdict), judge_feedback=feedback, usage=answer.usage)
 
     # scoring ---------------------------------------------------------------------------------
+
+    def _judge(self, task: Task, answer: str) -> tuple[bool, str]:
+        """The LLM judge's verdict on `answer` (qa mode, judge = "llm"); a release with judge
+        instructions of its own overrides it."""
+        from automemo.interaction.judges import AnswerJudge
+
+        return AnswerJudge(self.llm).judge(task.instruction, task.data["answer"], answer, qtype=task.category)
 
     def _retrieval_score(self, task: Task, payload: MemoryPayload | None) -> TaskScore:
         return evidence_score(payload, task.data["clues"], self.options.k, self.data.aliases,
@@ -262,6 +274,8 @@ class ConversationBenchmark(Benchmark):
             "images": {"total": self.data.images_total, "missing": self.data.images_missing},
             "dropped_clues": {"source": self.data.source, "count": len(self.data.dropped_clues),
                               "items": [f"{d.where}: {d.clue}" for d in self.data.dropped_clues]},
+            "dropped": {"count": len(self.data.dropped),
+                        "items": [f"{d.where}: {d.what}" for d in self.data.dropped]},
             "repaired_clues": {"count": len(self.data.repaired_clues),
                                "items": [f"{r.where}: {r.clue} -> {' '.join(r.read_as)}"
                                          for r in self.data.repaired_clues]},

@@ -50,6 +50,15 @@ class RepairedClue:
 
 
 @dataclass(frozen=True)
+class DroppedItem:
+    """A part of a release a reader left out because it cannot be used as published (LongMemEval's
+    empty sessions, turns without text, questions without a haystack), said once when read."""
+
+    where: str               # the file and item, e.g. "longmemeval_s.json: question[3] (q7): session 2"
+    what: str                # what was left out and why, e.g. "an empty session (no turns)"
+
+
+@dataclass(frozen=True)
 class TurnImage:
     image_id: str            # qualified, e.g. "alice/D1:IMG_001"
     file: Path | None        # a real image file; None when it is missing or a git-LFS pointer
@@ -82,6 +91,7 @@ class Question:
     clues: tuple[str, ...]   # qualified refs; a refusal question keeps what the release cites (LoCoMo cat 5)
     refusal: bool = False
     images: tuple[TurnImage, ...] = ()
+    date: str = ""           # when it is asked (LongMemEval's question_date): known at question time
 
 
 @dataclass(frozen=True)
@@ -99,3 +109,4 @@ class Conversations:
     aliases: dict[str, tuple[str, ...]]  # cited id -> refs it stands for (an image id -> its round)
     dropped_clues: tuple[DroppedClue, ...] = ()  # clues naming no turn, left out (unknown_clues = "drop")
     repaired_clues: tuple[RepairedClue, ...] = ()  # joined or misspelled clues read as the turns they name
+    dropped: tuple[DroppedItem, ...] = ()  # sessions, turns or questions left out as unusable

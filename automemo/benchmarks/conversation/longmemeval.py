@@ -1,0 +1,257 @@
+"""LongMemEval (Wu et al., ICLR 2025), read from its published `longmemeval_s`, `_m` or `_oracle`
+JSON file: a list of questions, each with its own haystack.
+
+A question holds `question_id` (`..._abs` for an abstention question, whose answer was never
+given), `question_type`, `question`, `answer`, `question_date` ("2023/05/20 (Sat) 02:21"),
+`haystack_session_ids`, `haystack_dates` and `haystack_sessions` (lists of turns `{role, content,
+has_answer?}`), and `answer_session_ids`.
+
+Each question is its own memory (its own user, `scope` = its id): its update episodes are its
+haystack's sessions in date order, one step per turn, cited as `"<question>/<session>:<turn>"`
+(turns numbered from 1 as released); then its one question is asked, with its date as the
+retrieve task's time. Splits are by question, stratified by type. The same session in many
+haystacks is the same text in every one of them, so the run's content-keyed embedding cache
+embeds it once. `has_answer`, `answer_session_ids` and `answer` stay on the host for scoring.
+
+Real files are dirty: a session with no turns, a turn without text, a question without a haystack
+or without its text is left out and said once; a turn without `has_answer` counts as not
+evidence; an answer session id that is not in the haystack is a dropped clue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import sys
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Mapping
+
+from automemo.benchmarks.base import Task, TaskScore
+from automemo.benchmarks.conversation.benchmark import ConversationBenchmark, ConversationOptions
+from automemo.benchmarks.conversation.files import as_list, read_json
+from automemo.benchmarks.conversation.longmemeval_metrics import official_metrics
+from automemo.benchmarks.conversation.model import (
+    Conversations, DatasetError, DroppedClue, DroppedItem, Question, Session, Turn, UnknownClues, qualified,
+)
+from automemo.contract import MemoryPayload
+from automemo.interaction import evidence
+
+FORMAT = ("a LongMemEval file (longmemeval_s / _m / _oracle): a list of {question_id, question_type, "
+          "question, answer, question_date, haystack_session_ids, haystack_dates, haystack_sessions, "
+          "answer_session_ids}")
+ABSTENTION_SUFFIX = "_abs"
+DESCRIBED_DROPS = 20  # dropped parts listed in describe() (all are counted; all are said when read)
+_DATE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\((\w+)\))?\s*(?:(\d{1,2}):(\d{2}))?")
+
+
+@dataclass(frozen=True)
+class LongMemEvalOptions(ConversationOptions):
+    path: str = ""                    # longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json (required)
+
+
+def iso_date(released: str) -> str | None:
+    """A released date ("2023/05/20 (Sat) 02:21") as the ISO form the toolkit's time filters read
+    ("2023-05-20 02:21 (Sat)"); None when it is not in that form."""
+    m = _DATE.match(released or "")
+    if not m:
+        return None
+    year, month, day, weekday, hour, minute = m.groups()
+    try:
+        datetime(int(year), int(month), int(day))
+    except ValueError:
+        return None
+    out = f"{int(year):04d}-{int(month):02d}-{int(day):02d}"
+    out += f" {int(hour):02d}:{minute}" if hour is not None else ""
+    return out + (f" ({weekday})" if weekday else "")
+
+
+class _Reader:
+    """One pass over the file; what it leaves out is kept for the report."""
+
+    def __init__(self, path: Path, unknown_clues: UnknownClues) -> None:
+        self.path, self.unknown_clues = path, unknown_clues
+        self.dropped: list[DroppedItem] = []
+        self.dropped_clues: list[DroppedClue] = []
+        self.sessions: list[Session] = []
+        self.questions: list[Question] = []
+        self.gold_sessions: dict[str, tuple[str, ...]] = {}
+        self.strata: dict[str, str] = {}
+        self.without_has_answer = 0
+        self._marked: dict[str, list[bool]] = {}  # session -> has_answer of each kept turn
+        self._answer_ids: set[str] = set()  # the current question's answer_session_ids, as released
+        self._texts: dict[str, str] = {}  # one string per distinct turn text: haystacks share sessions
+
+    def drop(self, where: str, what: str) -> None:
+        self.dropped.append(DroppedItem(where, what))
+
+    def question(self, qi: int, item: Any) -> None:
+        where = f"{self.path.name}: question[{qi}]"
+        if not isinstance(item, Mapping):
+            return self.drop(where, f"not a question object ({type(item).__name__})")
+        qid = str(item.get("question_id") or "").strip()
+        if not qid:
+            return self.drop(where, "a question without question_id")
+        where += f" ({qid})"
+        if qid in self.strata:
+            return self.drop(where, "a second question with this question_id")
+        if not str(item.get("question") or "").strip():
+            return self.drop(where, "a question without its text")
+        self._answer_ids = set(map(str, as_list(item.get("answer_session_ids"))))
+        sessions = self._haystack(qid, item, where)
+        if not sessions:
+            return self.drop(where, "a question without a usable haystack session")
+        qtype = str(item.get("question_type") or "").strip()
+        if not qtype:
+            self.drop(where, "no question_type: typed as 'unknown'")
+            qtype = "unknown"
+        date = iso_date(str(item.get("question_date") or ""))
+        if date is None:
+            self.drop(where, f"question_date {item.get('question_date')!r} is not a date like "
+                             f"'2023/05/20 (Sat) 02:21': asked without a time")
+        refusal = qid.endswith(ABSTENTION_SUFFIX)
+        in_haystack = {s.session_id.split("/", 1)[1]: s.session_id for s in sessions}
+        gold = []
+        for sid in map(str, as_list(item.get("answer_session_ids"))):
+            if sid in in_haystack:
+                gold.append(in_haystack[sid])
+            elif not refusal:  # an abstention question's sessions are not evidence anyway
+                if self.unknown_clues == "error":
+                    raise DatasetError(f"{self.path}: {where}: answer session {sid!r} is not in its haystack; "
+                                       f'fix the file, or set unknown_clues = "drop" (the default)')
+                self.dropped_clues.append(DroppedClue(where, sid))
+        clues = tuple(t.ref for s in sessions for t, marked in zip(s.turns, self._marked[s.session_id]) if marked)
+        self.sessions += sessions
+        self.strata[qid] = qtype
+        self.gold_sessions[qid] = tuple(dict.fromkeys(gold))
+        self.questions.append(Question(
+            qualified(qid, "Q"), qid, qtype, str(item["question"]), str(item.get("answer") or ""),
+            clues, refusal, date=date or "",
+        ))
+
+    def _haystack(self, qid: str, item: Mapping, where: str) -> list[Session]:
+        ids, dates, raw = (as_list(item.get(k)) for k in ("haystack_session_ids", "haystack_dates", "haystack_sessions"))
+        if len(ids) != len(raw) or len(dates) != len(raw):
+            self.drop(where, f"{len(raw)} haystack_sessions, {len(ids)} haystack_session_ids, {len(dates)} "
+                             f"haystack_dates: sessions without an id or a date are named by position / undated")
+        dated: list[tuple[str, int, Session]] = []
+        seen: set[str] = set()
+        for si, turns in enumerate(raw):
+            sid = str(ids[si]) if si < len(ids) and ids[si] else f"session-{si + 1}"
+            s_where = f"{where}: session {si} ({sid})"
+            if sid in seen:
+                self.drop(s_where, "a session id repeated in one haystack")
+                continue
+            seen.add(sid)
+            date = iso_date(str(dates[si])) if si < len(dates) else None
+            session = self._session(qid, sid, date or "", turns, s_where)
+            if session is not None:
+                dated.append((date or "", si, session))
+        # Date order, as the sessions happened; an undated session keeps its place among the dated
+        # ones it was released between (sorted stably on the date it inherits from its predecessor).
+        last, keyed = "", []
+        for date, si, session in dated:
+            last = date or last
+            keyed.append((last, si, session))
+        return [s for _, _, s in sorted(keyed, key=lambda x: (x[0], x[1]))]
+
+    def _session(self, qid: str, sid: str, date: str, turns: Any, where: str) -> Session | None:
+        if not isinstance(turns, list) or not turns:
+            self.drop(where, "an empty session (no turns)")
+            return None
+        session_id = qualified(qid, sid)
+        out, marked = [], []
+        for ti, turn in enumerate(turns):
+            content = turn.get("content") if isinstance(turn, Mapping) else None
+            if not isinstance(content, str) or not content.strip():
+                self.drop(f"{where}: turn {ti + 1}", "a turn without text")
+                continue
+            if "has_answer" not in turn and sid in self._answer_ids:
+                # Only an evidence session's turns are marked in the release; one without the mark
+                # is read as not evidence and counted in the report.
+                self.without_has_answer += 1
+            role = str(turn.get("role") or "unknown")
+            text = self._texts.setdefault(f"{role}: {content}", f"{role}: {content}")
+            out.append(Turn(qualified(qid, f"{sid}:{ti + 1}"), role, text))
+            marked.append(turn.get("has_answer") is True)
+        if not out:
+            self.drop(where, "a session whose turns have no text")
+            return None
+        self._marked[session_id] = marked
+        return Session(session_id, qid, date, tuple(out))
+
+
+def read_release(path: Path, unknown_clues: UnknownClues = "drop") -> tuple[Conversations, dict[str, tuple[str, ...]], int]:
+    """The file as `Conversations`, each question's evidence sessions (qualified, in its haystack),
+    and how many turns of evidence sessions had no `has_answer` (read as not evidence)."""
+    if not path.is_file():
+        raise DatasetError(f"longmemeval: {path} does not exist; set the option `path` to the downloaded "
+                           f"longmemeval_s.json (or _m / _oracle)")
+    data = read_json(path, FORMAT)
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: not {FORMAT}")
+    reader = _Reader(path, unknown_clues)
+    for qi, item in enumerate(data):
+        reader.question(qi, item)
+    if not reader.questions:
+        raise DatasetError(f"{path}: no usable question ({len(reader.dropped)} parts left out"
+                           + (f", e.g. {reader.dropped[0].where}: {reader.dropped[0].what}" if reader.dropped else "")
+                           + f"); expected {FORMAT}")
+    data = Conversations(str(path), tuple(reader.strata), dict(reader.strata), tuple(reader.sessions),
+                         tuple(reader.questions), 0, 0, {}, tuple(reader.dropped_clues), (), tuple(reader.dropped))
+    return data, reader.gold_sessions, reader.without_has_answer
+
+
+class LongMemEval(ConversationBenchmark):
+    name = "longmemeval"
+    Options = LongMemEvalOptions
+    format_hint = "the downloaded longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json"
+
+    def read(self) -> Conversations:
+        data, self._gold_sessions, unmarked = read_release(Path(self.options.path).expanduser(),
+                                                           self.options.unknown_clues)
+        if unmarked:
+            print(f"{self.name}: {unmarked} turn(s) of answer sessions without has_answer ({data.source}), "
+                  f"read as not evidence",
+                  file=sys.stderr)
+        return data
+
+    def adversarial_categories(self) -> frozenset[str]:
+        """None: abstention questions span the types and are left out of retrieval metrics
+        question by question (their types are not adversarial as a whole)."""
+        return frozenset()
+
+    def _retrieval_score(self, task: Task, payload: MemoryPayload | None) -> TaskScore:
+        if task.data["refusal"]:
+            return TaskScore(0.0, {}, counted=False, feedback=(
+                "not counted: an abstention question (its answer was never given; left out of retrieval "
+                "metrics, as LongMemEval's evaluation does)"))
+        base = super()._retrieval_score(task, payload)
+        q = self._questions[task.task_id]
+        ranked, _ = evidence.cited_evidence(payload, len(self._session_of) + 1)
+        official = official_metrics(ranked, self._gold_sessions.get(q.scope, ()), q.clues, self._session_of)
+        # LoCoMo's own evidence recall means nothing here; the session-level any-hit of the first
+        # k cited turns (session_hit@k) stays, beside the official session recall.
+        kept = {m: v for m, v in base.metrics.items() if not m.startswith("locomo_")}
+        return dataclasses.replace(base, metrics={**kept, **official})
+
+    def _judge(self, task: Task, answer: str) -> tuple[bool, str]:
+        from automemo.interaction.judges import LongMemEvalJudge
+
+        return LongMemEvalJudge(self.llm).judge(task.instruction, task.data["answer"], answer,
+                                                qtype=task.category, abstention=task.data["refusal"])
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        # Hundreds of questions, each its own conversation: the split's question ids as a count
+        # and a digest (what the update collection is keyed by), the dropped parts as the first
+        # few, so that the record and the meta agent's task description stay short.
+        out["conversations"] = {name: {"questions": len(ids), "digest": hashlib.sha256(
+            "\n".join(sorted(ids)).encode()).hexdigest()[:16]} for name, ids in out["conversations"].items()}
+        out["dropped"]["items"] = out["dropped"]["items"][:DESCRIBED_DROPS]
+        if self.options.mode == "retrieval":
+            out["metrics"] += (", session_recall_any@5/10, session_recall_all@5/10, turn_recall_any@5/10, "
+                               "turn_recall_all@5/10 (LongMemEval's official; abstention questions left out)")
+        return out
