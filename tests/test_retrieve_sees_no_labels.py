@@ -113,10 +113,12 @@ def test_the_harness_drops_the_labels_a_users_own_benchmark_puts_in_its_retrieve
     assert {json.dumps(t.payload.metadata["seen"]) for t in result.tasks} == {json.dumps([BUDGET_KEY, "user"])}
 
 
-# Options with two or more train conversations, so that a router is fitted and its predictions
-# are what the test checks (the shipped sample: five train scenarios).
-ROUTED = {"memgallery": {"path": "@mem-gallery-sample"},
-          "minigallery": {"users_per_split": 2, "sessions_per_user": 3, "rounds_per_session": 16}}
+# The benchmarks whose fixtures hold two or more train conversations, so that a router is fitted
+# and its predictions are what the test checks; with the options that make them so (the shipped
+# sample: five train scenarios; LongMemEval: every question is a conversation of its own).
+ROUTED = {"memgallery", "minigallery", "longmemeval"}
+ROUTED_OPTIONS = {"memgallery": {"path": "@mem-gallery-sample"},
+                  "minigallery": {"users_per_split": 2, "sessions_per_user": 3, "rounds_per_session": 16}}
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -130,7 +132,7 @@ def test_a_planted_label_that_a_leak_would_score_perfectly_routes_no_question_ri
     from automemo.meta import fit_question_router
     from automemo.toolkit.memolib import QuestionRouter, scope_of
 
-    bench = load(name, ROUTED.get(name, options[name]))
+    bench = load(name, ROUTED_OPTIONS.get(name, options[name]))
     evaluator = Evaluator(bench, get_sandbox("unsafe"), EpisodeStore(tmp_path / "store"), config=EvaluationConfig(quiet=True))
     try:
         rows = train_questions(evaluator)
