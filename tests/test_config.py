@@ -10,7 +10,7 @@ import pytest
 
 from automemo.cli import UserError, build_parser
 from automemo.cli.search_cmd import resolve_config
-from automemo.config import PRESETS_DIR, RunConfig, build_run_config, read_toml, run_config_to_dict
+from automemo.config import DERIVED_KEYS, PRESETS_DIR, RunConfig, build_run_config, read_toml, run_config_to_dict
 from automemo.resolution import load_run_config
 from automemo.configtools import ConfigError
 
@@ -30,10 +30,46 @@ def test_default_toml_is_exactly_the_defaults_and_lists_every_key():
     assert load_run_config("default") == load_run_config()
     text = (PRESETS_DIR / "default.toml").read_text()
     for key in _keys(RunConfig()):
-        if key.startswith("evaluation.") and key.split(".")[1] in ("budget", "limits", "exam_sample_size"):
+        if key.split(".")[:2] in [k.split(".") for k in DERIVED_KEYS]:
             continue  # set once, in [budget] / [sandbox.limits] / search.exam_tasks
         leaf = key.rsplit(".", 1)[-1]
         assert re.search(rf"^#? ?{leaf} =", text, re.M), f"default.toml does not list {key}"
+
+
+def test_default_toml_is_generated_from_the_dataclasses():
+    """One source: the shipped file is what the dataclasses' defaults and comments generate."""
+    from automemo.defaults_toml import default_toml
+
+    assert (PRESETS_DIR / "default.toml").read_text() == default_toml(), (
+        "presets/default.toml is stale: run `python3 -m automemo config defaults --write`")
+
+
+def test_every_generated_key_says_why():
+    """A field added without a comment would reach default.toml unexplained (keys right under
+    one comment share it: update_timeout_s and retrieve_timeout_s)."""
+    from automemo.defaults_toml import default_toml
+
+    explained = False
+    for line in default_toml().splitlines():
+        if not line.strip() or line.startswith("["):
+            explained = False
+        elif re.match(r"^(# )?\w+ = ", line):
+            assert explained, f"default.toml key without a comment: {line!r}"
+        elif line.startswith("#"):
+            explained = True
+
+
+def test_the_generated_file_carries_the_dataclasses_values():
+    from automemo.defaults_toml import default_toml
+    from automemo.search.config import SearchConfig
+
+    text = default_toml(dataclasses.replace(RunConfig(), search=SearchConfig(steps=7)))
+    assert "\nsteps = 7\n" in text and "\nsteps = 20\n" not in text
+
+
+def test_old_config_json_with_exam_sample_size_still_loads():
+    config = build_run_config({"evaluation": {"exam_sample_size": 5}, "search": {"exam_tasks": 5}})
+    assert config.evaluation.exam_tasks == 5 == config.search.exam_tasks
 
 
 def _benchmark_notes() -> dict[str, list[str]]:
@@ -121,7 +157,7 @@ def test_layers_and_unknown_keys(tmp_path):
 
 def test_budget_limits_and_exam_size_are_set_once():
     config = load_run_config(overrides={"budget": {"max_chars": 900}, "search": {"exam_tasks": 3}})
-    assert config.evaluation.budget.max_chars == 900 and config.evaluation.exam_sample_size == 3
+    assert config.evaluation.budget.max_chars == 900 and config.evaluation.exam_tasks == 3
     with pytest.raises(ConfigError, match=r"evaluation.budget differs from \[budget\]"):
         load_run_config(overrides={"evaluation": {"budget": {"max_chars": 5}}})
 

@@ -28,6 +28,24 @@ def register(sub) -> None:
     show.add_argument("--json", action="store_true", help="print [{key, value, source}, ...] as JSON")
     show.add_argument("--changed", action="store_true", help="only the settings that are not defaults")
     show.set_defaults(func=run)
+    defaults = actions.add_parser(
+        "defaults", help="print presets/default.toml as the configuration dataclasses generate it",
+        description="Print the commented default configuration, generated from the configuration "
+                    "dataclasses (their defaults and comments are its one source).")
+    defaults.add_argument("--write", action="store_true",
+                          help="rewrite the package's presets/default.toml instead of printing it "
+                               "(after changing a default or its comment)")
+    defaults.set_defaults(func=run_defaults)
+
+
+def run_defaults(args: argparse.Namespace) -> int:
+    from automemo.defaults_toml import DEFAULT_TOML, default_toml, write_default_toml
+
+    if not args.write:
+        print(default_toml(), end="")
+        return 0
+    print(f"{DEFAULT_TOML}: {'rewritten' if write_default_toml() else 'already current'}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
