@@ -36,37 +36,6 @@ def test_default_toml_is_exactly_the_defaults_and_lists_every_key():
         assert re.search(rf"^#? ?{leaf} =", text, re.M), f"default.toml does not list {key}"
 
 
-def test_default_toml_is_generated_from_the_dataclasses():
-    """One source: the shipped file is what the dataclasses' defaults and comments generate."""
-    from automemo.defaults_toml import default_toml
-
-    assert (PRESETS_DIR / "default.toml").read_text() == default_toml(), (
-        "presets/default.toml is stale: run `python3 -m automemo config defaults --write`")
-
-
-def test_every_generated_key_says_why():
-    """A field added without a comment would reach default.toml unexplained (keys right under
-    one comment share it: update_timeout_s and retrieve_timeout_s)."""
-    from automemo.defaults_toml import default_toml
-
-    explained = False
-    for line in default_toml().splitlines():
-        if not line.strip() or line.startswith("["):
-            explained = False
-        elif re.match(r"^(# )?\w+ = ", line):
-            assert explained, f"default.toml key without a comment: {line!r}"
-        elif line.startswith("#"):
-            explained = True
-
-
-def test_the_generated_file_carries_the_dataclasses_values():
-    from automemo.defaults_toml import default_toml
-    from automemo.search.config import SearchConfig
-
-    text = default_toml(dataclasses.replace(RunConfig(), search=SearchConfig(steps=7)))
-    assert "\nsteps = 7\n" in text and "\nsteps = 20\n" not in text
-
-
 def test_old_config_json_with_exam_sample_size_still_loads():
     config = build_run_config({"evaluation": {"exam_sample_size": 5}, "search": {"exam_tasks": 5}})
     assert config.evaluation.exam_tasks == 5 == config.search.exam_tasks
