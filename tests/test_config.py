@@ -287,3 +287,16 @@ def test_the_seed_sweep_comes_with_retrieval_benchmarks_and_a_flag_turns_it_off(
     assert not config.search.seed_sweep  # an agent benchmark: off unless asked
     _, config = resolve_config(_args("--benchmark", "miniwob", "--seed-sweep"))
     assert config.search.seed_sweep
+
+
+def test_config_show_lists_the_serve_defaults_from_their_one_place(capsys):
+    import json
+
+    from automemo.cli import main
+    from automemo.serve import defaults
+
+    assert main(["config", "show", "--json"]) == 0
+    shown = {s["key"]: s for s in json.loads(capsys.readouterr().out)}
+    assert shown["serve.max_open_namespaces"] == {"key": "serve.max_open_namespaces",
+                                                  "value": defaults.MAX_OPEN_NAMESPACES, "source": "default"}
+    assert shown["serve.default_user"]["value"] == defaults.DEFAULT_USER

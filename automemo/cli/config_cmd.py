@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         resolution = resolve([preset_layer(args.preset), file_layer(args.config), flag_layer(args)])
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None
-    settings = [s for s in resolution.settings if not args.changed or s.source != DEFAULT]
+    settings = [s for s in (*resolution.settings, *serve_settings()) if not args.changed or s.source != DEFAULT]
     if args.json:
         print(json.dumps([{"key": s.key, "value": s.value, "source": s.source} for s in settings],
                          indent=2, default=str))
@@ -68,6 +68,16 @@ def run(args: argparse.Namespace) -> int:
     for key, value, source in rows:
         print(f"{key:<{key_width}}  {value:<{value_width}}  {source}")
     return 0
+
+
+def serve_settings() -> list:
+    """`automemo serve`'s defaults (automemo/serve/defaults.py, their one place), as settings
+    `serve.<name>`: a search does not read them, `automemo serve` does (its flags override them)."""
+    from automemo.resolution import DEFAULT, Setting
+    from automemo.serve import defaults
+
+    return [Setting(f"serve.{name.lower()}", value, DEFAULT) for name, value in vars(defaults).items()
+            if name.isupper() and isinstance(value, (bool, int, float, str))]
 
 
 def _shown(value) -> str:
