@@ -28,16 +28,19 @@ from automemo.toolkit.embedding import EmbeddingConfig
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 # Settings of the evaluation section that are set once elsewhere, the key that sets them.
 DERIVED_KEYS = {"evaluation.budget": "budget", "evaluation.limits": "sandbox.limits",
-                "evaluation.exam_sample_size": "search.exam_tasks"}
+                "evaluation.exam_tasks": "search.exam_tasks"}
 
 
 @dataclass(frozen=True)
 class BenchmarkSection:
-    # Which benchmark (`automemo.benchmarks.REGISTRY`): minigallery and miniwob run offline;
-    # memgallery and locomo read a downloaded release (options = { path = "..." }); a benchmark of
-    # your own is "path/to/file.py:ClassName" or "package.module:ClassName" (docs/custom-benchmark.md).
+    # Which benchmark (`automemo.benchmarks.REGISTRY`): minigallery, miniwob and mind2web_offline run
+    # offline; memgallery and locomo read a downloaded release (options = { path = "..." });
+    # webvoyager and mind2web drive chromium on the live web; agentvista and mmsearch_plus use web
+    # tools when options.tools names a search provider (docs/benchmarks.md). A benchmark of your own
+    # is "path/to/file.py:ClassName" or "package.module:ClassName" (docs/custom-benchmark.md).
     name: str = "minigallery"
-    # The benchmark's own options, checked against its Options dataclass when it is loaded.
+    # The benchmark's own options, checked against its Options dataclass when it is loaded,
+    # e.g. options = { mode = "retrieval", users_per_split = 4 } for minigallery.
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -58,9 +61,15 @@ class RunConfig:
     sandbox: SandboxSection = field(default_factory=SandboxSection)
     # The retrieval budget, the same for every candidate (quick exam and evaluation).
     budget: Budget = field(default_factory=Budget)
+    # How candidates are scored. The evaluation's budget, sandbox limits (time limits of update
+    # and retrieve included) and exam size are not set here: they come from [budget],
+    # [sandbox.limits] and search.exam_tasks, so that each is set in one place.
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    # The search policy, its budget of steps and the final selection.
     search: SearchConfig = field(default_factory=SearchConfig)
+    # What both meta agents read; [meta.llm] and [meta.offline] below are each agent's own.
     meta: MetaConfig = field(default_factory=MetaConfig)
+    # The encoders behind toolkit.embed_text / embed_image.
     embeddings: EmbeddingConfig = field(default_factory=EmbeddingConfig)
 
     def __post_init__(self) -> None:
@@ -107,12 +116,18 @@ _MOVED = {("evaluation", "update_timeout_s"): ("sandbox", "limits", "update_time
           # [meta] split into what both agents read, [meta.llm] and [meta.offline]
           **{("meta", f.name): ("meta", "llm", f.name) for f in dataclasses.fields(LLMMetaConfig)},
           **{("meta", f.name): ("meta", "offline", f.name) for f in dataclasses.fields(OfflineMetaConfig)}}
+# Keys renamed in their section: an old config.json still resumes.
+_RENAMED = {("evaluation", "exam_sample_size"): "exam_tasks"}  # one name with search.exam_tasks
 # Keys that are gone: an old config.json holding one still resumes without it.
 _DROPPED = {("meta", "structure_rate")}  # the offline agent's operator table replaced it
 
 
 def moved_keys(data: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(data)
+    for (section, key), new in _RENAMED.items():
+        old = out.get(section) or {}
+        if key in old:
+            out[section] = {(new if k == key else k): v for k, v in old.items()}
     for section, key in _DROPPED:
         if key in (out.get(section) or {}):
             out[section] = {k: v for k, v in out[section].items() if k != key}

@@ -425,8 +425,8 @@ class EpisodeRecorder(_Record):
 class Budget(_Record):
     """The retrieval budget, the same for every candidate of a run."""
 
-    max_chars: int = 50_000
-    max_images: int = 2
+    max_chars: int = 50_000  # characters (text + serialised metadata) a payload may carry; the paper's 50,000
+    max_images: int = 2      # images a payload may attach; the paper's 2 (at most 8 in the agent's whole context)
 
     def __post_init__(self) -> None:
         _int("Budget.max_chars", self.max_chars, minimum=0)

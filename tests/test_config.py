@@ -10,7 +10,7 @@ import pytest
 
 from automemo.cli import UserError, build_parser
 from automemo.cli.search_cmd import resolve_config
-from automemo.config import PRESETS_DIR, RunConfig, build_run_config, read_toml, run_config_to_dict
+from automemo.config import DERIVED_KEYS, PRESETS_DIR, RunConfig, build_run_config, read_toml, run_config_to_dict
 from automemo.resolution import load_run_config
 from automemo.configtools import ConfigError
 
@@ -30,10 +30,15 @@ def test_default_toml_is_exactly_the_defaults_and_lists_every_key():
     assert load_run_config("default") == load_run_config()
     text = (PRESETS_DIR / "default.toml").read_text()
     for key in _keys(RunConfig()):
-        if key.startswith("evaluation.") and key.split(".")[1] in ("budget", "limits", "exam_sample_size"):
+        if key.split(".")[:2] in [k.split(".") for k in DERIVED_KEYS]:
             continue  # set once, in [budget] / [sandbox.limits] / search.exam_tasks
         leaf = key.rsplit(".", 1)[-1]
         assert re.search(rf"^#? ?{leaf} =", text, re.M), f"default.toml does not list {key}"
+
+
+def test_old_config_json_with_exam_sample_size_still_loads():
+    config = build_run_config({"evaluation": {"exam_sample_size": 5}, "search": {"exam_tasks": 5}})
+    assert config.evaluation.exam_tasks == 5 == config.search.exam_tasks
 
 
 def _benchmark_notes() -> dict[str, list[str]]:
@@ -121,7 +126,7 @@ def test_layers_and_unknown_keys(tmp_path):
 
 def test_budget_limits_and_exam_size_are_set_once():
     config = load_run_config(overrides={"budget": {"max_chars": 900}, "search": {"exam_tasks": 3}})
-    assert config.evaluation.budget.max_chars == 900 and config.evaluation.exam_sample_size == 3
+    assert config.evaluation.budget.max_chars == 900 and config.evaluation.exam_tasks == 3
     with pytest.raises(ConfigError, match=r"evaluation.budget differs from \[budget\]"):
         load_run_config(overrides={"evaluation": {"budget": {"max_chars": 5}}})
 
@@ -282,3 +287,16 @@ def test_the_seed_sweep_comes_with_retrieval_benchmarks_and_a_flag_turns_it_off(
     assert not config.search.seed_sweep  # an agent benchmark: off unless asked
     _, config = resolve_config(_args("--benchmark", "miniwob", "--seed-sweep"))
     assert config.search.seed_sweep
+
+
+def test_config_show_lists_the_serve_defaults_from_their_one_place(capsys):
+    import json
+
+    from automemo.cli import main
+    from automemo.serve import defaults
+
+    assert main(["config", "show", "--json"]) == 0
+    shown = {s["key"]: s for s in json.loads(capsys.readouterr().out)}
+    assert shown["serve.max_open_namespaces"] == {"key": "serve.max_open_namespaces",
+                                                  "value": defaults.MAX_OPEN_NAMESPACES, "source": "default"}
+    assert shown["serve.default_user"]["value"] == defaults.DEFAULT_USER

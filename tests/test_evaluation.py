@@ -392,7 +392,7 @@ def test_evidence_is_written_and_read_back(unsafe, store, tmp_path):
 
 
 def test_sample_for_exam_draws_train_episodes_and_partials(unsafe, store):
-    evaluator = Evaluator(FactsBenchmark(), unsafe, store, config=config(exam_sample_size=3))
+    evaluator = Evaluator(FactsBenchmark(), unsafe, store, config=config(exam_tasks=3))
     episodes, partials = evaluator.sample_for_exam(seed=1)
     assert len(episodes) == 3 and len(partials) == 3
     assert all(e.task_id.startswith("train-u") for e in episodes)

@@ -28,6 +28,24 @@ def register(sub) -> None:
     show.add_argument("--json", action="store_true", help="print [{key, value, source}, ...] as JSON")
     show.add_argument("--changed", action="store_true", help="only the settings that are not defaults")
     show.set_defaults(func=run)
+    defaults = actions.add_parser(
+        "defaults", help="print presets/default.toml as the configuration dataclasses generate it",
+        description="Print the commented default configuration, generated from the configuration "
+                    "dataclasses (their defaults and comments are its one source).")
+    defaults.add_argument("--write", action="store_true",
+                          help="rewrite the package's presets/default.toml instead of printing it "
+                               "(after changing a default or its comment)")
+    defaults.set_defaults(func=run_defaults)
+
+
+def run_defaults(args: argparse.Namespace) -> int:
+    from automemo.defaults_toml import DEFAULT_TOML, default_toml, write_default_toml
+
+    if not args.write:
+        print(default_toml(), end="")
+        return 0
+    print(f"{DEFAULT_TOML}: {'rewritten' if write_default_toml() else 'already current'}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         resolution = resolve([preset_layer(args.preset), file_layer(args.config), flag_layer(args)])
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None
-    settings = [s for s in resolution.settings if not args.changed or s.source != DEFAULT]
+    settings = [s for s in (*resolution.settings, *serve_settings()) if not args.changed or s.source != DEFAULT]
     if args.json:
         print(json.dumps([{"key": s.key, "value": s.value, "source": s.source} for s in settings],
                          indent=2, default=str))
@@ -50,6 +68,16 @@ def run(args: argparse.Namespace) -> int:
     for key, value, source in rows:
         print(f"{key:<{key_width}}  {value:<{value_width}}  {source}")
     return 0
+
+
+def serve_settings() -> list:
+    """`automemo serve`'s defaults (automemo/serve/defaults.py, their one place), as settings
+    `serve.<name>`: a search does not read them, `automemo serve` does (its flags override them)."""
+    from automemo.resolution import DEFAULT, Setting
+    from automemo.serve import defaults
+
+    return [Setting(f"serve.{name.lower()}", value, DEFAULT) for name, value in vars(defaults).items()
+            if name.isupper() and isinstance(value, (bool, int, float, str))]
 
 
 def _shown(value) -> str:

@@ -200,6 +200,8 @@ def resolve_config(args, export: dict[str, Any] | None):
 def export_settings(manifest: dict[str, Any]) -> dict[str, Any]:
     """The evaluation-relevant part of the run config an export was made with. Exports made
     before the config was shipped carry budget, limits, benchmark and embeddings apart."""
+    from automemo.config import DERIVED_KEYS
+
     config = manifest.get("config")
     if not isinstance(config, dict):
         config = {"benchmark": manifest.get("benchmark") or {}, "budget": manifest.get("budget") or {},
@@ -212,8 +214,8 @@ def export_settings(manifest: dict[str, Any]) -> dict[str, Any]:
     data["llm"] = {k: v for k, v in (data.get("llm") or {}).items() if k != "meta"}
     data["embeddings"] = {k: v for k, v in (data.get("embeddings") or {}).items() if k != "cache_path"}
     evaluation = dict(data.get("evaluation") or {})
-    for key in ("budget", "limits", "exam_sample_size"):  # set once, in their own sections
-        evaluation.pop(key, None)
+    for key in DERIVED_KEYS:  # set once, in their own sections
+        evaluation.pop(key.split(".", 1)[1], None)
     data["evaluation"] = evaluation
     return data
 

@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         upkeep.refresh()  # a page from the start: the root's evaluation can take a while
     try:
         final = search.loop.run_search()
-        heldout = _heldout_test(run_dir, config, search, final)
+        heldout = _heldout_test(run_dir, config, search, final, quiet=args.quiet)
     finally:
         search.close()
         if upkeep is not None:
@@ -241,11 +241,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _heldout_test(run_dir, config, search, final) -> list[str]:
+def _heldout_test(run_dir, config, search, final, *, quiet: bool = False) -> list[str]:
     """`search.heldout_test`: the selection and the best hand design scored on the test split,
     recorded in final.json and returned as the lines to print last."""
     if not config.search.heldout_test or final.get("node_id") is None:
         return []
+    if not quiet:  # a minute or more with nothing on screen otherwise
+        print("scoring the selection and the best hand design on the held-out test split …", flush=True)
     from automemo.search.heldout import compare_on_test, sentences
     from automemo.search.view import RunView
 

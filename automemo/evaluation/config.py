@@ -61,8 +61,9 @@ class EvaluationConfig:
     # samples: that is what re-evaluation is for when the scorer itself is deterministic
     # (Mini-Gallery retrieval mode), where a second full evaluation would only repeat the first.
     retrieve_fraction: float = 1.0
-    # Tasks sampled for the quick examination of a new candidate.
-    exam_sample_size: int = 5
+    # Tasks sampled for the quick examination of a new candidate (a run sets it from
+    # search.exam_tasks, the same name).
+    exam_tasks: int = 5
     # Hide the progress bars (the search loop draws its own display).
     quiet: bool = False
 
@@ -79,5 +80,5 @@ class EvaluationConfig:
             raise ValueError(f"max_session_restarts must be >= 0, got {self.max_session_restarts}")
         if not 0.0 < self.retrieve_fraction <= 1.0:
             raise ValueError(f"retrieve_fraction must be in (0, 1], got {self.retrieve_fraction}")
-        if self.exam_sample_size < 1:
-            raise ValueError(f"exam_sample_size must be at least 1, got {self.exam_sample_size}")
+        if self.exam_tasks < 1:
+            raise ValueError(f"exam_tasks must be at least 1, got {self.exam_tasks}")

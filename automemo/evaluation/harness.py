@@ -184,7 +184,7 @@ class Evaluator:
     ) -> tuple[list[EpisodeRecorder], list[PartialRecorder]]:
         """`n` update episodes and `n` retrieve-task partials of the train split for the quick
         exam, sampled with `seed`; episodes keep their update order."""
-        n = n or self.config.exam_sample_size
+        n = n or self.config.exam_tasks
         rng = random.Random(seed)
         episodes = self.update_episodes("train")
         chosen = sorted(rng.sample(range(len(episodes)), min(n, len(episodes))))

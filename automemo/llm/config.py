@@ -24,15 +24,19 @@ class RoleConfig:
     api_key_env: str = "OPENAI_API_KEY"  # environment variable read for the key (never stored)
     temperature: float = 0.0             # deterministic by default: search runs should be repeatable
     max_tokens: int = 1024               # completion cap per call unless the caller asks otherwise
-    timeout_s: float = 120.0             # per-attempt HTTP timeout of calls not streamed (embeddings, tool calls)
-    stream: bool = True                  # stream chat answers: silence is timed, not the whole answer
-    first_token_timeout_s: float = 600.0 # streamed: longest silence before the answer starts (prompt reading, thinking)
-    stall_timeout_s: float = 120.0       # streamed: longest silence once the answer flows; then closed and retried
+    timeout_s: float = 120.0             # per-attempt HTTP timeout of calls not streamed (embeddings, calls offering tools)
+    stream: bool = True                  # stream chat answers, so that silence is timed rather than the whole answer
+    # streamed: longest silence before the answer starts (the server reads the prompt, a
+    # reasoning model thinks); raise it for a slow local server or a long-thinking model
+    first_token_timeout_s: float = 600.0
+    stall_timeout_s: float = 120.0       # streamed: longest silence once the answer flows; the call is then closed and retried
     max_retries: int = 4                 # retries after the first attempt (429, 5xx, timeout, connection)
     retry_backoff_s: float = 1.0         # first backoff; doubles per retry, with jitter
     retry_backoff_max_s: float = 30.0    # ceiling of one backoff sleep, a server's Retry-After included
-    vision: bool = True                  # the model takes images; false: images are dropped (and prompts say so)
-    context_tokens: int = 0              # the model's context window in tokens; 0 = unknown, prompts are not fitted
+    vision: bool = True                  # the model takes images; false (a text-only model): images are dropped and prompts say so
+    # the model's context window in tokens (e.g. 8192 for a small local server); 0 = unknown:
+    # prompts are sent as built. Set it and evidence is trimmed to fit before the call.
+    context_tokens: int = 0
 
     def __post_init__(self) -> None:
         if self.context_tokens < 0:
@@ -50,9 +54,16 @@ class LLMConfig:
     agent: RoleConfig = RoleConfig()     # the fixed execution agent
     judge: RoleConfig = RoleConfig()     # LLM-as-judge scoring
     memo: RoleConfig = RoleConfig()      # what memo programs reach through toolkit.llm / embeddings
-    max_total_tokens: int | None = None  # cap on prompt + completion tokens over all roles; None = no cap
-    max_usd: float | None = None         # cap on spend in USD over all roles; None = no cap (refused for unpriced models)
-    breaker_failures: int = 3            # consecutive failed calls at an endpoint that stop the search; 0 = never
+    # Caps over all roles. Once one is reached no new action starts, the step in progress is
+    # abandoned, and the final selection is made from what was evaluated. Unset = no cap.
+    # Prompt + completion tokens:
+    max_total_tokens: int | None = field(default=None, metadata={"example": 2_000_000})
+    # USD, priced with automemo.llm.prices and [llm.prices]; refused at start when a configured
+    # model has no price:
+    max_usd: float | None = field(default=None, metadata={"example": 5.0})
+    # LLM calls in a row that fail at the endpoint (connection, silence, 5xx, after their retries)
+    # before the search stops, exits non-zero and can be resumed; 0 = never stop for that.
+    breaker_failures: int = 3
     # USD per 1M (input, output) tokens by model name; overrides and extends automemo.llm.prices
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 

@@ -22,7 +22,8 @@ class LLMMetaConfig:
     # --- LLM calls (role "meta") ----------------------------------------------------------------
     analysis_max_tokens: int = 4_096      # the JSON feedback is short; this bounds a rambling model
     generate_max_tokens: int = 16_384     # a complete program plus its summary line
-    temperature: float | None = None      # None: the meta role's configured temperature
+    # Unset: the meta role's configured temperature ([llm.meta] temperature).
+    temperature: float | None = field(default=None, metadata={"example": 0.0})
     source_chars: int = 60_000            # a parent program longer than this is cut in prompts
     format_retries: int = 1               # re-asks after invalid JSON / no code block, then MetaError
 
@@ -123,5 +124,7 @@ class MetaConfig:
     # children included); 0 keeps every step the LLM's.
     mixed_tune_rate: float = 0.0
 
+    # The LLM meta agent (when [llm.meta] names a model).
     llm: LLMMetaConfig = field(default_factory=LLMMetaConfig)
+    # The offline meta agent (no LLM).
     offline: OfflineMetaConfig = field(default_factory=OfflineMetaConfig)

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 from automemo.report.charts import ScorePoint, StepAction
 from automemo.report.live import LiveStatus, live_status
 from automemo.runs import RunDir
+from automemo.search.heldout import verdict
 from automemo.search.view import NodeView, RoleSpend, RunView
 
 
@@ -45,6 +46,9 @@ class RunOverview:
     # stopped early with why
     questions: Mapping[str, Any] | None = None
     stopped: tuple[tuple[int, str], ...] = ()
+    # search.heldout_test: final.json's "heldout_test" (the selection and the best hand design on
+    # the test split, paired, by question type) with its "verdict" phrase; None until it exists
+    heldout: Mapping[str, Any] | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -103,6 +107,7 @@ def gather_run(run: RunDir, *, live: bool = False) -> RunData:
         confirmation=view.confirmation,
         questions=view.questions,
         stopped=tuple((n.id, n.stopped) for n in view.nodes if n.stopped),
+        heldout=_heldout(view.final),
         config_json=json.dumps(config, indent=2, sort_keys=True),
         generated_at=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         live=live_status(view, points) if running else None,
@@ -113,6 +118,11 @@ def gather_run(run: RunDir, *, live: bool = False) -> RunData:
         for a in view.actions
     )
     return RunData(view, overview, points, steps)
+
+
+def _heldout(final: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    doc = (final or {}).get("heldout_test")
+    return {**doc, "verdict": verdict(doc)} if doc else None
 
 
 def _benchmark_name(config: Mapping[str, Any]) -> str:

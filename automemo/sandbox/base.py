@@ -28,11 +28,16 @@ class Limits:
     memory_mb: int = 1024          # address space / cgroup memory of the whole guest
     cpus: float = 1.0              # CPU quota (Docker); bubblewrap relies on prlimit + timeouts
     pids: int = 64                 # process/thread cap: a fork bomb hits this, not the host
-    call_timeout_s: float = 60.0   # wall-clock limit of any other call (describe); the tree is killed past it
-    update_timeout_s: float = 60.0     # wall-clock limit of one `update` call
-    retrieve_timeout_s: float = 30.0   # wall-clock limit of one `retrieve` call
+    # Wall-clock limits per call kind, the only ones: the quick exam, the evaluation, a deployment
+    # and the contract prompt the meta agent reads all use these; the guest's process tree is
+    # killed past them. An update past its limit is skipped (the session reopens with the updates
+    # that succeeded); a retrieve past its limit scores 0.
+    update_timeout_s: float = 60.0
+    retrieve_timeout_s: float = 30.0
+    call_timeout_s: float = 60.0   # any other call (the guest's describe)
     open_timeout_s: float = 30.0   # how long the guest may take to import the program
-    snapshot_timeout_s: float = 300.0  # wall-clock limit of saving or loading a served memory's state
+    # saving or loading a served memory's snapshot (automemo serve), which grows with the memory
+    snapshot_timeout_s: float = 300.0
     max_result_bytes: int = 4_000_000  # a reply larger than this is a failure, not a host OOM
     state_mb: int = 512            # size of the writable state dir (tmpfs in Docker)
 

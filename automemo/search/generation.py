@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 from automemo.failures import InfrastructureFailure
 from automemo.llm import CALLS_STOPPED
 from automemo.meta.base import MetaAgent, MetaError, Proposal
+from automemo.meta.config import MetaConfig
 from automemo.meta.context import GenerationContext, RepairContext
 from automemo.meta.source.syntax import normalised
 from automemo.runs.records import Outcome
@@ -92,13 +93,15 @@ def generate_child(
     proposed: Callable[[str], None] | None = None,
 ) -> Generation:
     """A proposal equal to a program of the tree (`context.tree_sources`) is proposed again up
-    to `duplicate_retries` times (default: the meta agent's config, else 2), from the same
+    to `duplicate_retries` times (default: the meta agent's `[meta] duplicate_retries`), from the same
     context with another seed. `claim(normalised source)`, when given, also rejects what a
     sibling action in flight proposed already: it answers False for a program claimed before,
     else records it and answers True. `proposed(source)` is told every proposal drawn (what
     sibling actions are shown as in flight)."""
     if duplicate_retries is None:
-        duplicate_retries = getattr(getattr(meta, "config", None), "duplicate_retries", 2)
+        # A meta agent without a MetaConfig (a test double, a plug-in) gets the configured default.
+        duplicate_retries = getattr(getattr(meta, "config", None), "duplicate_retries",
+                                    MetaConfig().duplicate_retries)
     known = {normalised(s) for s in context.tree_sources}
     usage: list[dict[str, Any]] = []
     duplicates: list[str] = []

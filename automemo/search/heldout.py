@@ -21,6 +21,22 @@ def task_scores(result: Any) -> dict[str, float]:
     return {t.task_id: float(t.score) for t in result.tasks if t.counted and not t.excluded}
 
 
+def _types(result: Any) -> dict[str, str]:
+    """Task id -> question type (the benchmark's category) of the tasks that count."""
+    return {t.task_id: t.category for t in result.tasks if t.counted and not t.excluded}
+
+
+def _per_type(a: Mapping[str, float], b: Mapping[str, float], types: Mapping[str, str]) -> dict[str, Any]:
+    """Question type -> both programs' test means on its shared questions and their paired
+    difference: where the discovered program wins and where it loses."""
+    out: dict[str, Any] = {}
+    for kind in sorted({types[t] for t in set(a) & set(b)}):
+        ids = [t for t in sorted(set(a) & set(b)) if types[t] == kind]
+        out[kind] = {"a": sum(a[t] for t in ids) / len(ids), "b": sum(b[t] for t in ids) / len(ids),
+                     **paired_difference({t: a[t] for t in ids}, {t: b[t] for t in ids})}
+    return out
+
+
 def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
     shared = sorted(set(a) & set(b))
     diffs = [a[t] - b[t] for t in shared]
@@ -42,21 +58,39 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
     rival = held["candidates"][0]["node_id"] if chosen == bar and held["candidates"] else None
     roles = {"selection": chosen, "hand_design": bar, **({"best_candidate": rival} if rival is not None else {})}
     scores: dict[int, dict[str, float]] = {}
+    types: dict[str, str] = {}
     means: dict[int, float] = {}
     programs: dict[str, Any] = {}
     for role, node_id in roles.items():
         if node_id not in scores:  # the kept hand design is the selection: scored once
             result = evaluator.evaluate(view.run.program_source(node_id), split="test")
             scores[node_id], means[node_id] = task_scores(result), float(result.mean)
+            types.update(_types(result))
         programs[role] = {"node_id": node_id, "summary": view.node(node_id).summary,
                           "validation": view.node(node_id).mean, "test": means[node_id]}
     out: dict[str, Any] = {"kept_hand_design": chosen == bar, "programs": programs,
                            "questions": len(scores[chosen])}
+    # "per_type": by question type, "a" is the selection (or, when the hand design was kept, the
+    # best generated candidate) and "b" the hand design, paired as the overall difference is.
     if chosen != bar:
         out["selection_vs_hand_design"] = paired_difference(scores[chosen], scores[bar])
+        out["per_type"] = _per_type(scores[chosen], scores[bar], types)
     elif rival is not None:
         out["best_candidate_vs_hand_design"] = paired_difference(scores[rival], scores[bar])
+        out["per_type"] = _per_type(scores[rival], scores[bar], types)
     return out
+
+
+def verdict(doc: Mapping[str, Any]) -> str:
+    """The comparison's conclusion in one phrase (the terminal's last line and the report's)."""
+    if doc["kept_hand_design"]:
+        return "the search kept the best hand design: no generated program cleared its bound"
+    d = doc["selection_vs_hand_design"]
+    if d["difference"] - d["se"] > 0:
+        return "the discovered program beats the best hand design"
+    if d["difference"] > 0:
+        return "the discovered program does not beat the best hand design by more than one paired SE"
+    return "the discovered program does not beat the best hand design"
 
 
 def sentences(doc: Mapping[str, Any]) -> list[str]:
@@ -67,12 +101,9 @@ def sentences(doc: Mapping[str, Any]) -> list[str]:
     lines = [f"Held-out test split ({doc['questions']} questions the search never saw):"]
     if not doc["kept_hand_design"]:
         d = doc["selection_vs_hand_design"]
-        verdict = ("the discovered program beats the best hand design" if d["difference"] - d["se"] > 0 else
-                   "the discovered program does not beat the best hand design by more than one paired SE"
-                   if d["difference"] > 0 else "the discovered program does not beat the best hand design")
         lines += [f"  selection {name(sel)}: {sel['test']:.3f} (validation {sel['validation']:.3f})",
                   f"  best hand design {name(bar)}: {bar['test']:.3f} (validation {bar['validation']:.3f})",
-                  f"  selection − hand design: {d['difference']:+.3f} ± {d['se']:.3f} (paired SE): {verdict}."]
+                  f"  selection − hand design: {d['difference']:+.3f} ± {d['se']:.3f} (paired SE): {verdict(doc)}."]
         return lines
     lines.append(f"  the search kept the best hand design {name(bar)}: {bar['test']:.3f} "
                  f"(validation {bar['validation']:.3f}); no generated program cleared its bound.")

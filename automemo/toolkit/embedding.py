@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 import numpy as np
 
 from automemo.configtools import ConfigError
+from automemo.paths import SHIPPED_DATA_DIR
 from automemo.toolkit.embedding_cache import EmbeddingCache, content_key
+from automemo.toolkit.embedding_pack import shipped_packs, shipped_vectors
 from automemo.toolkit.image_encoders import OpenClipEncoder, PerceptualImageEncoder
 from automemo.toolkit.text_encoders import MiniLMEncoder, OpenAIEmbeddingEncoder
 
@@ -81,10 +83,24 @@ class _CachedEncoder:
 
 
 class CachedTextEncoder(_CachedEncoder):
+    def __init__(self, encoder: Any, cache: EmbeddingCache, *, shipped: Path | None = SHIPPED_DATA_DIR) -> None:
+        """`shipped`: the folder of data sets whose precomputed vectors of this encoder
+        (embedding_pack.py, checked against the encoder's name and the data's hash) are used
+        before the encoder; None: none are."""
+        super().__init__(encoder, cache)
+        self.shipped = shipped if shipped is not None and shipped_packs(encoder.name, shipped) else None
+
     def embed(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
         keys = [content_key(self.encoder.name, t.encode("utf-8")) for t in texts]
         found = self.cache.get_many(keys)
         todo = {k: t for k, t in zip(keys, texts) if k not in found}  # dict: duplicates once
+        if todo and self.shipped is not None:
+            pack = shipped_vectors(self.encoder.name, self.dim, self.shipped)
+            shipped = {k: pack[k] for k in todo if k in pack}
+            if shipped:
+                self.cache.put_many(shipped)
+                found.update(shipped)
+                todo = {k: t for k, t in todo.items() if k not in shipped}
         if todo:
             fresh = self.encoder.encode(list(todo.values()), node=node)
             computed = dict(zip(todo, fresh))
