@@ -44,6 +44,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="time cap per level (default 30)")
     parser.add_argument("--restart", default="1000,10000", help="logged episodes to restart with (default 1000,10000)")
     parser.add_argument("--kills", type=int, default=3, help="kill -9 rounds (default 3)")
+    parser.add_argument("--engine", choices=("single", "ray"), default="single",
+                        help="ray: recall at each --clients level on Ray Serve with each --replicas count, against "
+                             "the single-process server in the same run (no kill or restart rounds)")
+    parser.add_argument("--replicas", default="1,2", help="--engine ray: memory replica counts (default 1,2)")
     add_sandbox_flag(parser, default="auto")
 
 
@@ -53,6 +57,10 @@ def run(args) -> int:
     from automemo.paths import SEEDS_DIR
 
     args.sandbox = sandbox_choice(args)  # the old spelling folded in
+    if args.engine == "ray":
+        from automemo.bench.serve_ray import run as run_on_ray
+
+        return run_on_ray(args)
     program = SEEDS_DIR / f"{args.seed}.py"
     if not program.is_file():
         raise UserError(f"no seed {args.seed!r}; seeds are {', '.join(sorted(p.stem for p in SEEDS_DIR.glob('*.py')))}")
