@@ -22,7 +22,7 @@ from automemo.cli import UserError
 
 def run(args) -> int:
     from automemo.bench.seeds import FastEncoder, synthetic_episode
-    from automemo.bench.serve import _recall_level, _Server, _text_only, _write_log
+    from automemo.bench.serve_load import Server, recall_level, text_only, write_log
     from automemo.paths import SEEDS_DIR
     from automemo.testing.serve_export import write_export
 
@@ -37,17 +37,17 @@ def run(args) -> int:
     program = SEEDS_DIR / f"{args.seed}.py"
     if not program.is_file():
         raise UserError(f"no seed {args.seed!r}; seeds are {', '.join(sorted(p.stem for p in SEEDS_DIR.glob('*.py')))}")
-    shipped = [_text_only(synthetic_episode(i, random.Random(0))) for i in range(20)]
+    shipped = [text_only(synthetic_episode(i, random.Random(0))) for i in range(20)]
     rows: dict[str, dict[int, dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="automemo-bench-serve-ray-") as tmp:
         root = Path(tmp)
         export = write_export(root / "export", program.read_text(), shipped)
         print(f"serving seed {args.seed} ({args.sandbox} sandbox), memory of {args.memory} episodes of 8 users; "
               f"embeddings: fast deterministic encoder; {os.cpu_count()} cores")
-        _write_log(root / "single", export, args.memory, random.Random(1))
-        with _Server(export, root / "single", args.sandbox) as server:
-            rows["single process"] = {c: _recall_level(server.port, c, args.requests, args.seconds) for c in levels}
-        _write_log(root / "ray", export, args.memory, random.Random(1))  # the same memory
+        write_log(root / "single", export, args.memory, random.Random(1))
+        with Server(export, root / "single", args.sandbox) as server:
+            rows["single process"] = {c: recall_level(server.port, c, args.requests, args.seconds) for c in levels}
+        write_log(root / "ray", export, args.memory, random.Random(1))  # the same memory
         for count, levels_rows in _ray_levels(export, root / "ray", args, counts, levels, FastEncoder()).items():
             rows[f"ray, {count} replica{'s' if count > 1 else ''}"] = levels_rows
     _print(rows, levels)
@@ -55,7 +55,7 @@ def run(args) -> int:
 
 
 def _ray_levels(export: Path, state: Path, args, counts: list[int], levels: list[int], encoder) -> dict:
-    from automemo.bench.serve import _recall_level
+    from automemo.bench.serve_load import recall_level
 
     try:
         import ray
@@ -83,7 +83,7 @@ def _ray_levels(export: Path, state: Path, args, counts: list[int], levels: list
             deploy(prepared, replicas=count, max_open=8, limits=RequestLimits(),
                    policy=HttpPolicy(rate_per_minute=0), tokens=TokenTable())
             try:
-                results[count] = {c: _recall_level(port, c, args.requests, args.seconds) for c in levels}
+                results[count] = {c: recall_level(port, c, args.requests, args.seconds) for c in levels}
             finally:
                 serve.delete(APP_NAME)  # its replicas snapshot and let their users go
     finally:
