@@ -101,9 +101,6 @@ class RoutedService(MemoryService):
         return {"ok": True, "open_namespaces": sum(self._open_by_replica.values()), "max_open": self._max_open,
                 "snapshots": self.start.snapshots, "start_seconds": round(self.start.seconds, 3)}
 
-    def close(self) -> None:
-        pass  # nothing held here: the replicas close their namespaces when Ray stops them
-
 
 def _call_name(method: str) -> str:
     return "import" if method == "import_episodes" else method
