@@ -4,6 +4,8 @@
 - the same answers as the single-process server, byte for byte but for the timings, on every
   face (REST, MCP at /mcp, /openapi.json, the guard's refusals with a token bound to one user);
 - 8 users' memories isolated while spread over both replicas;
+- a call whose user's lease is held elsewhere is refused by every replica, nothing written, and
+  sent again by the ingress until the lease is free;
 - forgetting is durable, across the kill of the replica that held the memory;
 - a replica killed with kill -9 while 8 users remember: 0 acknowledged remembers lost, 0
   cross-user recalls, 0 appends beside the lease (every log's sequence numbers run 1, 2, 3, ...,
@@ -211,6 +213,27 @@ def test_eight_users_are_isolated_across_both_replicas(ray_app):
         assert f"{user}code" in text
         assert [u for u in users if u != user and f"{u}code" in text] == []
     assert len({_holder_pid(state, user) for user in users}) == 2  # both replicas hold users
+
+
+def test_a_call_whose_lease_another_holds_waits_and_writes_only_once_it_is_let_go(ray_app):
+    """The test takes a user's lease itself, as a replica holding that memory would: every replica
+    refuses the remember (nothing is written) and the ingress sends it again until the lease is
+    let go; then one replica takes it, with a larger token, and appends."""
+    client, state = ray_app
+    lease = NamespaceLease(state, user_key("zed"), "the test")
+    held = lease.acquire()
+    answers = []
+    sender = threading.Thread(target=lambda: answers.append(client.json(
+        "POST", "/v1/remember", {"content": "the lighthouse is white", "user": "zed", "task_id": "z1"})))
+    started = time.monotonic()
+    sender.start()
+    time.sleep(1.5)
+    assert answers == [] and not (state / "users" / user_key("zed") / LOG).exists()
+    lease.release()
+    sender.join(60)
+    assert answers == [(200, {"ok": True, "user": "zed", "seq": 1, "task_id": "z1", "applied": True})]
+    assert time.monotonic() - started >= 1.5
+    assert lease.read().token == held + 1 and "replica" in lease.read().holder
 
 
 def test_forgetting_is_durable_across_the_kill_of_the_replica_that_held_it(ray_app):
