@@ -99,11 +99,16 @@ def serve_on_ray(folder: Path, state: Path, *, address: str | None, replicas: in
     lock = StateFolder(prepared.state_root).lock(prepared.manifest)
     stop = threading.Event()
     try:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:  # a local cluster, whose workers import this very package
-            ray.init(include_dashboard=False, log_to_driver=False,
-                     runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}})
+        try:
+            if address:
+                ray.init(address=address, log_to_driver=False)
+            else:  # a local cluster, whose workers import this very package
+                ray.init(include_dashboard=False, log_to_driver=False,
+                         runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}})
+        except (ConnectionError, RuntimeError) as exc:
+            raise RayServeUnavailable(f"cannot start or reach the Ray cluster {address or '(local)'} ({exc}); "
+                                      f"start one with `ray start --head`, or drop --address for a local "
+                                      f"one") from None
         try:
             serve.start(http_options={"host": policy.bind_host, "port": port})
             deploy(prepared, replicas=replicas, max_open=max_open, limits=limits, policy=policy, tokens=tokens)
