@@ -24,7 +24,7 @@ def run(args) -> int:
     from automemo.bench.seeds import FastEncoder, synthetic_episode
     from automemo.bench.serve_load import Server, recall_level, text_only, write_log
     from automemo.paths import SEEDS_DIR
-    from automemo.testing.serve_export import write_export
+    from automemo.bench.stand_ins.serve_export import write_export
 
     try:
         counts = [int(n) for n in args.replicas.split(",")]
