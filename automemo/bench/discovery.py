@@ -11,7 +11,7 @@ On one benchmark (its search defaults applied, as `automemo search` applies them
   stops starting new actions once the sequential tree search's wall-clock has passed;
 - per search, the oracle (the best test score among the programs it evaluated, bounded by
   `--oracle-limit`; automemo.bench.oracle) and the selection regret, oracle − selection;
-- `--question-budget FRACTION`: after each exhaustive search, the same search with a question
+- `--question-fraction FRACTION`: after each exhaustive search, the same search with a question
   budget of FRACTION × the questions it scored, compared with it (automemo.bench.question_budget);
 - beside the score, the figures published benchmarks quote (session-level hit@k, LoCoMo's
   evidence recall, over all questions and all but the adversarial ones) of every seed and
@@ -69,7 +69,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--oracle-limit", type=int, default=60, metavar="N",
                         help="test evaluations per search for its oracle, best validation first (default 60; "
                              "0: the selection only); cached by program text")
-    parser.add_argument("--question-budget", type=float, metavar="FRACTION",
+    # Not --question-budget: `search --question-budget N` is a count of questions, this a share.
+    parser.add_argument("--question-fraction", type=float, metavar="FRACTION",
                         help="also run every sequential search with a question budget of FRACTION (0 < FRACTION "
                              "<= 1) of the validation questions its exhaustive search scored, and compare")
 
@@ -105,7 +106,7 @@ class SearchResult:
     figures: dict = field(default_factory=dict)  # the selection's published figures on test
     questions_scored: int | None = None   # validation questions the whole search scored
     question_budget: int | None = None    # search.question_budget; None: exhaustive
-    budget_fraction: float | None = None  # --question-budget, the fraction it is of the exhaustive count
+    budget_fraction: float | None = None  # --question-fraction, the fraction it is of the exhaustive count
 
     @property
     def regret(self) -> float | None:
@@ -270,7 +271,7 @@ def summarize(seeds: list[Scored], searches: list[SearchResult]) -> dict[str, An
             "steps_done": statistics.fmean(r.steps_done for r in own),
             "questions_scored": statistics.fmean(scored) if scored else None,
         }
-    # The budgeted searches against the exhaustive ones, per strategy ({} without --question-budget).
+    # The budgeted searches against the exhaustive ones, per strategy ({} without --question-fraction).
     out["question_budget"] = compare(searches, best_seed.test)
     return out
 
@@ -387,7 +388,7 @@ def run(args) -> int:
         raise UserError("--oracle-limit must be at least 0")
     if args.parallel > 1 and "tree" not in strategies:
         raise UserError("--parallel compares against the sequential tree search: keep tree in --strategies")
-    fraction = check_fraction(getattr(args, "question_budget", None))
+    fraction = check_fraction(getattr(args, "question_fraction", None))
     console = Console()
     if not console.is_terminal:  # a log or a pipe: wide enough that the tables do not wrap
         console = Console(width=140)
@@ -457,7 +458,7 @@ def _write(args, seeds: list[Scored], searches: list[SearchResult]) -> None:
                 "options": _overrides(args)["benchmark"]["options"], "steps": args.steps,
                 "search_seeds": args.search_seeds, "parallel": args.parallel,
                 "oracle_limit": getattr(args, "oracle_limit", None),
-                "question_budget_fraction": getattr(args, "question_budget", None),
+                "question_budget_fraction": getattr(args, "question_fraction", None),
                 "seeds": [asdict(s) for s in seeds], "searches": [{**asdict(r), "regret": r.regret} for r in searches],
                 "summary": summarize(seeds, searches)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
