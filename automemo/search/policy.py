@@ -69,6 +69,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Mapping
 
 from automemo.search.config import SearchConfig
+from automemo.search.questions import Race
 
 TIE_TOLERANCE = 1e-12
 """Scores closer than this are a tie: sums of the same terms in another order differ in the last
@@ -110,6 +111,10 @@ class TreeStats:
     # (0: every evaluation scores every question).
     sample_size: int = 0
     validation_questions: int = 0
+    # With a question budget: the one order every node is asked its questions in, and the final
+    # confirmation's race once it started (`automemo.search.halving`).
+    order: tuple[str, ...] = ()
+    race: Race | None = None
 
     @property
     def sampled(self) -> bool:
@@ -336,7 +341,11 @@ def is_hand_design(v: NodeStats) -> bool:
 
 
 def reference(stats: TreeStats) -> NodeStats:
-    """The best hand design (root or swept seed) by μ, the older on a tie: the bar."""
+    """The best hand design (root or swept seed) by μ, the older on a tie: the bar. Once the
+    final confirmation's race started, the bar it races with (asking it more questions moves
+    its μ, and the bar must not change under the race)."""
+    if stats.race is not None and any(v.id == stats.race.bar for v in stats.nodes):
+        return stats.node(stats.race.bar)
     designs = [v for v in stats.nodes if not v.failed and v.n > 0 and is_hand_design(v)]
     if not designs:
         raise ValueError("no evaluated hand design (root or swept seed) in the tree")
@@ -370,6 +379,8 @@ class ConfirmedCandidate:
     bound: float        # LCB_b(v) = μ(b) + d − z · SE(d)
     complete: bool      # v was scored on every question b was (else it cannot be confirmed)
     clears: bool        # complete and LCB_b(v) > μ(b): a lead bigger than z paired SEs
+    # With a question budget (halving.py): the race round it was dropped in (None: not dropped).
+    dropped_in: int | None = None
 
 
 @dataclass(frozen=True)
@@ -382,23 +393,32 @@ class Confirmation:
     z: float
     candidates: tuple[ConfirmedCandidate, ...]
     chosen: int         # the candidate with the highest clearing bound, else the bar
+    # With a question budget: the race's halving rounds (halving.RaceRound); () without.
+    rounds: tuple = ()
+    raced: bool = False
 
     @property
     def rule(self) -> str:
+        if self.raced:
+            return (f"successive halving: the best {len(self.candidates)} non-hand-designed node(s) by μ and "
+                    f"the best hand design #{self.bar} asked the same questions in rounds, the worse half "
+                    f"dropped each round; the last one is chosen if μ(b) + d − {self.z:g}·SE(d) > μ(b) on "
+                    f"the questions it shares with #{self.bar}; else #{self.bar} is kept")
         return (f"the best {len(self.candidates)} non-hand-designed node(s) by μ, each paired with the "
                 f"best hand design #{self.bar} on all {self.tasks} search questions; chosen if "
                 f"μ(b) + d − {self.z:g}·SE(d) > μ(b), the highest such bound wins; else #{self.bar} is kept")
 
 
 def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
-    """The confirmation of the final choice (exact evaluation; see the module docstring)."""
+    """The confirmation of the final choice (exact evaluation; see the module docstring). With
+    samples that grow it is a race instead: `automemo.search.halving.final_confirmation`."""
     if not uses_task_uncertainty(stats, config):
         raise ValueError("the final confirmation needs exact evaluation (per-task scores)")
+    if stats.sampled:
+        raise ValueError("with a question budget the final confirmation is a race: "
+                         "automemo.search.halving.final_confirmation")
     bar = reference(stats)
-    # With samples that grow, only nodes asked every question the bar was compete: a lucky first
-    # sample must not push a confirmed node out of the best few.
-    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and not is_hand_design(v)
-                     and (not stats.sampled or set(bar.task_scores) <= set(v.task_scores))),
+    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and not is_hand_design(v)),
                     key=lambda v: (-v.mean, v.id))
     out: list[ConfirmedCandidate] = []
     for v in ranked[:config.confirm_top]:

@@ -10,7 +10,7 @@ from typing import Iterable, Literal, Mapping
 
 from automemo.search.policy import NodeStats, TreeStats
 from automemo.search.question_policy import paired_means
-from automemo.search.questions import QuestionPlan, load_plan
+from automemo.search.questions import QuestionPlan, Race, load_plan, load_race
 
 NodeStatus = Literal["evaluated", "failed"]
 
@@ -64,9 +64,11 @@ class Tree:
     """`plan`: the run's question plan when it has a question budget (samples that grow), else
     None (every evaluation scores every validation question)."""
 
-    def __init__(self, nodes: Iterable[Node] = (), plan: QuestionPlan | None = None) -> None:
+    def __init__(self, nodes: Iterable[Node] = (), plan: QuestionPlan | None = None,
+                 race: Race | None = None) -> None:
         self._nodes: dict[int, Node] = {}
         self.plan = plan
+        self.race = race  # the final confirmation's race once it started (halving.py)
         for node in nodes:
             self.add(node)
 
@@ -104,7 +106,7 @@ class Tree:
                     stopped=next((e["stopped"] for e in mine if e.get("stopped")), ""),
                 )
             )
-        return cls(nodes, plan=load_plan(run.path))
+        return cls(nodes, plan=load_plan(run.path), race=load_race(run.path))
 
     # access ------------------------------------------------------------------------------------
 
@@ -190,5 +192,7 @@ class Tree:
             total_evaluations=self.total_evaluations,
             sample_size=self.plan.sample_size if sampled else 0,
             validation_questions=self.plan.total if sampled else 0,
+            order=self.plan.order if sampled else (),
+            race=self.race if sampled else None,
         )
 

@@ -18,7 +18,7 @@ from automemo.llm.config import ROLES
 from automemo.llm.ledger import Ledger
 from automemo.runs.records import SEARCH_STEP_KINDS, ActionRecord, EvaluationRecord, NodeRecord, Outcome
 from automemo.runs.rundir import RunDir
-from automemo.search import policy
+from automemo.search import halving, policy
 from automemo.search.config import SearchConfig
 from automemo.search.strategies import strategy_for
 from automemo.search.tree import Tree
@@ -151,8 +151,9 @@ class RunView:
             return (f"samples that grow (question budget): μ from the questions a node was asked, paired "
                     f"with the node asked the most; "
                     f"± = {self.search.z:g}·SE of its per-question scores, LCB = μ − {self.search.z:g}·SE; "
-                    f"a re-evaluation asks the next {self.questions['sample_size']} questions; the selection "
-                    f"must beat the best hand design by {self.search.z:g} paired SE on every question")
+                    f"a re-evaluation asks the next {self.questions['sample_size']} questions; the best "
+                    f"{self.search.race_candidates} race by successive halving and the winner must beat the best "
+                    f"hand design by {self.search.z:g} paired SE on the questions both were asked")
         if self.uncertainty_source == "tasks":
             return (f"exact evaluation: ± = {self.search.z:g}·SE of the per-task scores, "
                     f"LCB = μ − {self.search.z:g}·SE; no re-evaluation; the selection must beat "
@@ -288,21 +289,35 @@ def confirmation_document(stats: policy.TreeStats, search: SearchConfig) -> dict
     that does not select by the tree's bound."""
     if strategy_for(search).selection != "lcb":
         return None
-    c = policy.confirm_final(stats, search)
+    c = halving.final_confirmation(stats, search)
     return {"rule": c.rule, "bar": c.bar, "bar_mean": c.bar_mean, "tasks": c.tasks, "z": c.z,
             "chosen": c.chosen, "kept_hand_design": c.chosen == c.bar,
             "candidates": [{"node_id": x.node_id, "mean": x.mean, "difference": x.difference, "se": x.se,
-                            "tasks": x.tasks, "bound": x.bound, "complete": x.complete, "clears": x.clears}
-                           for x in c.candidates]}
+                            "tasks": x.tasks, "bound": x.bound, "complete": x.complete, "clears": x.clears,
+                            **({"dropped_in": x.dropped_in} if x.dropped_in is not None else {})}
+                           for x in c.candidates],
+            **({"race": [{"questions": r.prefix, "means": {str(a): m for a, m in r.means},
+                          "kept": list(r.kept), "dropped": list(r.dropped)} for r in c.rounds]}
+               if c.raced else {})}
 
 
 def confirmation_lines(confirmation: Mapping[str, Any]) -> list[str]:
     """The confirmation in plain words, as `automemo tree` and `show` print it."""
     c = confirmation
     lines = [f"final confirmation on {c['tasks']} search questions against the best hand design "
-             f"#{c['bar']} (μ {c['bar_mean']:.3f}):"]
+             f"#{c['bar']} (μ {c['bar_mean']:.3f}):" if "race" not in c else
+             f"final confirmation, a race against the best hand design #{c['bar']} (μ {c['bar_mean']:.3f}, "
+             f"asked {c['tasks']} questions):"]
+    for i, r in enumerate(c.get("race") or ()):
+        ranked = ", ".join(f"#{a} {m:.3f}" for a, m in r["means"].items())
+        lines.append(f"  race round {i + 1} on the first {r['questions']} questions: {ranked}; "
+                     f"dropped {', '.join(f'#{d}' for d in r['dropped'])}")
     for x in c["candidates"]:
-        verdict = "clears" if x["clears"] else ("not scored on every question" if not x["complete"] else "does not clear")
+        if "race" in c:
+            verdict = ("clears" if x["clears"] else f"dropped in round {x['dropped_in'] + 1}"
+                       if x.get("dropped_in") is not None else "does not clear")
+        else:
+            verdict = "clears" if x["clears"] else ("not scored on every question" if not x["complete"] else "does not clear")
         lines.append(f"  #{x['node_id']}: μ {x['mean']:.3f}, paired d {x['difference']:+.3f} ± {x['se']:.3f} "
                      f"(SE), bound {x['bound']:.3f} vs {c['bar_mean']:.3f}: {verdict}")
     if not c["candidates"]:
