@@ -128,7 +128,8 @@ class RunView:
                 confirmation = (final or {}).get("confirmation") or confirmation_document(stats, search)
         selected = final.get("node_id") if final is not None else leader
         records = [NodeRecord.from_row(row) for row in run.nodes()]
-        means = {v.id: v.mean for v in tree.stats().nodes if v.n > 0} if tree.plan is not None else {}
+        # μ as the policy reads it (Tree.stats: paired with a question budget), for every reader
+        means = {v.id: v.mean for v in tree.stats().nodes if v.n > 0} if tree.total_evaluations else {}
         nodes = tuple(
             NodeView(r, tree.node(r.id).scores, lcbs.get(r.id), selected=r.id == selected,
                      uncertainty=spreads.get(r.id), policy_mean=means.get(r.id),
