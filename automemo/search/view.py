@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from automemo import configtools
+from automemo.benchmarks import ranking_metric
+from automemo.configtools import ConfigError
 from automemo.llm.config import ROLES
 from automemo.llm.ledger import Ledger
 from automemo.runs.records import SEARCH_STEP_KINDS, ActionRecord, EvaluationRecord, NodeRecord, Outcome
@@ -103,6 +105,9 @@ class RunView:
     # Validation questions: the budget (None: none), asked so far, how many there are and the
     # sample size (None without a budget). final.json's "questions".
     questions: Mapping[str, Any] = field(default_factory=dict)
+    # The per-question metric μ is the mean of (the benchmark's option `metric`, else its
+    # default), None where the run's config does not name a benchmark that can say.
+    metric: str | None = None
     _by_id: Mapping[int, NodeView] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -142,7 +147,7 @@ class RunView:
             actions=tuple(ActionRecord.from_row(a) for a in run.actions()),
             final=final, selected_id=selected, total_evaluations=tree.total_evaluations,
             spend=_spend(run, config), uncertainty_source=source, lead=lead, confirmation=confirmation,
-            questions=_questions(tree, search), _by_id={n.id: n for n in nodes},
+            questions=_questions(tree, search), metric=_ranking_metric(config), _by_id={n.id: n for n in nodes},
         )
 
     @property
@@ -243,7 +248,7 @@ class RunView:
         """final.json: the strategy's selection (LCB for `tree`, best mean otherwise), with every
         evaluated node's μ, n and LCB."""
         strategy = strategy_for(self.search)
-        base = {"stop_reason": stop_reason, "steps_done": self.steps_done,
+        base = {"stop_reason": stop_reason, "metric": self.metric, "steps_done": self.steps_done,
                 "steps": self.search.steps, "strategy": strategy.name, "selection": strategy.selection,
                 "questions": dict(self.questions)}
         evaluated = [n for n in self.nodes if n.evaluated]
@@ -266,6 +271,17 @@ class RunView:
                             "bound": policy.selection_bound(stats.node(n.id), stats, self.search)}
                            for n in evaluated],
         }
+
+
+def _ranking_metric(config: Mapping[str, Any]) -> str | None:
+    """The metric the run ranks programs by, from its recorded benchmark and options."""
+    bench = config.get("benchmark")
+    if not isinstance(bench, Mapping) or not bench.get("name"):
+        return None
+    try:
+        return ranking_metric(bench["name"], bench.get("options") or {})
+    except (ValueError, ImportError, ConfigError):  # a plugin gone since, or options it no longer takes
+        return None
 
 
 def search_steps_done(run: RunDir) -> int:
