@@ -115,25 +115,30 @@ def auto_sample_size(budget: int, steps: int, total: int) -> int:
     return max(1, min(total, max(MIN_SAMPLE, share)))
 
 
+def _read(run_path: Path, name: str) -> dict | None:
+    path = Path(run_path) / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _write(run_path: Path, name: str, data: dict) -> None:
+    atomic_write(Path(run_path) / name, json.dumps(data, indent=1).encode())
+
+
 def load_plan(run_path: Path) -> QuestionPlan | None:
     """The run's plan, None for a run without a question budget."""
-    path = Path(run_path) / PLAN_FILE
-    if not path.exists():
-        return None
-    return QuestionPlan.from_dict(json.loads(path.read_text()))
+    data = _read(run_path, PLAN_FILE)
+    return QuestionPlan.from_dict(data) if data is not None else None
 
 
 def write_plan(run_path: Path, plan: QuestionPlan) -> None:
-    atomic_write(Path(run_path) / PLAN_FILE, json.dumps(plan.to_dict(), indent=1).encode())
+    _write(run_path, PLAN_FILE, plan.to_dict())
 
 
 def load_race(run_path: Path) -> Race | None:
     """The run's confirmation race, None before it started (or without a question budget)."""
-    path = Path(run_path) / RACE_FILE
-    if not path.exists():
-        return None
-    return Race.from_dict(json.loads(path.read_text()))
+    data = _read(run_path, RACE_FILE)
+    return Race.from_dict(data) if data is not None else None
 
 
 def write_race(run_path: Path, race: Race) -> None:
-    atomic_write(Path(run_path) / RACE_FILE, json.dumps(race.to_dict(), indent=1).encode())
+    _write(run_path, RACE_FILE, race.to_dict())
