@@ -1,4 +1,4 @@
-"""`automemo bench discovery --question-budget FRACTION`: the budget taken from the exhaustive
+"""`automemo bench discovery --question-fraction FRACTION`: the budget taken from the exhaustive
 search's run, the flag's check, and the comparison per strategy on hand-made searches."""
 
 from __future__ import annotations
@@ -63,11 +63,11 @@ def test_a_fraction_outside_zero_to_one_is_refused():
 
 def test_a_bad_fraction_exits_2_with_a_sentence_before_anything_runs(tmp_path):
     for bad in ("0", "1.5"):
-        done = subprocess.run([sys.executable, "-m", "automemo", "bench", "discovery", "--question-budget", bad,
+        done = subprocess.run([sys.executable, "-m", "automemo", "bench", "discovery", "--question-fraction", bad,
                                "--workdir", str(tmp_path / "work"), "--out", str(tmp_path / "d.json")],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 2, done.stderr[-500:]
-        assert "--question-budget" in done.stderr and "0 < FRACTION <= 1" in done.stderr, done.stderr[-500:]
+        assert "--question-fraction" in done.stderr and "0 < FRACTION <= 1" in done.stderr, done.stderr[-500:]
         assert "Traceback" not in done.stderr
         assert not (tmp_path / "work").exists() and not (tmp_path / "d.json").exists()
 

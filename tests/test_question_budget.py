@@ -207,18 +207,20 @@ def test_with_samples_a_step_may_buy_more_questions_and_counts_are_in_samples():
     assert evaluate[2] == pytest.approx(0.75 + 0.25 * math.sqrt(math.log(5)))
 
 
-def test_the_confirmation_scores_the_bar_first_and_a_candidate_only_whole():
+def test_the_confirmation_duels_the_last_candidate_and_the_bar_on_the_same_questions():
     bar = _node(1, 0, {"q0": 1.0, "q1": 0.0}, reference=True)
     child = _node(2, 0, {"q0": 1.0, "q1": 1.0})
     root = _node(0, None, {"q0": 0.0, "q1": 0.0}, m=2)
     stats = TreeStats((root, bar, child), 3, sample_size=2, validation_questions=6)
     config = SearchConfig()
     assert question_policy.confirmation_reserve(stats, config) == 8  # 4 for the bar, 4 for #2
-    assert question_policy.next_confirmation(stats, config, 3) == question_policy.ConfirmationStep(1, 3)
+    # one candidate: no halving round; with 3 questions left both reach L = 3 (cost 2; L = 4
+    # would cost 4), the bar first
+    assert question_policy.next_confirmation(stats, config, 3) == question_policy.ConfirmationStep(1, 1)
     whole_bar = _node(1, 0, {f"q{j}": 0.5 for j in range(6)}, reference=True)
     stats = TreeStats((root, whole_bar, child), 3, sample_size=2, validation_questions=6)
-    assert question_policy.next_confirmation(stats, config, 3) is None  # #2 needs 4
-    assert question_policy.next_confirmation(stats, config, 4) == question_policy.ConfirmationStep(2, 4)
+    assert question_policy.next_confirmation(stats, config, 3) == question_policy.ConfirmationStep(2, 3)
+    assert question_policy.next_confirmation(stats, config, 0) is None
 
 
 # searches -----------------------------------------------------------------------------------------

@@ -11,11 +11,13 @@ On one benchmark (its search defaults applied, as `automemo search` applies them
   stops starting new actions once the sequential tree search's wall-clock has passed;
 - per search, the oracle (the best test score among the programs it evaluated, bounded by
   `--oracle-limit`; automemo.bench.oracle) and the selection regret, oracle − selection;
-- `--question-budget FRACTION`: after each exhaustive search, the same search with a question
+- `--question-fraction FRACTION`: after each exhaustive search, the same search with a question
   budget of FRACTION × the questions it scored, compared with it (automemo.bench.question_budget);
-- beside the score, the figures published benchmarks quote (session-level hit@k, LoCoMo's
-  evidence recall, over all questions and all but the adversarial ones) of every seed and
-  every selection, where the benchmark scores them (docs/benchmarks.md).
+- beside the score (the metric the search ranks by: the benchmark's option `metric`, e.g.
+  `--option metric=session_hit@10`, else its default), every other metric the benchmark scores,
+  among them the figures published benchmarks quote (session-level hit@k, LoCoMo's evidence
+  recall), over all questions and all but the adversarial ones, of every seed and every
+  selection (docs/benchmarks.md).
 
 Scores are cached by program text in the work folder (`--workdir`, scores.json), so a seed
 selected unchanged is not scored again, and a second run over the same folder scores no seed. All
@@ -39,11 +41,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from automemo.bench.oracle import evaluated_candidates, search_oracle
+from automemo.benchmarks import ranking_metric
 from automemo.bench.question_budget import (check_fraction, compare, fraction_label, question_budget,
                                             render_comparison, run_questions_scored)
 from automemo.bench.seeds import TARGET_MS
 from automemo.bench.strategies import _mean_se
-from automemo.benchmarks.conversation.longmemeval_metrics import PREFIXES as LONGMEMEVAL_FIGURES
 from automemo.paths import list_seeds
 from automemo.cli.flags import add_sandbox_flag, sandbox_choice, unsafe_confirmed
 
@@ -70,7 +72,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--oracle-limit", type=int, default=60, metavar="N",
                         help="test evaluations per search for its oracle, best validation first (default 60; "
                              "0: the selection only); cached by program text")
-    parser.add_argument("--question-budget", type=float, metavar="FRACTION",
+    # Not --question-budget: `search --question-budget N` is a count of questions, this a share.
+    parser.add_argument("--question-fraction", type=float, metavar="FRACTION",
                         help="also run every sequential search with a question budget of FRACTION (0 < FRACTION "
                              "<= 1) of the validation questions its exhaustive search scored, and compare")
 
@@ -106,7 +109,7 @@ class SearchResult:
     figures: dict = field(default_factory=dict)  # the selection's published figures on test
     questions_scored: int | None = None   # validation questions the whole search scored
     question_budget: int | None = None    # search.question_budget; None: exhaustive
-    budget_fraction: float | None = None  # --question-budget, the fraction it is of the exhaustive count
+    budget_fraction: float | None = None  # --question-fraction, the fraction it is of the exhaustive count
 
     @property
     def regret(self) -> float | None:
@@ -177,18 +180,14 @@ class TestScores:
         return self._cache[key]
 
 
-PUBLISHED = ("session_hit@", "locomo_recall@", *LONGMEMEVAL_FIGURES)
-"""Metric name prefixes of the figures published benchmarks quote (docs/benchmarks.md)."""
-
-
 def published_figures(result: Any) -> dict[str, dict[str, float]]:
-    """The published figures of an evaluation over all questions and all but the adversarial
+    """Every metric of an evaluation (the one the search ranked by and the others, the figures
+    published benchmarks quote among them) over all questions and all but the adversarial
     ones ({row: {metric: mean}}; empty where the benchmark scores none)."""
     from automemo.evaluation.breakdown import ALL, NON_ADVERSARIAL, metric_breakdown
 
-    rows = metric_breakdown(result).to_dict()
-    return {row: {m: v for m, v in rows[row].items() if m.startswith(PUBLISHED)}
-            for row in (ALL, NON_ADVERSARIAL) if row in rows and any(m.startswith(PUBLISHED) for m in rows[row])}
+    rows = {r.name: dict(r.metrics) for r in metric_breakdown(result).rows}
+    return {row: rows[row] for row in (ALL, NON_ADVERSARIAL) if rows.get(row)}
 
 
 def score_seeds(scores: TestScores, advance: Callable[[], None]) -> list[Scored]:
@@ -271,7 +270,7 @@ def summarize(seeds: list[Scored], searches: list[SearchResult]) -> dict[str, An
             "steps_done": statistics.fmean(r.steps_done for r in own),
             "questions_scored": statistics.fmean(scored) if scored else None,
         }
-    # The budgeted searches against the exhaustive ones, per strategy ({} without --question-budget).
+    # The budgeted searches against the exhaustive ones, per strategy ({} without --question-fraction).
     out["question_budget"] = compare(searches, best_seed.test)
     return out
 
@@ -354,7 +353,8 @@ def render_figures(console, seeds: list[Scored], searches: list[SearchResult], s
     columns = list(dict.fromkeys((row, m) for f in figures for row in (NON_ADVERSARIAL, ALL) for m in f.get(row, {})))
     if not columns:
         return
-    table = Table(title=f"{title}: published figures on test (all but adversarial / all questions)")
+    table = Table(title=f"{title}: every metric on test, the published figures among them "
+                        f"(all but adversarial / all questions)")
     table.add_column("program")
     for row, m in columns:
         table.add_column(f"{m} ({'no adv.' if row == NON_ADVERSARIAL else 'all'})", justify="right")
@@ -388,7 +388,7 @@ def run(args) -> int:
         raise UserError("--oracle-limit must be at least 0")
     if args.parallel > 1 and "tree" not in strategies:
         raise UserError("--parallel compares against the sequential tree search: keep tree in --strategies")
-    fraction = check_fraction(getattr(args, "question_budget", None))
+    fraction = check_fraction(getattr(args, "question_fraction", None))
     console = Console()
     if not console.is_terminal:  # a log or a pipe: wide enough that the tables do not wrap
         console = Console(width=140)
@@ -446,7 +446,9 @@ def run(args) -> int:
                                                      f"{sequential.wall_s:.0f} s")
                     search(seed, "tree", parallel=args.parallel, steps=args.parallel * args.steps,
                            deadline_s=sequential.wall_s)
-        render(console, seeds, searches, summarize(seeds, searches), f"{args.benchmark}, {args.steps} steps")
+        metric = ranking_metric(args.benchmark, _overrides(args)["benchmark"]["options"])
+        render(console, seeds, searches, summarize(seeds, searches),
+               f"{args.benchmark}, {args.steps} steps, ranked by {metric}")
         console.print(f"written: {args.out}")
     return 0
 
@@ -454,11 +456,13 @@ def run(args) -> int:
 def _write(args, seeds: list[Scored], searches: list[SearchResult]) -> None:
     command = ("automemo bench discovery " + " ".join(shlex.quote(a) for a in sys.argv[3:])
                if sys.argv[1:3] == ["bench", "discovery"] else " ".join(map(shlex.quote, sys.argv)))
-    document = {"command": command, "benchmark": args.benchmark,
-                "options": _overrides(args)["benchmark"]["options"], "steps": args.steps,
+    options = _overrides(args)["benchmark"]["options"]
+    document = {"command": command, "benchmark": args.benchmark, "options": options,
+                # what "validation" and "test" are the mean of; the others are in the figures
+                "metric": ranking_metric(args.benchmark, options), "steps": args.steps,
                 "search_seeds": args.search_seeds, "parallel": args.parallel,
                 "oracle_limit": getattr(args, "oracle_limit", None),
-                "question_budget_fraction": getattr(args, "question_budget", None),
+                "question_budget_fraction": getattr(args, "question_fraction", None),
                 "seeds": [asdict(s) for s in seeds], "searches": [{**asdict(r), "regret": r.regret} for r in searches],
                 "summary": summarize(seeds, searches)}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""`automemo bench discovery --question-budget FRACTION`: the same searches at a fraction of the
+"""`automemo bench discovery --question-fraction FRACTION`: the same searches at a fraction of the
 exhaustive search's question count, compared with it.
 
 Every search seed and strategy first runs exhaustively (every evaluation scores every
@@ -24,13 +24,13 @@ TREE_TARGET = 0.01
 
 
 def check_fraction(fraction: float | None) -> float | None:
-    """`--question-budget`'s value, checked: None (no budgeted searches) or 0 < FRACTION ≤ 1."""
+    """`--question-fraction`'s value, checked: None (no budgeted searches) or 0 < FRACTION ≤ 1."""
     from automemo.cli import UserError
 
     if fraction is None:
         return None
     if not (0.0 < fraction <= 1.0):  # also refuses nan
-        raise UserError(f"--question-budget takes a fraction of the exhaustive search's question count, "
+        raise UserError(f"--question-fraction takes a fraction of the exhaustive search's question count, "
                         f"0 < FRACTION <= 1 (e.g. 0.25), got {fraction}")
     return fraction
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Mapping
 
-from automemo.benchmarks.base import Benchmark, InfrastructureError, Split, Task, TaskScore
+from automemo.benchmarks.base import Benchmark, InfrastructureError, Split, Task, TaskScore, check_metric
 from automemo.benchmarks.plugins import is_plugin_spec, load_plugin_class
 from automemo.configtools import ConfigError, build
 
@@ -80,9 +80,20 @@ def checked_options(name: str, options: Mapping[str, Any] | None = None) -> tupl
     ValueError / ConfigError naming them."""
     cls = benchmark_class(name)
     try:
-        return cls, build(cls.Options, options or {}, path=f"benchmark.{name}")
+        built = build(cls.Options, options or {}, path=f"benchmark.{name}")
     except ConfigError as exc:
         raise ConfigError(f"benchmark {name!r}: {exc}") from None
+    try:
+        check_metric(name, cls, built)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return cls, built
+
+
+def ranking_metric(name: str, options: Mapping[str, Any] | None = None) -> str:
+    """The metric a search on benchmark `name` with `options` ranks programs by, by name."""
+    cls, opts = checked_options(name, options)
+    return cls.ranking_metric(opts)
 
 
 def load(name: str, options: Mapping[str, Any] | None = None, *, llm: Any = None) -> Benchmark:
@@ -91,4 +102,5 @@ def load(name: str, options: Mapping[str, Any] | None = None, *, llm: Any = None
     return cls(opts, llm=llm)
 
 
-__all__ = ["Benchmark", "InfrastructureError", "Split", "Task", "TaskScore", "REGISTRY", "load", "checked_options", "benchmark_class"]
+__all__ = ["Benchmark", "InfrastructureError", "Split", "Task", "TaskScore", "REGISTRY", "load", "checked_options", "benchmark_class",
+           "ranking_metric"]

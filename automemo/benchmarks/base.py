@@ -133,6 +133,28 @@ class Benchmark(abc.ABC):
         `automemo config show` prints them with their source)."""
         return {}
 
+    @classmethod
+    def metric_names(cls, options: Any) -> tuple[str, ...]:
+        """The per-task metrics a benchmark with `options` scores (`TaskScore.metrics`), by
+        name, the one its score's value is first. A search ranks programs by the first, or by
+        the one the option `metric` names (`ranking_metric`). A class method: the name is
+        checked before the benchmark reads its data. Default: none declared (the value only)."""
+        return ()
+
+    @classmethod
+    def ranking_metric(cls, options: Any) -> str:
+        """The metric a search on this benchmark ranks programs by: the option `metric` when
+        set, else the benchmark's first metric ("value" when it declares none)."""
+        chosen = getattr(options, "metric", "") or ""
+        return chosen or next(iter(cls.metric_names(options)), "value")
+
+    def ranked_score(self, task: Task, episode: EpisodeRecorder, payload: MemoryPayload) -> TaskScore:
+        """`score` with the value the search averages set to the option `metric`'s
+        (`ranked_by`); the score itself when no metric is chosen. What the harness records."""
+        score = self.score(task, episode, payload)
+        chosen = getattr(getattr(self, "options", None), "metric", "") or ""
+        return ranked_by(score, chosen) if chosen else score
+
     def adversarial_categories(self) -> frozenset[str]:
         """Categories whose questions are adversarial (their answer was never given: LoCoMo's
         category 5, Mem-Gallery's AR). Published figures are quoted with and without them; the
@@ -145,3 +167,26 @@ class Benchmark(abc.ABC):
 
     def close(self) -> None:
         """Release browsers, pools, temp dirs."""
+
+
+def ranked_by(score: TaskScore, metric: str) -> TaskScore:
+    """`score` with `metric`'s value as the value a search averages. A task that has no such
+    metric (session any-hit of a question without evidence in a session) is not counted, and
+    a task its benchmark does not count stays uncounted: the metric changes what is averaged,
+    never which questions are labels."""
+    if metric not in score.metrics:
+        why = f"not counted: no {metric} for this task"
+        return TaskScore(0.0, score.metrics, counted=False,
+                         feedback="; ".join(f for f in (why, score.feedback) if f))
+    return TaskScore(float(score.metrics[metric]), score.metrics, counted=score.counted, feedback=score.feedback)
+
+
+def check_metric(name: str, cls: type[Benchmark], options: Any) -> None:
+    """Refuse an option `metric` the benchmark does not score, naming the ones it does."""
+    chosen = getattr(options, "metric", "") or ""
+    if not chosen:
+        return
+    valid = cls.metric_names(options)
+    if chosen not in valid:
+        raise ValueError(f"benchmark {name!r}: metric {chosen!r} is not one it scores with these options; "
+                         f"choose one of: {', '.join(valid) or '(none declared: leave metric unset)'}")

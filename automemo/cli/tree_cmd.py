@@ -73,6 +73,8 @@ def run(args) -> int:
     else:
         state = f"search stopped before finishing; continue with: automemo search --resume {view.run.path}"
     console.print(f"{steps} steps committed, {len(view.nodes)} nodes ({failed} failed), {state}")
+    if view.metric:
+        console.print(f"ranked by: {view.metric} (μ is its mean over the validation questions)")
     console.print(f"uncertainty: {view.uncertainty_rule}")
     if view.questions_line():
         console.print(view.questions_line())

@@ -436,7 +436,7 @@ class Evaluator:
             task_id=task.task_id, benchmark=task.benchmark, instruction=task.instruction
         )
         try:
-            probe = self.benchmark.score(task, empty, MemoryPayload())
+            probe = self.benchmark.ranked_score(task, empty, MemoryPayload())
             shape = (probe.counted, {name: 0.0 for name in probe.metrics})
         except Exception:
             shape = (True, {})

@@ -89,7 +89,7 @@ class EpisodePlayer:
                 return EpisodeOutcome(job, infra_errors=tuple(infra_errors),
                                       failed=(kind, detail, traceback.format_exc()))
             try:
-                score = self.benchmark.score(job.task, episode, job.payload)
+                score = self.benchmark.ranked_score(job.task, episode, job.payload)
             except CALLS_STOPPED:
                 raise
             except Exception as exc:  # the scorer broke: the task fails, the evaluation goes on

@@ -36,6 +36,7 @@ class RunOverview:
     total_evaluations: int
     c_e: float
     uncertainty_rule: str            # how each node's ± was computed (RunView.uncertainty_rule)
+    metric: str | None               # what μ is the mean of (RunView.metric)
     lead: Mapping[str, Any] | None   # exact evaluation: the selection's paired lead (RunView.lead)
     config_json: str
     generated_at: str
@@ -103,6 +104,7 @@ def gather_run(run: RunDir, *, live: bool = False) -> RunData:
         total_evaluations=view.total_evaluations,
         c_e=view.search.c_e,
         uncertainty_rule=view.uncertainty_rule,
+        metric=view.metric,
         lead=view.lead,
         confirmation=view.confirmation,
         questions=view.questions,

@@ -23,6 +23,9 @@ class Outcome(str, enum.Enum):
     FAILED_EXAM = "failed_exam"  # the child failed its quick exam after every repair attempt
     META_ERROR = "meta_error"    # the meta agent produced no usable program
     EVAL_ERROR = "eval_error"    # the evaluation broke beyond its own retries
+    # Every proposal (or a repair) repeated a program of the tree (same normalised syntax tree):
+    # nothing was examined or evaluated (search/generation.py says why the step is still spent).
+    DUPLICATE = "duplicate"
 
     @property
     def failed_generation(self) -> bool:

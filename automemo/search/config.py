@@ -51,6 +51,11 @@ class SearchConfig:
     # With exact evaluation, how many of the best nodes by μ (hand designs aside) the final
     # confirmation pairs with the best hand design on every search question.
     confirm_top: int = 3
+    # With a question budget, how many of the best nodes by μ (hand designs and stopped nodes
+    # aside) race in the final confirmation's successive halving (automemo.search.halving). More
+    # arms give a program its first sample ranked low a chance; each costs questions in the first
+    # rounds. 4: two halving rounds and a duel at a quarter budget's reserve.
+    race_candidates: int = 4
     # Question budget: the validation questions the whole search may have scored, every
     # evaluation's questions together (the final confirmation included). 0: no budget, every
     # evaluation scores every question (exhaustive, the paper's protocol). With a budget an
@@ -99,6 +104,8 @@ class SearchConfig:
             problems.append(f"search.uncertainty must be one of {', '.join(UNCERTAINTIES)}, got {self.uncertainty!r}")
         if self.confirm_top < 1:
             problems.append(f"search.confirm_top must be >= 1, got {self.confirm_top}")
+        if self.race_candidates < 1:
+            problems.append(f"search.race_candidates must be >= 1, got {self.race_candidates}")
         if self.steps < 0:
             problems.append(f"search.steps must be >= 0, got {self.steps}")
         if self.question_budget < 0:

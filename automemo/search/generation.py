@@ -3,8 +3,13 @@
 decides what to write where.
 
 A proposal identical to a program already in the tree (same normalised AST: docstrings,
-comments and layout do not count) is rejected before its exam and proposed again, so a step is
-not spent examining and evaluating a program the tree already holds.
+comments and layout do not count) is rejected before its exam and the draw is retried (proposed
+again with another seed, `duplicate_retries` times): a duplicate costs a meta-agent call, never
+an exam or an evaluation. A repair that lands on a program of the tree ends the generation the
+same way, before its exam. When every draw repeats the tree, the step is spent as a `duplicate`
+(its node is recorded, failed, with the repeated program): retrying the step without end would
+let a meta agent that can only repeat itself (an offline crossover with one partner left) loop
+forever, and the step budget is what bounds a search's calls.
 
 A spent cap or a dead endpoint (`CALLS_STOPPED`) is never caught here: either abandons the step.
 """
@@ -126,9 +131,9 @@ def generate_child(
     else:
         return Generation(False, proposal.source, proposal.summary,
                           {**dict(proposal.diagnosis), "duplicates_rejected": duplicates}, (),
-                          failure=f"meta: {len(duplicates)} proposal(s) in a row repeated a program "
+                          failure=f"duplicate: {len(duplicates)} proposal(s) in a row repeated a program "
                                   "of the tree (same code once docstrings and comments are ignored)",
-                          usage={"calls": usage}, failed_as=Outcome.META_ERROR)
+                          usage={"calls": usage}, failed_as=Outcome.DUPLICATE)
     source, summary = proposal.source, proposal.summary
     passed, report = _examine(exam, source)
     attempts = [ExamAttempt(0, source, passed, report, summary)]
@@ -148,6 +153,14 @@ def generate_child(
             continue
         source = fixed.source
         usage.append(dict(fixed.usage))
+        if normalised(source) in known:  # the repair went back to a program of the tree
+            attempts.append(ExamAttempt(attempt, source, False, {"passed": False, "failed_check": "duplicate"},
+                                        fixed.summary))
+            return Generation(False, source, summary, {**dict(proposal.diagnosis), "duplicates_rejected":
+                                                       [*duplicates, fixed.summary]}, tuple(attempts),
+                              failure="duplicate: a repair repeated a program of the tree (same code once "
+                                      "docstrings and comments are ignored); not examined again",
+                              usage={"calls": usage}, failed_as=Outcome.DUPLICATE)
         passed, report = _examine(exam, source)
         attempts.append(ExamAttempt(attempt, source, passed, report, fixed.summary))
     failure = ""

@@ -55,7 +55,9 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
     if held is None or view.selected_id is None:
         return None
     chosen, bar = view.selected_id, held["bar"]
-    rival = held["candidates"][0]["node_id"] if chosen == bar and held["candidates"] else None
+    # The best candidate: with a race, the one that was never dropped (its winner).
+    standing = [c for c in held["candidates"] if c.get("dropped_in") is None]
+    rival = standing[0]["node_id"] if chosen == bar and standing else None
     roles = {"selection": chosen, "hand_design": bar, **({"best_candidate": rival} if rival is not None else {})}
     scores: dict[int, dict[str, float]] = {}
     types: dict[str, str] = {}

@@ -18,6 +18,7 @@ from automemo.meta.context import (ChildAttempt, GenerationContext, Improvement,
                                    ScoredTask, evidence_questions, scored_tasks)
 from automemo.runs.records import EvaluationRecord
 from automemo.runs.rundir import RunDir
+from automemo.search.policy import NodeStats
 from automemo.search.tree import Tree
 
 
@@ -27,6 +28,14 @@ def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
             old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name
         )
     )
+
+
+def _scores(tree: Tree) -> dict[int, NodeStats]:
+    """Every live node's μ, s(c) and s_par(c) as the policy reads them (`Tree.stats`: with a
+    question budget, paired means), so the meta agent is told the numbers the search ranks by."""
+    if not tree.total_evaluations:
+        return {}
+    return {v.id: v for v in tree.stats().nodes}
 
 
 class MetaContext:
@@ -59,11 +68,13 @@ class MetaContext:
         except FileNotFoundError:
             evaluation = None
         # What was already tried from this parent, so the meta agent does not propose it again.
+        stats = _scores(tree)
         children = tuple(
-            ChildAttempt(row["id"], row["summary"], tree.node(row["id"]).first_score, row["failure"] or "")
+            ChildAttempt(row["id"], row["summary"], stats[row["id"]].first_score if row["id"] in stats else None,
+                         row["failure"] or "")
             for row in self.run.nodes() if row["parent"] == node_id and row["id"] in tree)
         return ParentView(node_id=node_id, source=self.run.program_source(node_id),
-                          score=node.mean, n_evals=node.n, evaluation=evaluation,
+                          score=stats[node_id].mean, n_evals=node.n, evaluation=evaluation,
                           evidence_dir=str(evidence), children=children)
 
     def sources(self, tree: Tree) -> list[str]:
@@ -73,8 +84,8 @@ class MetaContext:
     def improvements(self, tree: Tree) -> list[Improvement]:
         """Every committed parent→child gain, largest first (the meta agent keeps the top few)."""
         out = []
-        for child in tree.nodes():
-            if child.failed or child.parent is None or child.first_score is None:
+        for child in _scores(tree).values():
+            if child.parent is None or child.first_score is None:
                 continue
             if child.parent_snapshot is None or child.first_score <= child.parent_snapshot:
                 continue
@@ -82,7 +93,7 @@ class MetaContext:
             new = self.run.program_source(child.id)
             out.append(Improvement(
                 parent_id=child.parent, child_id=child.id, parent_score=child.parent_snapshot,
-                child_score=child.first_score, summary=child.summary,
+                child_score=child.first_score, summary=tree.node(child.id).summary,
                 diff=unified_diff(old, new, f"node {child.parent}", f"node {child.id}"),
             ))
         out.sort(key=lambda i: (-(i.child_score - i.parent_score), i.child_id))
@@ -95,8 +106,9 @@ class MetaContext:
         for e in (EvaluationRecord.from_row(row) for row in self.run.evaluations()):
             if latest.get(e.node_id) == e.k:
                 records[e.node_id] = e
+        mean = {v.id: v.mean for v in _scores(tree).values()}
         return [
-            ScoredProgram(node_id=n.id, source=self.run.program_source(n.id), mean=n.mean, n=n.n,
+            ScoredProgram(node_id=n.id, source=self.run.program_source(n.id), mean=mean[n.id], n=n.n,
                           per_category=dict(records[n.id].per_category),
                           tasks=self.scored_tasks(n.id, records[n.id].k))
             for n in tree.nodes() if n.id in records

@@ -3,7 +3,10 @@
 No I/O, no clock, no randomness: given `TreeStats` and a `SearchConfig`, the same action comes
 out every time, which is what makes the policy testable on hand-computed trees and a resumed run
 identical to an uninterrupted one. The formulas are a reconstruction (the paper's equations did
-not survive in its text); they live here and nowhere else, under the names docs/search.md uses:
+not survive in its text); they live here and nowhere else, under the names docs/search.md uses.
+What differs between the three evaluation regimes (repeats, exact, sampled: n, N, ±, whether a
+re-evaluation buys anything) is one object each in regimes.py, chosen once per decision; the
+statistics every regime shares (paired differences, the bar) are in tree_stats.py.
 
     U_eval(v) = μ(v) + c_e · sqrt(ln N / n(v))
     π(v)      = κ · max(0, μ(v) − μ(r))
@@ -53,7 +56,8 @@ U_eval has UCB1-Normal's shape (the spread of the question scores over the root 
 were asked, grown slowly with N): a sample is bought where a node's own questions say its μ is
 uncertain. Where a sample already ranks programs well (small SE), steps go to children. A node
 asked every question (or stopped early, `question_policy.early_stop`) has no evaluate action, and
-the final choice is the same confirmation, among nodes scored on every question the bar was.
+the final choice is a race by successive halving among the best few and the bar
+(`automemo.search.halving`), its winner held to the bar by the same paired bound.
 
 One addition (`SearchConfig.widen_blocked`, on by default): a node that may not be expanded yet
 because its parent is narrower than W still gets its U_gen, as a generate action on that parent
@@ -64,87 +68,14 @@ child becomes expandable.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Literal, Mapping
+from dataclasses import dataclass
+from typing import Literal
 
 from automemo.search.config import SearchConfig
-
-TIE_TOLERANCE = 1e-12
-"""Scores closer than this are a tie: sums of the same terms in another order differ in the last
-bits, and a tie must go to generate / the older node whatever the float rounding did."""
-
-
-@dataclass(frozen=True)
-class NodeStats:
-    """One node as the policy sees it. `first_score` s(c) and `parent_snapshot` s_par(c) are None
-    for the root and for a node not evaluated yet; `failed` nodes (generations that never passed
-    their exam) are ignored by every formula."""
-
-    id: int
-    parent: int | None
-    mean: float          # μ(v) over its n full evaluations (0.0 while n = 0)
-    n: int               # n(v): full evaluations of v
-    m: int               # m(v): evaluated (non-failed) children of v
-    first_score: float | None = None
-    parent_snapshot: float | None = None
-    failed: bool = False
-    # Per-task scores of the node's latest evaluation, by task id (empty when not recorded), and
-    # whether all its evaluations were exact (deterministic scoring of every task).
-    task_scores: Mapping[str, float] = field(default_factory=dict)
-    exact: bool = False
-    # A seed the sweep transplanted (the root is a hand design too, by being the root). With
-    # exact evaluation the best hand design is what the final selection must beat.
-    reference: bool = False
-    # With a question budget: the validation questions v was asked, and why early stopping
-    # ended its scoring ("" when it did not).
-    questions: int = 0
-    stopped: str = ""
-
-
-@dataclass(frozen=True)
-class TreeStats:
-    nodes: tuple[NodeStats, ...]
-    total_evaluations: int   # evaluations so far, the root's first one included (N, unsampled)
-    # With a question budget: questions per sample and the validation questions there are
-    # (0: every evaluation scores every question).
-    sample_size: int = 0
-    validation_questions: int = 0
-
-    @property
-    def sampled(self) -> bool:
-        """Whether evaluations score samples that grow (a search with a question budget)."""
-        return self.sample_size > 0
-
-    def __post_init__(self) -> None:
-        roots = [v for v in self.nodes if v.parent is None and not v.failed]
-        if len(roots) != 1:
-            raise ValueError(f"the tree needs exactly one root, found {len(roots)}")
-        ids = {v.id for v in self.nodes}
-        if len(ids) != len(self.nodes):
-            raise ValueError("node ids must be unique")
-        counted = sum(v.n for v in self.nodes if not v.failed)
-        if counted != self.total_evaluations:
-            raise ValueError(
-                f"N = {self.total_evaluations} but the nodes hold {counted} evaluations"
-            )
-        for v in self.nodes:
-            if v.failed:
-                continue
-            m = len(evaluated_children(self, v.id))
-            if m != v.m:
-                raise ValueError(f"node {v.id}: m = {v.m} but it has {m} evaluated children")
-
-    @property
-    def root(self) -> NodeStats:
-        return next(v for v in self.nodes if v.parent is None and not v.failed)
-
-    def node(self, node_id: int) -> NodeStats:
-        for v in self.nodes:
-            if v.id == node_id:
-                return v
-        raise KeyError(f"no node {node_id} in the tree")
-
+from automemo.search.regimes import Regime, complete, regime_for
+from automemo.search.tree_stats import (TIE_TOLERANCE, NodeStats, PairedDifference, TreeStats,  # noqa: F401
+                                        evaluated_children, is_hand_design, paired, reference,
+                                        standard_error)
 
 @dataclass(frozen=True)
 class Action:
@@ -154,104 +85,35 @@ class Action:
     via: int | None = None  # a widening: the blocked node whose U_gen this is
 
 
-def evaluated_children(stats: TreeStats, node_id: int) -> list[NodeStats]:
-    return [c for c in stats.nodes if c.parent == node_id and not c.failed and c.n > 0]
+def regime(stats: TreeStats, config: SearchConfig) -> Regime:
+    """The evaluation regime of this tree (regimes.py), chosen once per decision."""
+    return regime_for(stats, config)
 
 
-def _explore(total: int, count: float) -> float:
-    """sqrt(ln N / count): zero at N = 1 (one evaluation says nothing about exploring)."""
-    if total < 1:
-        raise ValueError("N must be >= 1: evaluate the root before asking the policy")
-    if count <= 0:
-        raise ValueError("the exploration term needs a positive count")
-    return math.sqrt(math.log(total) / count)
+def count(v: NodeStats, stats: TreeStats, config: SearchConfig = SearchConfig()) -> float:
+    """n(v): v's evaluations, or with samples that grow, the samples' worth of questions."""
+    return regime(stats, config).count(v, stats)
 
 
-def count(v: NodeStats, stats: TreeStats) -> float:
-    """n(v): v's evaluations, or with samples that grow, the samples' worth of questions it was
-    asked (a confirmation of the rest counts as the samples it replaces)."""
-    if stats.sampled:
-        return max(v.questions, 1) / stats.sample_size
-    return v.n
-
-
-def total(stats: TreeStats) -> float:
+def total(stats: TreeStats, config: SearchConfig = SearchConfig()) -> float:
     """N = Σ n(v) over live nodes (`count`)."""
-    if stats.sampled:
-        return sum(max(v.questions, 1) for v in stats.nodes if not v.failed and v.n > 0) / stats.sample_size
-    return stats.total_evaluations
-
-
-def complete(v: NodeStats, stats: TreeStats) -> bool:
-    """v was asked every validation question (always so without a question budget)."""
-    return not stats.sampled or v.questions >= stats.validation_questions
+    return regime(stats, config).total(stats)
 
 
 def uses_task_uncertainty(stats: TreeStats, config: SearchConfig) -> bool:
-    """Whether the rules of per-question scores apply: with samples that grow, always; else
-    forced by `uncertainty = "tasks"`, or ("auto") every evaluated node's evaluations were exact
-    and recorded their task scores."""
-    if stats.sampled:
-        return True
-    if config.uncertainty != "auto":
-        return config.uncertainty == "tasks"
-    evaluated = [v for v in stats.nodes if not v.failed and v.n > 0]
-    return bool(evaluated) and all(v.exact and v.task_scores for v in evaluated)
-
-
-def standard_error(scores: Mapping[str, float]) -> float:
-    """SE of the mean of per-task scores: sd / sqrt(T); 0 with fewer than two tasks."""
-    values = list(scores.values())
-    if len(values) < 2:
-        return 0.0
-    mean = sum(values) / len(values)
-    var = sum((x - mean) ** 2 for x in values) / (len(values) - 1)
-    return math.sqrt(var / len(values))
-
-
-@dataclass(frozen=True)
-class PairedDifference:
-    """μ_v − μ_w on the tasks both were scored on, with the standard error of that difference
-    (the sd of the per-task differences / sqrt(T)): task difficulty, shared by both, cancels."""
-
-    difference: float
-    se: float
-    tasks: int
-
-
-def paired(v: NodeStats, w: NodeStats) -> PairedDifference:
-    shared = sorted(set(v.task_scores) & set(w.task_scores))
-    if not shared:
-        raise ValueError(f"nodes {v.id} and {w.id} share no scored task")
-    diffs = {t: v.task_scores[t] - w.task_scores[t] for t in shared}
-    return PairedDifference(sum(diffs.values()) / len(diffs), standard_error(diffs), len(diffs))
+    """Whether the rules of per-question scores apply (the exact and sampled regimes)."""
+    return regime(stats, config).per_task
 
 
 def uncertainty(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
-    """The ± term actually used for v: z · SE(v) when evaluation is exact, else the paper's
+    """The ± term actually used for v: z · SE(v) with per-question scores, else the paper's
     c_e · sqrt(ln N / n(v))."""
-    if v.n < 1:
-        raise ValueError(f"node {v.id} has no evaluation; its uncertainty needs n(v) >= 1")
-    if uses_task_uncertainty(stats, config):
-        return config.z * standard_error(v.task_scores)
-    return config.c_e * _explore(stats.total_evaluations, v.n)
+    return regime(stats, config).uncertainty(v, stats)
 
 
 def eval_score(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
-    """U_eval(v). Only defined for n(v) ≥ 1: an unevaluated node is never re-evaluated. With
-    samples that grow, z · SE(v) · sqrt(ln N) (UCB1-Normal's shape: the measured spread of v's
-    question scores over the square root of how many it was asked, grown slowly with N): a
-    sample is bought where v's questions say its μ is uncertain, not by a fixed c_e."""
-    if v.n < 1:
-        raise ValueError(f"node {v.id} has no evaluation; U_eval needs n(v) >= 1")
-    if stats.sampled:
-        return v.mean + uncertainty(v, stats, config) * math.sqrt(math.log(max(total(stats), 1.0)))
-    return v.mean + uncertainty(v, stats, config)
-
-
-def _explore_at_least_one(n_total: float, n: float) -> float:
-    """`_explore` for sample counts, which are fractions: ln of a total below one sample is 0."""
-    return math.sqrt(math.log(max(n_total, 1.0)) / n)
+    """U_eval(v). Only defined for n(v) ≥ 1: an unevaluated node is never re-evaluated."""
+    return regime(stats, config).eval_score(v, stats)
 
 
 def prior(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
@@ -272,14 +134,13 @@ def potential(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
     return (gains + config.alpha * prior(v, stats, config)) / (v.m + config.alpha)
 
 
-def gen_score(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
-    """U_gen(v); with exact evaluation μ(v) is replaced by its upper bound μ(v) + z · SE(v)."""
+def gen_score(v: NodeStats, stats: TreeStats, config: SearchConfig, rule: Regime | None = None) -> float:
+    """U_gen(v); with per-question scores μ(v) is replaced by its upper bound μ(v) + z · SE(v)."""
     if v.n < 1:
         raise ValueError(f"node {v.id} has no evaluation; U_gen needs μ(v)")
-    optimism = uncertainty(v, stats, config) if uses_task_uncertainty(stats, config) else 0.0
-    explore = (_explore_at_least_one(total(stats), v.m + 1) if stats.sampled
-               else _explore(stats.total_evaluations, v.m + 1))
-    return v.mean + optimism + potential(v, stats, config) + config.c_g * explore
+    rule = rule or regime(stats, config)
+    return (v.mean + rule.optimism(v, stats) + potential(v, stats, config)
+            + config.c_g * rule.generate_explore(v, stats))
 
 
 def is_expandable(v: NodeStats, stats: TreeStats, config: SearchConfig) -> bool:
@@ -293,21 +154,17 @@ def is_expandable(v: NodeStats, stats: TreeStats, config: SearchConfig) -> bool:
 
 def candidates(stats: TreeStats, config: SearchConfig) -> list[Action]:
     """Every action the policy weighs this step, with its score (recorded for the run's log)."""
+    rule = regime(stats, config)
     out: list[Action] = []
-    if stats.sampled:  # a sample of questions not asked yet, while there are any to ask
-        evaluable = lambda v: not complete(v, stats) and not v.stopped  # noqa: E731
-    else:  # an exact repeat returns the same number: it is never worth a step
-        exact = uses_task_uncertainty(stats, config)
-        evaluable = lambda v: not exact  # noqa: E731
     for v in stats.nodes:
         if v.failed or v.n < 1:
             continue
-        if evaluable(v):
-            out.append(Action("evaluate", v.id, eval_score(v, stats, config)))
+        if rule.evaluable(v, stats):
+            out.append(Action("evaluate", v.id, rule.eval_score(v, stats)))
         if is_expandable(v, stats, config):
-            out.append(Action("generate", v.id, gen_score(v, stats, config)))
+            out.append(Action("generate", v.id, gen_score(v, stats, config, rule)))
         elif config.widen_blocked and v.parent is not None:
-            out.append(Action("generate", v.parent, gen_score(v, stats, config), via=v.id))
+            out.append(Action("generate", v.parent, gen_score(v, stats, config, rule), via=v.id))
     return out
 
 
@@ -328,19 +185,6 @@ def lcb(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
     if v.n < 1:
         raise ValueError(f"node {v.id} has no evaluation; LCB needs n(v) >= 1")
     return v.mean - uncertainty(v, stats, config)
-
-
-def is_hand_design(v: NodeStats) -> bool:
-    """The root or a seed the sweep transplanted: a design the search did not generate."""
-    return v.reference or v.parent is None
-
-
-def reference(stats: TreeStats) -> NodeStats:
-    """The best hand design (root or swept seed) by μ, the older on a tie: the bar."""
-    designs = [v for v in stats.nodes if not v.failed and v.n > 0 and is_hand_design(v)]
-    if not designs:
-        raise ValueError("no evaluated hand design (root or swept seed) in the tree")
-    return max(designs, key=lambda v: (v.mean, -v.id))
 
 
 def selection_bound(v: NodeStats, stats: TreeStats, config: SearchConfig) -> float:
@@ -370,6 +214,8 @@ class ConfirmedCandidate:
     bound: float        # LCB_b(v) = μ(b) + d − z · SE(d)
     complete: bool      # v was scored on every question b was (else it cannot be confirmed)
     clears: bool        # complete and LCB_b(v) > μ(b): a lead bigger than z paired SEs
+    # With a question budget (halving.py): the race round it was dropped in (None: not dropped).
+    dropped_in: int | None = None
 
 
 @dataclass(frozen=True)
@@ -382,23 +228,32 @@ class Confirmation:
     z: float
     candidates: tuple[ConfirmedCandidate, ...]
     chosen: int         # the candidate with the highest clearing bound, else the bar
+    # With a question budget: the race's halving rounds (halving.RaceRound); () without.
+    rounds: tuple = ()
+    raced: bool = False
 
     @property
     def rule(self) -> str:
+        if self.raced:
+            return (f"successive halving: the best {len(self.candidates)} non-hand-designed node(s) by μ and "
+                    f"the best hand design #{self.bar} asked the same questions in rounds, the worse half "
+                    f"dropped each round; the last one is chosen if μ(b) + d − {self.z:g}·SE(d) > μ(b) on "
+                    f"the questions it shares with #{self.bar}; else #{self.bar} is kept")
         return (f"the best {len(self.candidates)} non-hand-designed node(s) by μ, each paired with the "
                 f"best hand design #{self.bar} on all {self.tasks} search questions; chosen if "
                 f"μ(b) + d − {self.z:g}·SE(d) > μ(b), the highest such bound wins; else #{self.bar} is kept")
 
 
 def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
-    """The confirmation of the final choice (exact evaluation; see the module docstring)."""
+    """The confirmation of the final choice (exact evaluation; see the module docstring). With
+    samples that grow it is a race instead: `automemo.search.halving.final_confirmation`."""
     if not uses_task_uncertainty(stats, config):
         raise ValueError("the final confirmation needs exact evaluation (per-task scores)")
+    if stats.sampled:
+        raise ValueError("with a question budget the final confirmation is a race: "
+                         "automemo.search.halving.final_confirmation")
     bar = reference(stats)
-    # With samples that grow, only nodes asked every question the bar was compete: a lucky first
-    # sample must not push a confirmed node out of the best few.
-    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and not is_hand_design(v)
-                     and (not stats.sampled or set(bar.task_scores) <= set(v.task_scores))),
+    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and not is_hand_design(v)),
                     key=lambda v: (-v.mean, v.id))
     out: list[ConfirmedCandidate] = []
     for v in ranked[:config.confirm_top]:

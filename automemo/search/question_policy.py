@@ -16,12 +16,11 @@ that is, even the child's upper bound on the same questions is below the leader.
 gets no evaluate action and is not a candidate of the final confirmation; it stays a parent.
 Pairing is what makes a first sample enough: the questions' difficulty, shared by both, cancels.
 
-The final confirmation. Before the search ends, the bar (the best hand design by μ) and then the
-best few other nodes by μ (`confirm_top`, stopped ones aside) are asked every question they were
-not asked yet, one node per step, so `policy.confirm_final` pairs them with the bar on every
-validation question. The bar is scored as far as the budget goes; a candidate only whole (a
-partial one could not be paired on the bar's questions). While the search runs it keeps the
-questions the bar and the leading candidate still need (`confirmation_reserve`).
+The final confirmation. Before the search ends, the best few candidates and the bar race by
+successive halving on the same questions (`halving`), one node's block of questions per step,
+and the winner is held to the bar by the paired bound. While the search runs it keeps the
+questions the bar and the leading candidate would need to be asked every question
+(`confirmation_reserve`): what the race's rounds and its duel spend.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from automemo.search import policy
+from automemo.search import halving, policy
 from automemo.search.config import SearchConfig
 from automemo.search.policy import TIE_TOLERANCE, NodeStats, TreeStats
 
@@ -99,14 +98,6 @@ def early_stop(child: NodeStats, stats: TreeStats, config: SearchConfig) -> Earl
     return EarlyStop(best.id, d.difference, d.se, d.tasks, bound)
 
 
-def _candidates(stats: TreeStats, config: SearchConfig) -> list[NodeStats]:
-    """The nodes the confirmation holds to the bar, best μ first: the best few that are not
-    hand designs and were not stopped."""
-    pool = [v for v in stats.nodes
-            if not v.failed and v.n > 0 and not v.stopped and not policy.is_hand_design(v)]
-    return sorted(pool, key=lambda v: (-v.mean, v.id))[:config.confirm_top]
-
-
 def _missing(v: NodeStats, stats: TreeStats) -> int:
     return max(0, stats.validation_questions - v.questions)
 
@@ -117,7 +108,7 @@ def confirmation_reserve(stats: TreeStats, config: SearchConfig) -> int:
     if not stats.sampled or not any(not v.failed and v.n > 0 for v in stats.nodes):
         return 0
     need = _missing(policy.reference(stats), stats)
-    best = _candidates(stats, config)[:1]
+    best = halving.race_arms(stats, config)[:1]
     return need + (_missing(best[0], stats) if best else 0)
 
 
@@ -129,13 +120,9 @@ class ConfirmationStep:
 
 def next_confirmation(stats: TreeStats, config: SearchConfig, left: int) -> ConfirmationStep | None:
     """The confirmation's next node with `left` questions of budget left, None when it is done:
-    the bar first (as far as `left` goes), then each candidate it can pay for whole."""
+    the next arm of the race's current round (the bar first), then the duel's
+    (`halving.race_state`)."""
     if not stats.sampled or left <= 0:
         return None
-    bar = policy.reference(stats)
-    if _missing(bar, stats):
-        return ConfirmationStep(bar.id, min(_missing(bar, stats), left))
-    for v in _candidates(stats, config):
-        if 0 < _missing(v, stats) <= left:
-            return ConfirmationStep(v.id, _missing(v, stats))
-    return None
+    needs = halving.race_state(stats, halving.current_race(stats, config), left).needs
+    return ConfirmationStep(*needs[0]) if needs else None

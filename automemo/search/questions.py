@@ -22,6 +22,7 @@ from typing import Iterable, Sequence
 from automemo.episode_store import atomic_write
 
 PLAN_FILE = "questions.json"
+RACE_FILE = "confirmation.json"
 MIN_SAMPLE = 10
 """The smallest automatic sample: below it a first sample's mean says too little to rank on."""
 
@@ -66,6 +67,28 @@ class QuestionPlan:
         return cls(tuple(data["order"]), int(data["sample_size"]))
 
 
+@dataclass(frozen=True)
+class Race:
+    """The final confirmation's race with a question budget (`search.halving`), fixed when it
+    starts and kept in the run directory (`confirmation.json`), so a resumed run replays the
+    rounds it ran: which arms race, the hand design they are held to, how many questions of the
+    order every surviving arm is scored on in each round, and the question budget it was planned
+    under (a resume that raises the budget plans a new race once its steps are done)."""
+
+    bar: int                    # the best hand design when the race began
+    arms: tuple[int, ...]       # the candidates, best μ first when the race began
+    prefixes: tuple[int, ...]   # L_r: the first L_r questions of the order, round by round
+    budget: int                 # search.question_budget it was planned under
+
+    def to_dict(self) -> dict:
+        return {"bar": self.bar, "arms": list(self.arms), "prefixes": list(self.prefixes),
+                "budget": self.budget}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Race:
+        return cls(int(data["bar"]), tuple(data["arms"]), tuple(data["prefixes"]), int(data["budget"]))
+
+
 def stratified_order(questions: Sequence[tuple[str, str]], seed: int) -> tuple[str, ...]:
     """(id, category) pairs in a seeded order whose every prefix holds each category in about its
     share: questions are shuffled within their category, the i-th of n in a category is placed
@@ -92,13 +115,30 @@ def auto_sample_size(budget: int, steps: int, total: int) -> int:
     return max(1, min(total, max(MIN_SAMPLE, share)))
 
 
+def _read(run_path: Path, name: str) -> dict | None:
+    path = Path(run_path) / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _write(run_path: Path, name: str, data: dict) -> None:
+    atomic_write(Path(run_path) / name, json.dumps(data, indent=1).encode())
+
+
 def load_plan(run_path: Path) -> QuestionPlan | None:
     """The run's plan, None for a run without a question budget."""
-    path = Path(run_path) / PLAN_FILE
-    if not path.exists():
-        return None
-    return QuestionPlan.from_dict(json.loads(path.read_text()))
+    data = _read(run_path, PLAN_FILE)
+    return QuestionPlan.from_dict(data) if data is not None else None
 
 
 def write_plan(run_path: Path, plan: QuestionPlan) -> None:
-    atomic_write(Path(run_path) / PLAN_FILE, json.dumps(plan.to_dict(), indent=1).encode())
+    _write(run_path, PLAN_FILE, plan.to_dict())
+
+
+def load_race(run_path: Path) -> Race | None:
+    """The run's confirmation race, None before it started (or without a question budget)."""
+    data = _read(run_path, RACE_FILE)
+    return Race.from_dict(data) if data is not None else None
+
+
+def write_race(run_path: Path, race: Race) -> None:
+    _write(run_path, RACE_FILE, race.to_dict())

@@ -33,7 +33,8 @@ from typing import Any, Callable
 from automemo.llm import BudgetExceeded
 from automemo.runs.journal import StepJournal, inflight, record_event, record_inflight
 from automemo.runs.records import SEARCH_STEP_KINDS, ActionRecord
-from automemo.search import question_policy
+from automemo.search import halving, question_policy
+from automemo.search.questions import write_race
 from automemo.search.pending import PendingAction, reserve, reserve_questions, with_pending
 from automemo.search.steps import StepRunner, derive_seed
 from automemo.search.stops import CLEAN_STOPS
@@ -188,12 +189,24 @@ class Scheduler:
                 f"sample of {plan.sample_size} would eat into the {kept} the final confirmation keeps")
 
     def confirm(self) -> None:
-        """The final confirmation (`question_policy.next_confirmation`): one node per step, on
-        the questions it was not asked, until it is done or the budget is spent. Sequential:
-        each step's target depends on the scores the one before committed."""
+        """The final confirmation (`question_policy.next_confirmation`): the race of `halving`,
+        fixed and recorded in the run directory when it starts (a resume replays it; a resume
+        that raised the budget plans a new one), then one node's block of questions per step
+        until it is done or the budget is spent. Sequential: each step's target depends on the
+        scores the one before committed."""
         plan, budget = self.tree.plan, self.config.question_budget
         if plan is None or not budget or getattr(self.strategy, "selection", "lcb") != "lcb":
             return
+        if not self.tree.total_evaluations:
+            return
+        race = self.tree.race
+        if race is None or race.budget != budget:
+            race = halving.plan_race(self.tree.stats(), self.config, budget - self.tree.questions_spent)
+            write_race(self.run.path, race)
+            record_event(self.run, "race", f"final confirmation: candidates {', '.join(f'#{a}' for a in race.arms)} "
+                         f"race the hand design #{race.bar} on {list(race.prefixes)} questions, then a duel",
+                         race.to_dict())
+            self.tree = Tree.from_rundir(self.run)
         while True:
             left = budget - self.tree.questions_spent
             target = question_policy.next_confirmation(self.tree.stats(), self.config, left)

@@ -201,6 +201,7 @@ class StepRunner:
         question budget, on the first sample, and early stopping is decided on the tree the
         action was chosen on)."""
         parent = tree.node(parent_id)
+        parent_mean = tree.stats().node(parent_id).mean  # μ as the policy reads it (tree.stats)
         _write_generation_files(journal.node_dir(child_id), gen)
         failure, failed_as = gen.failure, gen.failed_as
         result = None
@@ -214,7 +215,7 @@ class StepRunner:
                 failure, failed_as = f"evaluation: {exc}", Outcome.EVAL_ERROR
         status = "evaluated" if result is not None else "failed"
         journal.add_node(dataclasses.replace(
-            _node_record(child_id, parent.id, action, status, gen.summary, gen.source, parent.mean),
+            _node_record(child_id, parent.id, action, status, gen.summary, gen.source, parent_mean),
             repair_attempts=max(0, len(gen.attempts) - 1), failure=failure,
         ))
         if result is None:

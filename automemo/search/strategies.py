@@ -22,7 +22,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from automemo.search import policy
+from automemo.search import halving, policy
 from automemo.search.config import SearchConfig
 from automemo.search.policy import TIE_TOLERANCE, Action, NodeStats, TreeStats
 
@@ -67,7 +67,7 @@ class TreeStrategy:
         return policy.choose_action(stats, self.config)
 
     def select_final(self, stats: TreeStats) -> NodeStats:
-        return policy.select_final(stats, self.config)
+        return halving.select_final(stats, self.config)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Iterable, Literal, Mapping
 
 from automemo.search.policy import NodeStats, TreeStats
 from automemo.search.question_policy import paired_means
-from automemo.search.questions import QuestionPlan, load_plan
+from automemo.search.questions import QuestionPlan, Race, load_plan, load_race
 
 NodeStatus = Literal["evaluated", "failed"]
 
@@ -37,6 +37,7 @@ class Node:
     asked: frozenset[str] = frozenset()   # every validation question any evaluation asked
     spent: int = 0                        # questions its evaluations cost (repeats counted)
     stopped: str = ""                     # why early stopping ended its scoring ("": it did not)
+    first_task_scores: Mapping[str, float] = field(default_factory=dict)  # its first evaluation's
 
     @property
     def first_score(self) -> float | None:
@@ -64,9 +65,11 @@ class Tree:
     """`plan`: the run's question plan when it has a question budget (samples that grow), else
     None (every evaluation scores every validation question)."""
 
-    def __init__(self, nodes: Iterable[Node] = (), plan: QuestionPlan | None = None) -> None:
+    def __init__(self, nodes: Iterable[Node] = (), plan: QuestionPlan | None = None,
+                 race: Race | None = None) -> None:
         self._nodes: dict[int, Node] = {}
         self.plan = plan
+        self.race = race  # the final confirmation's race once it started (halving.py)
         for node in nodes:
             self.add(node)
 
@@ -102,9 +105,10 @@ class Tree:
                     asked=frozenset(asked),
                     spent=sum(len(e.get("questions") or e.get("task_scores") or ()) for e in mine),
                     stopped=next((e["stopped"] for e in mine if e.get("stopped")), ""),
+                    first_task_scores=(mine[0].get("task_scores") or {}) if mine else {},
                 )
             )
-        return cls(nodes, plan=load_plan(run.path))
+        return cls(nodes, plan=load_plan(run.path), race=load_race(run.path))
 
     # access ------------------------------------------------------------------------------------
 
@@ -159,7 +163,9 @@ class Tree:
     # the policy's view -------------------------------------------------------------------------
 
     def stats(self) -> TreeStats:
-        """What the policy sees: failed generations are left out entirely."""
+        """What the policy sees: failed generations are left out entirely. The one place a
+        node's score is made: every consumer (the policy's terms, a child's parent snapshot, the
+        meta agent's context, the run's view and report) reads μ, s(c) and s_par(c) from here."""
         live = [n for n in self.nodes() if not n.failed]
         m = {n.id: 0 for n in live}
         for n in live:
@@ -167,6 +173,8 @@ class Tree:
                 m[n.parent] += 1
         sampled = self.plan is not None
         paired = paired_means({n.id: n.task_scores for n in live if n.n > 0}) if sampled else {}
+        mean = {n.id: paired.get(n.id, n.mean) for n in live}
+        gains = {n.id: self._paired_gain(n, mean) for n in live} if sampled else {}
         return TreeStats(
             nodes=tuple(
                 NodeStats(
@@ -174,13 +182,16 @@ class Tree:
                     parent=n.parent,
                     # With samples that grow, μ comes from every question the node was scored
                     # on, paired with the node scored on the most (question_policy.paired_means).
-                    mean=paired.get(n.id, n.mean),
+                    mean=mean[n.id],
                     n=n.n,
                     questions=len(n.asked),
                     stopped=n.stopped,
                     m=m[n.id],
-                    first_score=n.first_score,
-                    parent_snapshot=n.parent_snapshot,
+                    # With samples that grow, s(c) − s_par(c) is the child's first sample paired
+                    # with its parent on the questions both were asked, on the parent's μ: a
+                    # child asked easier questions than its parent does not gain by that.
+                    first_score=gains[n.id][0] if gains.get(n.id) else n.first_score,
+                    parent_snapshot=gains[n.id][1] if gains.get(n.id) else n.parent_snapshot,
                     task_scores=n.task_scores,
                     exact=n.exact,
                     reference=n.action == "transplant",
@@ -190,5 +201,19 @@ class Tree:
             total_evaluations=self.total_evaluations,
             sample_size=self.plan.sample_size if sampled else 0,
             validation_questions=self.plan.total if sampled else 0,
+            order=self.plan.order if sampled else (),
+            race=self.race if sampled else None,
         )
 
+    def _paired_gain(self, child: Node, mean: Mapping[int, float]) -> tuple[float, float] | None:
+        """(s(c), s_par(c)) with samples that grow: (μ(par) + d, μ(par)), d the mean difference of
+        the child's first evaluation and its parent on the questions both were scored on; None
+        for the root, a node not evaluated, or no shared question."""
+        if child.parent is None or child.parent not in mean or not child.first_task_scores:
+            return None
+        parent = self._nodes[child.parent]
+        shared = [q for q in child.first_task_scores if q in parent.task_scores]
+        if not shared:
+            return None
+        d = sum(child.first_task_scores[q] - parent.task_scores[q] for q in shared) / len(shared)
+        return mean[parent.id] + d, mean[parent.id]

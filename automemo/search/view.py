@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from automemo import configtools
+from automemo.benchmarks import ranking_metric
+from automemo.configtools import ConfigError
 from automemo.llm.config import ROLES
 from automemo.llm.ledger import Ledger
 from automemo.runs.records import SEARCH_STEP_KINDS, ActionRecord, EvaluationRecord, NodeRecord, Outcome
 from automemo.runs.rundir import RunDir
-from automemo.search import policy
+from automemo.search import halving, policy
 from automemo.search.config import SearchConfig
 from automemo.search.strategies import strategy_for
 from automemo.search.tree import Tree
@@ -103,6 +105,9 @@ class RunView:
     # Validation questions: the budget (None: none), asked so far, how many there are and the
     # sample size (None without a budget). final.json's "questions".
     questions: Mapping[str, Any] = field(default_factory=dict)
+    # The per-question metric μ is the mean of (the benchmark's option `metric`, else its
+    # default), None where the run's config does not name a benchmark that can say.
+    metric: str | None = None
     _by_id: Mapping[int, NodeView] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -128,7 +133,8 @@ class RunView:
                 confirmation = (final or {}).get("confirmation") or confirmation_document(stats, search)
         selected = final.get("node_id") if final is not None else leader
         records = [NodeRecord.from_row(row) for row in run.nodes()]
-        means = {v.id: v.mean for v in tree.stats().nodes if v.n > 0} if tree.plan is not None else {}
+        # μ as the policy reads it (Tree.stats: paired with a question budget), for every reader
+        means = {v.id: v.mean for v in tree.stats().nodes if v.n > 0} if tree.total_evaluations else {}
         nodes = tuple(
             NodeView(r, tree.node(r.id).scores, lcbs.get(r.id), selected=r.id == selected,
                      uncertainty=spreads.get(r.id), policy_mean=means.get(r.id),
@@ -141,7 +147,7 @@ class RunView:
             actions=tuple(ActionRecord.from_row(a) for a in run.actions()),
             final=final, selected_id=selected, total_evaluations=tree.total_evaluations,
             spend=_spend(run, config), uncertainty_source=source, lead=lead, confirmation=confirmation,
-            questions=_questions(tree, search), _by_id={n.id: n for n in nodes},
+            questions=_questions(tree, search), metric=_ranking_metric(config), _by_id={n.id: n for n in nodes},
         )
 
     @property
@@ -151,8 +157,9 @@ class RunView:
             return (f"samples that grow (question budget): μ from the questions a node was asked, paired "
                     f"with the node asked the most; "
                     f"± = {self.search.z:g}·SE of its per-question scores, LCB = μ − {self.search.z:g}·SE; "
-                    f"a re-evaluation asks the next {self.questions['sample_size']} questions; the selection "
-                    f"must beat the best hand design by {self.search.z:g} paired SE on every question")
+                    f"a re-evaluation asks the next {self.questions['sample_size']} questions; the best "
+                    f"{self.search.race_candidates} race by successive halving and the winner must beat the best "
+                    f"hand design by {self.search.z:g} paired SE on the questions both were asked")
         if self.uncertainty_source == "tasks":
             return (f"exact evaluation: ± = {self.search.z:g}·SE of the per-task scores, "
                     f"LCB = μ − {self.search.z:g}·SE; no re-evaluation; the selection must beat "
@@ -241,7 +248,7 @@ class RunView:
         """final.json: the strategy's selection (LCB for `tree`, best mean otherwise), with every
         evaluated node's μ, n and LCB."""
         strategy = strategy_for(self.search)
-        base = {"stop_reason": stop_reason, "steps_done": self.steps_done,
+        base = {"stop_reason": stop_reason, "metric": self.metric, "steps_done": self.steps_done,
                 "steps": self.search.steps, "strategy": strategy.name, "selection": strategy.selection,
                 "questions": dict(self.questions)}
         evaluated = [n for n in self.nodes if n.evaluated]
@@ -266,6 +273,17 @@ class RunView:
         }
 
 
+def _ranking_metric(config: Mapping[str, Any]) -> str | None:
+    """The metric the run ranks programs by, from its recorded benchmark and options."""
+    bench = config.get("benchmark")
+    if not isinstance(bench, Mapping) or not bench.get("name"):
+        return None
+    try:
+        return ranking_metric(bench["name"], bench.get("options") or {})
+    except (ValueError, ImportError, ConfigError):  # a plugin gone since, or options it no longer takes
+        return None
+
+
 def search_steps_done(run: RunDir) -> int:
     """Committed steps of `run` that count against `search.steps` (`RunView.steps_done`)."""
     return sum(1 for a in run.actions() if a["kind"] in SEARCH_STEP_KINDS)
@@ -288,21 +306,35 @@ def confirmation_document(stats: policy.TreeStats, search: SearchConfig) -> dict
     that does not select by the tree's bound."""
     if strategy_for(search).selection != "lcb":
         return None
-    c = policy.confirm_final(stats, search)
+    c = halving.final_confirmation(stats, search)
     return {"rule": c.rule, "bar": c.bar, "bar_mean": c.bar_mean, "tasks": c.tasks, "z": c.z,
             "chosen": c.chosen, "kept_hand_design": c.chosen == c.bar,
             "candidates": [{"node_id": x.node_id, "mean": x.mean, "difference": x.difference, "se": x.se,
-                            "tasks": x.tasks, "bound": x.bound, "complete": x.complete, "clears": x.clears}
-                           for x in c.candidates]}
+                            "tasks": x.tasks, "bound": x.bound, "complete": x.complete, "clears": x.clears,
+                            **({"dropped_in": x.dropped_in} if x.dropped_in is not None else {})}
+                           for x in c.candidates],
+            **({"race": [{"questions": r.prefix, "means": {str(a): m for a, m in r.means},
+                          "kept": list(r.kept), "dropped": list(r.dropped)} for r in c.rounds]}
+               if c.raced else {})}
 
 
 def confirmation_lines(confirmation: Mapping[str, Any]) -> list[str]:
     """The confirmation in plain words, as `automemo tree` and `show` print it."""
     c = confirmation
     lines = [f"final confirmation on {c['tasks']} search questions against the best hand design "
-             f"#{c['bar']} (μ {c['bar_mean']:.3f}):"]
+             f"#{c['bar']} (μ {c['bar_mean']:.3f}):" if "race" not in c else
+             f"final confirmation, a race against the best hand design #{c['bar']} (μ {c['bar_mean']:.3f}, "
+             f"asked {c['tasks']} questions):"]
+    for i, r in enumerate(c.get("race") or ()):
+        ranked = ", ".join(f"#{a} {m:.3f}" for a, m in r["means"].items())
+        lines.append(f"  race round {i + 1} on the first {r['questions']} questions: {ranked}; "
+                     f"dropped {', '.join(f'#{d}' for d in r['dropped'])}")
     for x in c["candidates"]:
-        verdict = "clears" if x["clears"] else ("not scored on every question" if not x["complete"] else "does not clear")
+        if "race" in c:
+            verdict = ("clears" if x["clears"] else f"dropped in round {x['dropped_in'] + 1}"
+                       if x.get("dropped_in") is not None else "does not clear")
+        else:
+            verdict = "clears" if x["clears"] else ("not scored on every question" if not x["complete"] else "does not clear")
         lines.append(f"  #{x['node_id']}: μ {x['mean']:.3f}, paired d {x['difference']:+.3f} ± {x['se']:.3f} "
                      f"(SE), bound {x['bound']:.3f} vs {c['bar_mean']:.3f}: {verdict}")
     if not c["candidates"]:

@@ -43,6 +43,10 @@ class ConversationOptions:
     # A gold clue naming no turn of its conversation (published releases hold a few): "drop"
     # leaves it out of its question and says so once; "error" refuses the file.
     unknown_clues: Literal["drop", "error"] = "drop"
+    # The per-question metric a search ranks programs by (and `eval` averages as the value): ""
+    # = recall@k in retrieval mode, the answer's score in QA mode; else one of `metric_names`,
+    # e.g. session_hit@10 (session any-hit, what most published memory benchmarks quote).
+    metric: str = ""
 
 
 PROTOCOL_TRAIN_FRACTION = {"search": 0.5, "paper": 0.2}
@@ -260,6 +264,13 @@ class ConversationBenchmark(Benchmark):
             return TaskScore(metrics["judge"], metrics, feedback=episode.judge_feedback or "")
         return TaskScore(metrics["f1"], metrics, feedback=f"answered {answer!r}, gold {gold!r}")
 
+    @classmethod
+    def metric_names(cls, options: ConversationOptions) -> tuple[str, ...]:
+        k = options.k
+        if options.mode == "retrieval":
+            return (f"recall@{k}", f"session_hit@{k}", f"locomo_recall@{k}", f"ndcg@{k}", f"hit@{k}")
+        return ("judge", "f1", "em") if options.judge == "llm" else ("f1", "em")
+
     def describe(self) -> dict[str, Any]:
         o = self.options
         per_type: dict[str, int] = {}
@@ -279,9 +290,8 @@ class ConversationBenchmark(Benchmark):
             "repaired_clues": {"count": len(self.data.repaired_clues),
                                "items": [f"{r.where}: {r.clue} -> {' '.join(r.read_as)}"
                                          for r in self.data.repaired_clues]},
-            "metrics": f"recall@{o.k} (value), ndcg@{o.k}, hit@{o.k}, session_hit@{o.k}, locomo_recall@{o.k}"
-                       if o.mode == "retrieval" else
-                       ("judge (value), f1, em" if o.judge == "llm" else "f1 (value), em"),
+            "metrics": ", ".join(f"{m} (value)" if m == self.ranking_metric(o) else m
+                                 for m in self.metric_names(o)),
         }
 
 
