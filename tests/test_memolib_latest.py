@@ -1,0 +1,45 @@
+"""memolib latest state: a question about a current or final value prefers the latest unit that
+states it over the earlier ones a search scores better."""
+
+from __future__ import annotations
+
+from automemo.toolkit.memolib import BM25Index, Unit, is_state_question, latest_state, recency_rerank
+
+TURNS = [Unit("s1", 0, "For baking bread I use a gas oven; the gas oven bakes bread evenly."),
+         Unit("s1", 1, "The dough rose well in the warm kitchen."),
+         Unit("s1", 2, "I replaced it: baking now happens in an induction oven."),   # planted: the latest state
+         Unit("s2", 0, "We talked about the garden and the tomatoes.")]
+QUESTION = "Which oven does the user currently use for baking bread?"
+
+
+def test_state_questions_are_read_from_their_wording():
+    assert is_state_question(QUESTION)
+    assert is_state_question("What is Julian's final stance on robots?")
+    assert is_state_question("What is her latest view on AI art?")
+    assert not is_state_question("Which oven did the user buy in May?")
+    assert not is_state_question("")
+
+
+def test_the_latest_unit_stating_the_value_ranks_first_where_relevance_and_recency_alone_do_not():
+    index = BM25Index()
+    index.add_many([u.text for u in TURNS])
+    hits = index.search(QUESTION, 4)
+    assert hits[0][0] == 0                          # the search prefers the first version
+    assert recency_rerank(hits, TURNS, 0.2)[0][0] == 0  # a global recency boost does not change that
+    ranked = latest_state(hits, TURNS, floor=0.3)
+    assert ranked[0][0] == 2
+    assert sorted(r for r, _ in ranked) == sorted(r for r, _ in hits)   # nothing dropped
+
+
+def test_a_high_floor_a_single_hit_and_depth_one_keep_the_order():
+    index = BM25Index()
+    index.add_many([u.text for u in TURNS])
+    hits = index.search(QUESTION, 4)
+    assert latest_state(hits, TURNS, floor=0.9) == list(hits)   # the earlier version alone counts
+    assert latest_state(hits[:1], TURNS) == list(hits[:1])
+    assert latest_state(hits, TURNS, depth=1) == list(hits)
+
+
+def test_only_the_places_of_the_stating_hits_change():
+    hits = [(0, 10.0), (5, 1.0), (3, 9.0)]
+    assert latest_state(hits, floor=0.5) == [(3, 10.0), (5, 1.0), (0, 9.0)]
