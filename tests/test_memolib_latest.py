@@ -27,6 +27,7 @@ def test_the_latest_unit_stating_the_value_ranks_first_where_relevance_and_recen
     assert hits[0][0] == 0                          # the search prefers the first version
     assert recency_rerank(hits, TURNS, 0.2)[0][0] == 0  # a global recency boost does not change that
     ranked = latest_state(hits, TURNS, floor=0.3)
+    assert [r for r, _ in ranked[:2]] == [2, 0]                  # the earlier version right behind
     assert ranked[0][0] == 2
     assert sorted(r for r, _ in ranked) == sorted(r for r, _ in hits)   # nothing dropped
 
@@ -40,6 +41,7 @@ def test_a_high_floor_a_single_hit_and_depth_one_keep_the_order():
     assert latest_state(hits, TURNS, depth=1) == list(hits)
 
 
-def test_only_the_places_of_the_stating_hits_change():
-    hits = [(0, 10.0), (5, 1.0), (3, 9.0)]
-    assert latest_state(hits, floor=0.5) == [(3, 10.0), (5, 1.0), (0, 9.0)]
+def test_only_a_later_round_of_the_same_session_moves_and_other_sessions_keep_their_places():
+    units = [Unit("a", 0, ""), Unit("a", 1, ""), Unit("a", 2, ""), Unit("b", 0, ""), Unit("b", 1, "")]
+    hits = [(3, 10.0), (0, 9.0), (2, 8.0), (1, 1.0)]      # b0, a0, a2, a1 (a1 too weak to count)
+    assert latest_state(hits, units, floor=0.5) == [(3, 10.0), (2, 9.0), (0, 9.0), (1, 1.0)]

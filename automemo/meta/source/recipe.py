@@ -88,7 +88,7 @@ class Pipeline:
     # is_state_question / is_count_question / is_list_question), to every question the setting
     # covers when "always" (a route gives one routed type "always"), never when "off".
     latest: str = "off"           # a current or final value: later units of a session move up
-    latest_floor: float = 0.3     # share of the best score a hit needs to count as stating the value
+    latest_floor: float = 0.5     # share of its session's best score a later hit needs to count as stating the value
     coverage: str = "off"         # counting / series questions: per-session quotas in the payload
     coverage_quota: int = 3       # the most rows one session takes while others have candidates
     listing: str = "off"          # list questions: the best hits widened inside their session
@@ -149,7 +149,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("rank", "RANK", "bool", "rank", "the ranker fitted on the train split (RANKER) orders the candidates"),
     Knob("latest", "LATEST", "choice off|text|always", "latest",
          "latest state: a question asking for a current or final value prefers later units"),
-    Knob("latest_floor", "LATEST_FLOOR", "float 0.1..0.9", "latest", "share of the best score a unit needs to count as stating the value"),
+    Knob("latest_floor", "LATEST_FLOOR", "float 0.1..0.9", "latest", "share of its session's best score a later unit needs to count as stating the value"),
     Knob("coverage", "COVERAGE", "choice off|text|always", "coverage",
          "counting and series questions: no session takes more than COVERAGE_QUOTA payload slots"),
     Knob("coverage_quota", "COVERAGE_QUOTA", "int 1..5", "coverage", "payload slots one session may take"),

@@ -8,9 +8,10 @@ introduced the topic with the most of the question's words). A question asking w
 knowledge-update case of LongMemEval (Wu et al., ICLR 2025, arXiv:2410.10813) and Mem-Gallery's
 knowledge-retention questions; memory systems meet it by time-aware ranking (Zep / Graphiti's
 bi-temporal edges supersede old facts, Rasmussen et al. 2025, arXiv:2501.13956). Without a
-model of facts, the unit-level form is: among the first stage's candidates, the ones relevant
-enough to state the value (within a `floor` of the best score) are reordered latest first in
-the places they held (`latest_state`), so the last version leads and the earlier ones follow. Whether a question asks for a state is read from its
+model of facts, the unit-level form is: in the sessions of the best hits, the latest round
+that also states the value (within a `floor` of the session's best score) moves ahead of the
+best hit (`latest_state`), which stays right behind it: the last version leads, the earlier
+follows. Whether a question asks for a state is read from its
 text (`is_state_question`), never from a label.
 """
 
@@ -31,20 +32,32 @@ def is_state_question(question: str) -> bool:
     return bool(_STATE.search(question or ""))
 
 
-def latest_state(hits: Sequence[tuple[int, float]], units: Sequence = (), floor: float = 0.3,
-                 depth: int | None = None) -> list[tuple[int, float]]:
-    """`hits` (`(row, score)` best first) with the ones that state the value, those scoring at
-    least `floor` times the best score among the first `depth` hits (all when None), put in
-    latest-first order in the places they held: a later row (rows grow with update order and
-    position, as a `UnitStore` numbers them) takes the place of an earlier one. The other hits
-    keep their places and scores; nothing is dropped. `units` is unused, kept so every reranker
-    takes the same arguments."""
-    head = list(hits[:depth]) if depth is not None else list(hits)
-    if len(head) < 2 or floor > 1:
-        return list(hits)
-    best = max(s for _, s in head)
-    places = [i for i, (_, s) in enumerate(head) if best > 0 and s >= floor * best]
-    stating = sorted((head[i] for i in places), key=lambda rs: -rs[0])
-    for place, hit in zip(places, stating):
-        head[place] = (hit[0], head[place][1])   # the place's score stays: the order is by place
-    return head + list(hits[len(head):])
+def latest_state(hits: Sequence[tuple[int, float]], units: Sequence, floor: float = 0.5,
+                 depth: int | None = None, sessions: int = 3) -> list[tuple[int, float]]:
+    """`hits` (`(row, score)` best first; `units[row]` has `episode_id` and `position`) where,
+    for each of the first `sessions` sessions among the hits, the latest hit of that session
+    that states the value too (a later position, a score at least `floor` times the session's
+    best hit's) moves to just before that best hit, taking its score. The earlier version stays,
+    one place down: a question about a change needs both, the latest first. Only the first
+    `depth` hits are considered (all when None); nothing is dropped."""
+    out = list(hits[:depth]) if depth is not None else list(hits)
+    tail = list(hits[len(out):])
+    done: set[str] = set()
+    i = 0
+    while i < len(out) and len(done) < sessions:
+        row, score = out[i]
+        session = units[row].episode_id
+        if session in done:
+            i += 1
+            continue
+        done.add(session)
+        later = [(units[r].position, j) for j, (r, s) in enumerate(out)
+                 if j > i and units[r].episode_id == session and units[r].position > units[row].position
+                 and score > 0 and s >= floor * score]
+        if later:
+            _, j = max(later)
+            moved = out.pop(j)
+            out.insert(i, (moved[0], score))
+            i += 1   # the best hit is one place down now
+        i += 1
+    return out + tail
