@@ -3,19 +3,12 @@ than near-duplicates of its best hit."""
 
 from __future__ import annotations
 
-from automemo.toolkit.memolib import BM25Index, Unit, coverage, is_count_question
+from automemo.toolkit.memolib import BM25Index, Unit, coverage
 
 TURNS = [Unit("s1", i, f"Another photo of my red car, the car photo number {i}, car car photo.") for i in range(4)] + [
     Unit("s2", 0, "I shared a photo of a car at the museum."),   # planted: the series' other session
     Unit("s3", 0, "We talked about baking bread.")]
 QUESTION = "How many car photos did I share?"
-
-
-def test_count_questions_are_read_from_their_wording():
-    assert is_count_question(QUESTION)
-    assert is_count_question("List every session where the oven came up")
-    assert is_count_question("Which images did Julian upload in May?")
-    assert not is_count_question("What colour is my car?")
 
 
 def test_the_other_session_enters_the_payload_only_with_coverage():

@@ -3,21 +3,13 @@ states it over the earlier ones a search scores better."""
 
 from __future__ import annotations
 
-from automemo.toolkit.memolib import BM25Index, Unit, is_state_question, latest_state, recency_rerank
+from automemo.toolkit.memolib import BM25Index, Unit, latest_state, recency_rerank
 
 TURNS = [Unit("s1", 0, "For baking bread I use a gas oven; the gas oven bakes bread evenly."),
          Unit("s1", 1, "The dough rose well in the warm kitchen."),
          Unit("s1", 2, "I replaced it: baking now happens in an induction oven."),   # planted: the latest state
          Unit("s2", 0, "We talked about the garden and the tomatoes.")]
 QUESTION = "Which oven does the user currently use for baking bread?"
-
-
-def test_state_questions_are_read_from_their_wording():
-    assert is_state_question(QUESTION)
-    assert is_state_question("What is Julian's final stance on robots?")
-    assert is_state_question("What is her latest view on AI art?")
-    assert not is_state_question("Which oven did the user buy in May?")
-    assert not is_state_question("")
 
 
 def test_the_latest_unit_stating_the_value_ranks_first_where_relevance_and_recency_alone_do_not():

@@ -3,7 +3,7 @@ its session, where the rest of the list is said."""
 
 from __future__ import annotations
 
-from automemo.toolkit.memolib import BM25Index, UnitStore, Unit, expand, is_list_question, session_expand
+from automemo.toolkit.memolib import BM25Index, UnitStore, Unit, expand, session_expand
 
 TURNS = [Unit("s1", 0, "Robot vacuum brands: Roomba is the robot vacuum brand I know best."),
          Unit("s1", 1, "Another one is Eufy, cheaper but loud."),   # planted: the list goes on here
@@ -12,12 +12,6 @@ TURNS = [Unit("s1", 0, "Robot vacuum brands: Roomba is the robot vacuum brand I 
          Unit("s3", 0, "The robot vacuum in the hotel was a Roomba brand robot too."),
          Unit("s4", 0, "My brother's robot vacuum.")]
 QUESTION = "List the robot vacuum brands I mentioned."
-
-
-def test_list_questions_are_read_from_their_wording():
-    assert is_list_question(QUESTION)
-    assert is_list_question("What are the ways AI is used in music?")
-    assert not is_list_question("When did I buy the vacuum?")
 
 
 def test_the_next_round_of_the_best_hit_s_session_ranks_second_only_with_session_expansion():
