@@ -100,3 +100,28 @@ def test_a_recipe_with_every_new_stage_passes_the_quick_exam_in_bubblewrap(ranke
                         services=MemoServices(encoders(), None, EXAMPLE_EPISODES_DIR), store_root=EXAMPLE_EPISODES_DIR)
     assert report.passed, report.for_prompt()
     assert report.passed_checks == tuple(CHECKS)
+
+
+@pytest.mark.parametrize("gain, ranked", [(0.04, True), (-0.01, False)])
+def test_compose_gives_the_first_starter_the_ranker_only_when_its_held_out_check_gains(ranker, gain, ranked):
+    generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(("q1", "q2"), ("KR", "VS")),
+                                       fit_router=lambda *a: dict(ROUTER),
+                                       fit_ranker=lambda router: {**ranker, "held_out_gain": gain})
+    first, move = generator.compose(random.Random(0), [])
+    assert first.pipeline.rank is ranked and move.kind == "compose"
+    assert (first.ranker is not None) is ranked
+    second, _ = generator.compose(random.Random(0), [first])
+    assert not second.pipeline.rank or not ranked                  # one ranked starter, then plain ones
+
+
+def test_the_held_out_gain_compares_each_question_s_fold_order_with_the_fused_order():
+    import numpy as np
+
+    from automemo.meta.offline.ranking import Example, held_out_gain
+
+    columns = ["bm25_rank", "bm25_window_rank", "dense_rank", "dense_window_rank", "position"]
+    # Two candidates: fusion puts the irrelevant one first; "position" marks the relevant one.
+    features = np.array([[1.0, 1.0, 1.0, 1.0, 0.0], [0.5, 0.5, 0.5, 0.5, 1.0]])
+    example = Example("a", features, np.array([False, True]))
+    assert held_out_gain([example], columns, [{"position": 10.0}], {"a": 0}, k=1) == 1.0
+    assert held_out_gain([example], columns, [{"position": -10.0}], {"a": 0}, k=1) == 0.0

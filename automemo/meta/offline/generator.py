@@ -11,7 +11,9 @@ they need:
   types -> each weak type gets the retrieve stages of the recipe that beats the parent on it
   task by task (a sign test), or else a variant of its own to try;
 - rank: a ranker can be fitted on the train split's questions and their evidence and the parent
-  has no ranking stage -> the fitted ranking stage (learning to rank, memolib.ranker);
+  has no ranking stage -> the fitted ranking stage (learning to rank, memolib.ranker); a compose
+  move gives its starter the stage at once while the tree has no ranked recipe, when the fit's
+  held-out check shows a gain;
 - add / remove / swap / tune a stage: always possible.
 A route's variant for a weak type follows the type's questions: when most of its train
 questions show a cue one of the question-aware stages answers (a state, count or list
@@ -142,8 +144,16 @@ class CompositionalGenerator:
         return made if made is not None and made[0] not in known else None
 
     def compose(self, rng: random.Random, known: Sequence[Recipe]) -> tuple[Recipe, Move]:
-        """A first recipe for a parent that is not one (starters the tree lacks first)."""
+        """A first recipe for a parent that is not one (starters the tree lacks first). While the
+        tree holds no ranked recipe, a starter gets the fitted ranking stage when the fit's
+        held-out check says it orders unseen conversations' questions better than the fused
+        first stage does (`held_out_gain` > 0)."""
         starter = pick_starter(rng, list(known))
+        ranker = self.ranker() if self.fit_ranker is not None and not any(r.ranks() for r in known) else None
+        if ranker is not None and ranker.get("held_out_gain", 0.0) > 0 and starter.unit != "session":
+            child, _ = rank(starter, ranker, self.router())
+            return child, Move("compose", f"compose a recipe: {describe(child)} (the ranker's held-out "
+                                          f"recall@10 gain over fusion: {ranker['held_out_gain']:+.3f})")
         return starter, Move("compose", f"compose a recipe: {describe(starter)}")
 
     def structural_moves(self, recipe: Recipe, parent: ScoredProgram | None, scored: Sequence[ScoredProgram],

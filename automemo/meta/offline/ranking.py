@@ -16,6 +16,7 @@ be honest. The labels (clues) stay here; the program gets weights.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -28,6 +29,10 @@ from automemo.toolkit.memolib.router import CROSS_FIT_FOLDS
 RANKER_C = 0.5
 """Inverse L2 strength of the pairwise logistic fit: a few hundred questions against a few hundred
 weights (every signal once per context) need the weights held near 0 where evidence is thin."""
+
+EVIDENCE_K = 10
+"""The cut at which the held-out check compares the fitted order with the fused one (the payload's
+default size)."""
 
 NEGATIVES = 40
 """Irrelevant candidates paired with each relevant one, the best-placed in the pool first: the
@@ -119,7 +124,28 @@ def cross_fit(examples: Sequence[Example], columns: Sequence[str], *, folds: int
     fold_of = {name: i % k for i, name in enumerate(names)}
     held = [fit_weights([ex for ex in examples if fold_of[ex.scope] != fold], columns) for fold in range(k)]
     ranker = memolib.LinearRanker(fit_weights(examples, columns), tuple(held), fold_of, late=late)
-    return ranker.params()
+    return dataclasses.replace(ranker, held_out_gain=held_out_gain(examples, columns, held, fold_of)).params()
+
+
+def held_out_gain(examples: Sequence[Example], columns: Sequence[str], held: Sequence[Mapping[str, float]],
+                  fold_of: Mapping[str, int], k: int = EVIDENCE_K) -> float:
+    """Mean over the examples of recall@k in the pool ordered by the weights fitted without the
+    example's conversation, minus recall@k in the pool ordered by reciprocal-rank fusion of the
+    first-stage searches: what the fitted stage is worth on questions it did not see (the
+    evidence the generator reads before it composes a ranked recipe)."""
+    first = [columns.index(f"{r}_rank") for r in ("bm25", "bm25_window", "dense", "dense_window")]
+    gains = []
+    for ex in examples:
+        weights = held[fold_of[ex.scope]]
+        fitted = ex.features @ np.array([weights.get(c, 0.0) for c in columns])
+        fused = ex.features[:, first].sum(axis=1)
+        gains.append(_recall(fitted, ex.relevant, k) - _recall(fused, ex.relevant, k))
+    return round(float(np.mean(gains)), 4) if gains else 0.0
+
+
+def _recall(scores: np.ndarray, relevant: np.ndarray, k: int) -> float:
+    top = np.argsort(-scores, kind="stable")[:k]
+    return float(relevant[top].sum() / relevant.sum())
 
 
 def fit_ranker(episodes: Sequence[Any], questions: Sequence[RankingQuestion], embed_text: Callable,

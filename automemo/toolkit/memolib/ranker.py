@@ -202,6 +202,7 @@ class LinearRanker:
     fold_of: Mapping[str, int] = field(default_factory=dict)
     late: bool = False          # whether the late-interaction signal was there when fitted
     pool: int = POOL
+    held_out_gain: float = 0.0  # the fit's check: held-out recall@10, fitted order minus fused order
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> LinearRanker:
@@ -209,13 +210,15 @@ class LinearRanker:
         return cls({str(k): float(v) for k, v in params["weights"].items()},
                    tuple({str(k): float(v) for k, v in fold.items()} for fold in params.get("folds") or ()),
                    {str(s): int(i) for s, i in (params.get("fold_of") or {}).items()},
-                   bool(params.get("late", False)), int(params.get("pool", POOL)))
+                   bool(params.get("late", False)), int(params.get("pool", POOL)),
+                   float(params.get("held_out_gain", 0.0)))
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {"pool": self.pool, "late": self.late, "weights": dict(self.weights)}
         if self.folds:
             out["folds"] = [dict(f) for f in self.folds]
             out["fold_of"] = dict(sorted(self.fold_of.items()))
+            out["held_out_gain"] = self.held_out_gain
         return out
 
     def weights_for(self, scope: str = "") -> Mapping[str, float]:
