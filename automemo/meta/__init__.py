@@ -9,7 +9,7 @@ context, the config, the evidence both read and the mixed agent that combines th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from automemo.contract import Budget
 from automemo.meta.base import MetaAgent, MetaError, Proposal
@@ -37,20 +37,22 @@ def build_meta_agent(
     train_questions: Sequence[tuple[str, ...]] = (),
     benchmark: Any = None,
     question_time_keys: Collection[str] = (),
+    fit_ranker: Callable[[Any], Any] | None = None,
 ) -> MetaAgent:
     """`llm` is an `automemo.llm.LLMClient` (or None). With its `meta` role configured: the LLM
     meta agent, told `task_description`, the run's `budget` and sandbox `limits`, resolving
     evidence images under `image_roots`. Otherwise: `OfflineMetaAgent` over `seeds_dir`, which never
     transplants `root_seed` (the search's root) and fits question routers on `train_questions`
     ((question, label, conversation, task id) rows of the train split, kept on the host;
-    cross-fitted by conversation). With both, and
+    cross-fitted by conversation) and, with `fit_ranker` (router params -> ranker params, fitted
+    on the train split's evidence on the host), offers the fitted ranking stage. With both, and
     `config.mixed_tune_rate` > 0, the LLM agent shares the steps with the mutator (mixed mode)."""
     from automemo.meta.offline.agent import OfflineMetaAgent
     from automemo.meta.offline.fitting import fit_question_router, train_questions_of
 
     def mutator() -> OfflineMetaAgent:
         return OfflineMetaAgent(config, seeds_dir=seeds_dir, root=root_seed, train=train_questions_of(train_questions),
-                                fit_router=fit_question_router)
+                                fit_router=fit_question_router, fit_ranker=fit_ranker)
 
     if llm is not None and llm.configured("meta"):
         from automemo.meta.llm.agent import LLMMetaAgent

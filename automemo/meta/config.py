@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 EDIT_MODES = ("diff", "rewrite")
 PROMPT_PROFILES = ("auto", "full", "compact")
-OPERATORS = ("perturb", "transplant", "crossover", "compose", "route", "recombine", "tune_stage", "add_stage",
-             "swap_stage", "remove_stage")
+OPERATORS = ("perturb", "transplant", "crossover", "compose", "route", "rank", "recombine", "tune_stage",
+             "add_stage", "swap_stage", "remove_stage")
 """The offline meta agent's operators, each with its `<name>_rate`."""
 
 
@@ -85,11 +85,15 @@ class OfflineMetaConfig:
     # router can be fitted and the parent is weak on a type it knows); recombine stages with
     # another evaluated recipe (applies when there is one); tune, add, swap or remove a stage.
     route_rate: float = 0.10
-    recombine_rate: float = 0.05
-    tune_stage_rate: float = 0.08
+    # rank: switch on the ranking stage fitted on the train split's questions and evidence
+    # (learning to rank; applies to a recipe parent without it when a ranker can be fitted).
+    # Its rate comes out of the stage edits' (tune, swap, remove) and recombine's.
+    rank_rate: float = 0.07
+    recombine_rate: float = 0.04
+    tune_stage_rate: float = 0.05
     add_stage_rate: float = 0.05
-    swap_stage_rate: float = 0.035
-    remove_stage_rate: float = 0.035
+    swap_stage_rate: float = 0.02
+    remove_stage_rate: float = 0.02
     # A crossover answers a task category with one parent alone when, question by question on
     # the parent's latest evaluation, that parent beats the other on significantly more of the
     # category's tasks than it loses (one-sided sign test at this level); elsewhere it fuses.

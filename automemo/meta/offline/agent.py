@@ -11,7 +11,7 @@ Each child comes from one operator of one table, drawn with the configured rates
   programs' scores task by task say one of them is better (there that one answers alone); two
   recipes cross stage by stage instead (meta/offline/generator.py);
 - compose: a non-recipe parent gets a recipe while starters the tree lacks remain;
-- route, recombine, tune / add / swap / remove a stage: the structural moves of a recipe parent
+- route, rank, recombine, tune / add / swap / remove a stage: the structural moves of a recipe parent
   (meta/offline/generator.py).
 Every choice derives from (seed, node_id) so that a resumed search redoes a step exactly. The
 diagnosis is a rule-based summary of the evidence in the same JSON shape as the LLM analysis.
@@ -29,7 +29,8 @@ from automemo.meta.config import MetaConfig
 from automemo.meta.context import GenerationContext, ParsedSource, RepairContext, ScoredProgram
 from automemo.meta.offline.crossover import best_partner, complement, crossover_source, routable, routes
 from automemo.meta.rule_diagnosis import rule_based_diagnosis
-from automemo.meta.offline.generator import CompositionalGenerator, RouterFit, StructuralMove, TrainQuestions
+from automemo.meta.offline.generator import (CompositionalGenerator, RankerFit, RouterFit, StructuralMove,
+                                             TrainQuestions)
 from automemo.meta.source.recipe import Recipe, render_recipe
 from automemo.meta.source.tunables import apply, can_move, perturb_value
 from automemo.paths import SEEDS_DIR, list_seeds
@@ -43,12 +44,12 @@ def _show(value: Any) -> str:
 class OfflineMetaAgent(MetaAgent):
     def __init__(self, config: MetaConfig = MetaConfig(), *, seeds_dir: str | Path = SEEDS_DIR,
                  root: str = "no_memory", train: TrainQuestions | None = None,
-                 fit_router: RouterFit | None = None) -> None:
+                 fit_router: RouterFit | None = None, fit_ranker: RankerFit | None = None) -> None:
         self.config = config
         self.root = root  # never transplanted: it is the root already (search.root)
         self.seeds = self._load_seeds(Path(seeds_dir))
         self._seed_skeletons = {name: ParsedSource.of(src).skeleton for name, src in self.seeds.items()}
-        self.generator = CompositionalGenerator(config, train=train, fit_router=fit_router)
+        self.generator = CompositionalGenerator(config, train=train, fit_router=fit_router, fit_ranker=fit_ranker)
 
     def _load_seeds(self, folder: Path) -> dict[str, str]:
         if not folder.is_dir():

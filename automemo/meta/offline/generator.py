@@ -10,7 +10,14 @@ they need:
 - route: a router can be fitted on the train split's questions and the parent is weak on some
   types -> each weak type gets the retrieve stages of the recipe that beats the parent on it
   task by task (a sign test), or else a variant of its own to try;
+- rank: a ranker can be fitted on the train split's questions and their evidence and the parent
+  has no ranking stage -> the fitted ranking stage (learning to rank, memolib.ranker); a compose
+  move gives its starter the stage at once while the tree has no ranked recipe, when the fit's
+  held-out check shows a gain;
 - add / remove / swap / tune a stage: always possible.
+A route's variant for a weak type follows the type's questions: when most of its train
+questions show a cue one of the question-aware stages answers (a state, count or list
+question, memolib's `is_*_question`), that stage is switched on for the type ("always").
 Which move a child gets is drawn by the offline agent's operator table (meta/offline/agent.py), with
 the other operators. Every draw comes from the `random.Random` the caller seeds with (run seed,
 node id).
@@ -18,6 +25,7 @@ node id).
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 from dataclasses import dataclass
@@ -27,11 +35,14 @@ from automemo.meta.base import ScoredProgram
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import weak_types
 from automemo.meta.offline.crossover import best_partner, routes as decided_routes
-from automemo.meta.offline.moves import (Move, add_stage, pick_starter, pipeline_diff, recombine, remove_stage, route,
-                                 swap_stage, tune_stage, untried_starters, variant_for)
+from automemo.meta.offline.moves import (Move, add_stage, pick_starter, pipeline_diff, rank, recombine, remove_stage,
+                                         route, swap_stage, tune_stage, untried_starters, variant_for)
 from automemo.meta.source.recipe import Recipe, describe, parse_recipe
+from automemo.toolkit import memolib
 
-STRUCTURAL_MOVES = ("route", "recombine", "tune_stage", "add_stage", "swap_stage", "remove_stage")
+log = logging.getLogger("automemo.meta")
+
+STRUCTURAL_MOVES = ("route", "rank", "recombine", "tune_stage", "add_stage", "swap_stage", "remove_stage")
 """The moves a recipe parent allows; how often each is drawn is the offline agent's operator
 table (`[meta.offline]` rates)."""
 
@@ -39,6 +50,13 @@ StructuralMove = Callable[[], "tuple[Recipe, Move] | None"]
 
 ROUTED_TYPES = 2
 """Weak question types a route move changes at once (the weakest first)."""
+
+CUE_SHARE = 0.5
+"""A weak type whose train questions show a cue at least this often gets the stage that answers
+it (state -> LATEST, count -> COVERAGE, list -> LISTING) in a route move."""
+
+CUE_STAGES = (("state", memolib.is_state_question, "latest"), ("count", memolib.is_count_question, "coverage"),
+              ("list", memolib.is_list_question, "listing"))
 
 
 @dataclass(frozen=True)
@@ -61,14 +79,38 @@ RouterFit = Callable[[Sequence[str], Sequence[str], Sequence[str]], Mapping[str,
 cross-fitted by scope; raises ValueError (routing off for the run) when a scope is unknown."""
 
 
+RankerFit = Callable[["Mapping[str, Any] | None"], Mapping[str, Any]]
+"""Fits the ranking stage on the train split, given the run's router params (or None): the
+params baked into the child (automemo.meta.offline.ranking)."""
+
+
 class CompositionalGenerator:
     def __init__(self, config: MetaConfig, *, train: TrainQuestions | None = None,
-                 fit_router: RouterFit | None = None) -> None:
+                 fit_router: RouterFit | None = None, fit_ranker: RankerFit | None = None) -> None:
         self.config = config
         self.train = train if train and len(set(train.labels)) >= 2 else None
         self.fit_router = fit_router
+        self.fit_ranker = fit_ranker
         self._router: Mapping[str, Any] | None = None
+        self._ranker: Mapping[str, Any] | None = None
         self._fitting = threading.Lock()  # parallel workers fit the router once between them
+        self._ranking = threading.Lock()  # ... and the ranker
+
+    def ranker(self) -> Mapping[str, Any] | None:
+        """The fitted ranking stage's params, fitted once on first use (it replays the train
+        split on the host); None, for the rest of the run, when nothing can be fitted."""
+        router = self.router()
+        with self._ranking:
+            if self.fit_ranker is None:
+                return None
+            if self._ranker is None:
+                try:
+                    self._ranker = dict(self.fit_ranker(router))
+                except (ValueError, ImportError) as exc:  # no evidence, one conversation, no scikit-learn
+                    log.warning("the ranking stage is off for this run: %s", exc)
+                    self.fit_ranker = None
+                    return None
+            return self._ranker
 
     def router(self) -> Mapping[str, Any] | None:
         """The fitted router params (fitted once: the train questions do not change)."""
@@ -99,8 +141,16 @@ class CompositionalGenerator:
         return made if made is not None and made[0] not in known else None
 
     def compose(self, rng: random.Random, known: Sequence[Recipe]) -> tuple[Recipe, Move]:
-        """A first recipe for a parent that is not one (starters the tree lacks first)."""
+        """A first recipe for a parent that is not one (starters the tree lacks first). While the
+        tree holds no ranked recipe, a starter gets the fitted ranking stage when the fit's
+        held-out check says it orders unseen conversations' questions better than the fused
+        first stage does (`held_out_gain` > 0)."""
         starter = pick_starter(rng, list(known))
+        ranker = self.ranker() if self.fit_ranker is not None and not any(r.ranks() for r in known) else None
+        if ranker is not None and ranker.get("held_out_gain", 0.0) > 0 and starter.unit != "session":
+            child, _ = rank(starter, ranker, self.router())
+            return child, Move("compose", f"compose a recipe: {describe(child)} (the ranker's held-out "
+                                          f"recall@10 gain over fusion: {ranker['held_out_gain']:+.3f})")
         return starter, Move("compose", f"compose a recipe: {describe(starter)}")
 
     def structural_moves(self, recipe: Recipe, parent: ScoredProgram | None, scored: Sequence[ScoredProgram],
@@ -120,6 +170,8 @@ class CompositionalGenerator:
         }
         if others:
             options["recombine"] = lambda: self._recombine(recipe, parent, others, rng)
+        if self.fit_ranker is not None and not recipe.pipeline.rank and recipe.unit != "session":
+            options["rank"] = lambda: self._rank(recipe)
         if weak is None:
             weak = weak_types(parent.per_category, parent.mean) if parent is not None else []
         router = self.router()
@@ -142,6 +194,21 @@ class CompositionalGenerator:
         _, partner_recipe = by_node[partner.node_id]
         return recombine(recipe, partner_recipe, rng, name_b=f"#{partner.node_id}")
 
+    def _rank(self, recipe: Recipe):
+        ranker = self.ranker()
+        return rank(recipe, ranker, self.router()) if ranker is not None else None
+
+    def _cue_stage(self, qtype: str, pipeline) -> dict[str, Any]:
+        """The question-aware stage most of `qtype`'s train questions ask for, switched on for
+        every question routed to it; {} when none does (or it is on already)."""
+        asked = [q for q, label in zip(self.train.questions, self.train.labels) if label == qtype] if self.train else []
+        best: tuple[float, str] | None = None
+        for _, test, stage in CUE_STAGES:
+            share = sum(map(test, asked)) / len(asked) if asked else 0.0
+            if share >= CUE_SHARE and getattr(pipeline, stage) != "always" and (best is None or share > best[0]):
+                best = (share, stage)
+        return {best[1]: "always"} if best else {}
+
     def _route(self, recipe: Recipe, parent: ScoredProgram, others: Sequence[tuple[ScoredProgram, Recipe]],
                router: Mapping[str, Any], weak: Sequence[str], rng: random.Random):
         changes: dict[str, dict[str, Any]] = {}
@@ -155,6 +222,9 @@ class CompositionalGenerator:
                 donor, donor_recipe = donors[0]
                 changes[qtype] = pipeline_diff(recipe.pipeline, donor_recipe.pipeline_for(qtype))
                 why[qtype] = f"#{donor.node_id} beats the parent on it task by task"
+            elif cue := self._cue_stage(qtype, mine):
+                changes[qtype] = {**pipeline_diff(recipe.pipeline, mine), **cue}
+                why[qtype] = f"most of its train questions ask for what {next(iter(cue)).upper()} does"
             else:
                 current = pipeline_diff(recipe.pipeline, mine)
                 changes[qtype] = {**current, **variant_for(mine, rng)}

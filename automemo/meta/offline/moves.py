@@ -19,7 +19,7 @@ from automemo.meta.source.tunables import Tunable, perturb_value
 
 @dataclass(frozen=True)
 class Move:
-    kind: str                       # add_stage | remove_stage | swap_stage | tune_stage | recombine | route | compose
+    kind: str                       # add_stage | remove_stage | swap_stage | tune_stage | recombine | route | rank | compose
     summary: str
     changes: Mapping[str, Any] = field(default_factory=dict)
 
@@ -39,15 +39,23 @@ _ON = {
     "feedback": lambda p: p.feedback,
     "temporal": lambda p: p.temporal,
     "speakers": lambda p: p.speakers,
+    "rank": lambda p: p.rank,
+    "latest": lambda p: p.latest != "off",
+    "coverage": lambda p: p.coverage != "off",
+    "listing": lambda p: p.listing != "off",
 }
 _TURN_ON = {"expand": {"window": 1}, "diversify": {"mmr": True}, "recency": {"recency": 0.3},
             "images": {"images": True}, "late": {"late": True}, "entities": {"entities": True},
             "hierarchy": {"sessions": 2}, "feedback": {"feedback": True}, "temporal": {"temporal": True},
-            "speakers": {"speakers": True}}
+            "speakers": {"speakers": True}, "latest": {"latest": "text"}, "coverage": {"coverage": "text"},
+            "listing": {"listing": "text"}}
+# The fitted ranker is switched on by the generator's `rank` move, which brings its weights
+# (fitted on the train split); a plain add would leave RANK without RANKER.
 _TURN_OFF = {"expand": {"window": 0}, "diversify": {"mmr": False}, "recency": {"recency": 0.0},
              "images": {"images": False}, "late": {"late": False}, "entities": {"entities": False},
              "hierarchy": {"sessions": 0}, "feedback": {"feedback": False}, "temporal": {"temporal": False},
-             "speakers": {"speakers": False}}
+             "speakers": {"speakers": False}, "rank": {"rank": False}, "latest": {"latest": "off"},
+             "coverage": {"coverage": "off"}, "listing": {"listing": "off"}}
 
 
 def pipeline_additions(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
@@ -154,6 +162,8 @@ def recombine(a: Recipe, b: Recipe, rng: random.Random, *, name_b: str = "B") ->
     child = with_values(a, values)
     if "route" in take:
         child = dataclasses.replace(child, routes=dict(b.routes), router=b.router)
+    if child.ranks() and not child.ranker:  # the partner's ranking stage comes with its weights
+        child = dataclasses.replace(child, ranker=b.ranker)
     kept = [s for s in differing if s not in take]
     summary = f"recombine: stages {', '.join(take)} from {name_b}, {', '.join(kept)} kept"
     return child, Move("recombine", summary, {"from_partner": take, "kept": kept,
@@ -176,6 +186,18 @@ def route(recipe: Recipe, router: Mapping[str, Any], routes: Mapping[str, Mappin
     summary = "route " + "; ".join(f"{t} → {_say(routes[t]) or 'default'} ({why.get(t, '')})"
                                    for t in sorted(routes))
     return child, Move("route", summary, {t: dict(c) for t, c in sorted(routes.items())})
+
+
+def rank(recipe: Recipe, ranker: Mapping[str, Any], router: Mapping[str, Any] | None) -> tuple[Recipe, Move]:
+    """`recipe` with the fitted ranking stage on: RANK and the ranker's weights (`ranker`,
+    fitted on the train split), and the run's router when the recipe has none (the ranker's
+    per-type weights read the routed type)."""
+    child = dataclasses.replace(with_values(recipe, {"rank": True}), ranker=dict(ranker),
+                                router=recipe.router or (dict(router) if router else None))
+    n = len(ranker.get("weights") or {})
+    return child, Move("rank", f"add stage rank (RANK True: a pairwise linear ranker, {n} weights fitted "
+                               f"on the train split, cross-fitted by conversation)",
+                       _changed(recipe, {"rank": True}))
 
 
 def variant_for(pipeline: Pipeline, rng: random.Random) -> dict[str, Any]:

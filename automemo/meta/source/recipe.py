@@ -83,6 +83,16 @@ class Pipeline:
     feedback: bool = False        # RM3: BM25 again with the first hits' terms (a fused ranking)
     temporal: bool = False        # time questions: units dated near the date asked about move up
     speakers: bool = False        # a question naming a speaker: that speaker's turns move up
+    rank: bool = False            # the fitted ranker (RANKER) orders its own pool of candidates
+    # The three below apply to a question when "text" and its wording asks for it (memolib's
+    # is_state_question / is_count_question / is_list_question), to every question the setting
+    # covers when "always" (a route gives one routed type "always"), never when "off".
+    latest: str = "off"           # a current or final value: later units of a session move up
+    latest_floor: float = 0.5     # share of its session's best score a later hit needs to count as stating the value
+    coverage: str = "off"         # counting / series questions: per-session quotas in the payload
+    coverage_quota: int = 3       # the most rows one session takes while others have candidates
+    listing: str = "off"          # list questions: the best hits widened inside their session
+    listing_radius: int = 2       # rounds each way around those hits
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,7 @@ class Recipe:
     pipeline: Pipeline = Pipeline()
     routes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # type -> pipeline changes
     router: Mapping[str, Any] | None = None   # memolib.QuestionRouter params (fitted on train)
+    ranker: Mapping[str, Any] | None = None   # memolib.LinearRanker params (fitted on train)
 
     def pipeline_for(self, question_type: str) -> Pipeline:
         return dataclasses.replace(self.pipeline, **self.routes.get(question_type, {}))
@@ -107,6 +118,10 @@ class Recipe:
             out.setdefault(knob.stage, {})[knob.field] = value_of(self, knob)
         out["route"] = {"routes": dict(self.routes), "router": self.router}
         return out
+
+    def ranks(self) -> bool:
+        """Whether any setting (the defaults or a route) switches the fitted ranker on."""
+        return self.pipeline.rank or any(c.get("rank") for c in self.routes.values())
 
 
 KNOBS: tuple[Knob, ...] = (
@@ -131,6 +146,16 @@ KNOBS: tuple[Knob, ...] = (
     Knob("feedback", "FEEDBACK", "bool", "feedback", "RM3 pseudo-relevance feedback: BM25 with the first hits' terms"),
     Knob("temporal", "TEMPORAL", "bool", "temporal", "relative dates resolved; time questions prefer units dated near the asked date"),
     Knob("speakers", "SPEAKERS", "bool", "speakers", "a question naming a speaker ranks that speaker's turns up"),
+    Knob("rank", "RANK", "bool", "rank", "the ranker fitted on the train split (RANKER) orders the candidates"),
+    Knob("latest", "LATEST", "choice off|text|always", "latest",
+         "latest state: a question asking for a current or final value prefers later units"),
+    Knob("latest_floor", "LATEST_FLOOR", "float 0.1..0.9", "latest", "share of its session's best score a later unit needs to count as stating the value"),
+    Knob("coverage", "COVERAGE", "choice off|text|always", "coverage",
+         "counting and series questions: no session takes more than COVERAGE_QUOTA payload slots"),
+    Knob("coverage_quota", "COVERAGE_QUOTA", "int 1..5", "coverage", "payload slots one session may take"),
+    Knob("listing", "LISTING", "choice off|text|always", "listing",
+         "list questions: the best hits followed by their session's neighbouring rounds"),
+    Knob("listing_radius", "LISTING_RADIUS", "int 1..4", "listing", "rounds each way around the best hits"),
 )
 KNOB_BY_FIELD = {k.field: k for k in KNOBS}
 PIPELINE_FIELDS = frozenset(f.name for f in dataclasses.fields(Pipeline))
@@ -178,8 +203,12 @@ def render_recipe(recipe: Recipe) -> str:
     routes = {t: dict(sorted(c.items())) for t, c in sorted(recipe.routes.items()) if c}
     knobs = [{"constant": k.constant, "value": _literal(value_of(recipe, k)), "spec": k.spec,
               "comment": k.comment} for k in KNOBS]
+    if recipe.ranks() and not recipe.ranker:
+        raise RecipeError("RANK is on but the recipe carries no fitted ranker (RANKER): fit one on the "
+                          "train split (automemo.meta.offline.ranking) or switch RANK off")
     return render(TEMPLATE, knobs=knobs, routes=_literal(routes),
-                  router=_block(dict(recipe.router)) if recipe.router else "None")
+                  router=_block(dict(recipe.router)) if recipe.router else "None",
+                  ranker=_block(dict(recipe.ranker)) if recipe.ranker else "None")
 
 
 def parse_recipe(source: str, *, tree: ast.Module | None = None) -> Recipe | None:
@@ -199,11 +228,11 @@ def parse_recipe(source: str, *, tree: ast.Module | None = None) -> Recipe | Non
                 continue
     if any(k.constant not in constants for k in KNOBS) or "ROUTES" not in constants:
         return None
-    routes, router = constants["ROUTES"], constants.get("ROUTER")
-    if not isinstance(routes, dict) or not (router is None or isinstance(router, dict)):
+    routes, router, ranker = constants["ROUTES"], constants.get("ROUTER"), constants.get("RANKER")
+    if not isinstance(routes, dict) or not all(v is None or isinstance(v, dict) for v in (router, ranker)):
         return None
     try:
-        recipe = with_values(Recipe(routes=routes, router=router),
+        recipe = with_values(Recipe(routes=routes, router=router, ranker=ranker),
                              {k.field: constants[k.constant] for k in KNOBS})
         return recipe if render_recipe(recipe) == source else None
     except (RecipeError, TypeError):
@@ -222,9 +251,19 @@ def _block(value: Mapping[str, Any], indent: str = "") -> str:
     """A dict literal one entry per line (nested dicts too), so a router's few hundred feature
     weights read as a table rather than one endless line."""
     inner = indent + "    "
-    lines = [f"{inner}{json.dumps(k)}: {_block(v, inner) if isinstance(v, Mapping) else _literal(v)},"
-             for k, v in value.items()]
+    lines = [f"{inner}{json.dumps(k)}: {_entry(v, inner)}," for k, v in value.items()]
     return "{\n" + "\n".join(lines) + f"\n{indent}}}" if lines else "{}"
+
+
+def _entry(value: Any, indent: str) -> str:
+    """One value of a `_block`: a dict (or a list of dicts, e.g. a ranker's per-fold weights)
+    as blocks, anything else as its literal."""
+    if isinstance(value, Mapping):
+        return _block(value, indent)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, Mapping) for v in value):
+        inner = indent + "    "
+        return "[\n" + "\n".join(f"{inner}{_block(v, inner)}," for v in value) + f"\n{indent}]"
+    return _literal(value)
 
 
 def describe(recipe: Recipe) -> str:
@@ -242,7 +281,9 @@ def describe(recipe: Recipe) -> str:
     if p.images:
         parts.append("image units")
     extras = [name for name, on in (("MaxSim", p.late), ("entities", p.entities), ("RM3", p.feedback),
-                                    ("temporal", p.temporal), ("speakers", p.speakers)) if on]
+                                    ("temporal", p.temporal), ("speakers", p.speakers), ("fitted ranker", p.rank)) if on]
+    extras += [f"{name} ({mode})" for name, mode in (("latest state", p.latest), ("coverage", p.coverage),
+                                                     ("session expansion", p.listing)) if mode != "off"]
     if p.sessions:
         extras.append(f"sessions→turns top {p.sessions}")
     parts += extras

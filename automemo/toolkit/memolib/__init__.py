@@ -26,6 +26,10 @@ sandbox. A fix here lands in every program that uses it.
 | `hierarchy` | `SessionIndex`, `hierarchical`: sessions ranked first, then the turns inside them |
 | `feedback` | `feedback_terms`, `expanded_search`: RM3 pseudo-relevance feedback |
 | `speakers` | `named_speakers`, `speaker_ranking`: a named speaker's turns ranked up |
+| `latest` | `is_state_question`, `latest_state`: the latest unit stating a value ranks above earlier ones |
+| `coverage` | `is_count_question`, `coverage`: per-session quotas fill k slots for counting and series questions |
+| `listing` | `is_list_question`, `session_expand`: a list question's best hits widened inside their session |
+| `ranker` | `RankingSignals`, `LinearRanker`: a pairwise linear ranker (RankSVM-style) over every ranking's signals, weights fitted on the host |
 """
 
 from automemo.toolkit.memolib.bm25 import BM25Index
@@ -36,6 +40,10 @@ from automemo.toolkit.memolib.expand import expand, mmr, neighbours
 from automemo.toolkit.memolib.feedback import expanded_search, feedback_terms
 from automemo.toolkit.memolib.hierarchy import SessionIndex, hierarchical
 from automemo.toolkit.memolib.late import TokenIndex, maxsim
+from automemo.toolkit.memolib.coverage import coverage, is_count_question
+from automemo.toolkit.memolib.latest import is_state_question, latest_state
+from automemo.toolkit.memolib.listing import is_list_question, session_expand
+from automemo.toolkit.memolib.ranker import LinearRanker, RankingSignals, question_cues
 from automemo.toolkit.memolib.speakers import named_speakers, speaker_ranking
 from automemo.toolkit.memolib.temporal import DateIndex, DateSpan, date_mentions, is_time_question
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
@@ -67,4 +75,6 @@ __all__ = [
     "SessionIndex", "hierarchical",
     "expanded_search", "feedback_terms",
     "named_speakers", "speaker_ranking",
+    "coverage", "is_count_question", "is_state_question", "latest_state", "is_list_question", "session_expand",
+    "LinearRanker", "RankingSignals", "question_cues",
 ]

@@ -1,0 +1,248 @@
+"""A fitted ranking stage: learning to rank over the signals the other stages compute.
+
+Each stage of a recipe is one ranking (BM25, dense, late interaction, the question's names, its
+dates, its speaker, its session) and fusion adds them with fixed weights (reciprocal rank). Once
+labelled questions exist, the standard way information-retrieval systems combine such signals is
+to learn the combination: learning to rank over fused retrieval features (Liu, "Learning to Rank
+for Information Retrieval", 2009). The formulation here is pairwise and linear: RankSVM
+(Joachims, KDD 2002), fitted with a logistic loss (RankNet's pairwise cross-entropy with a linear
+scorer; Burges et al., ICML 2005): for a question, every relevant candidate should score above
+every irrelevant one, and a linear model on the difference of their feature vectors learns by
+how much each signal says so. The fit runs on the host at search time (scikit-learn,
+`automemo.meta.offline.ranking`); the program carries only the weights, as readable constants,
+and scores here with numpy.
+
+Per candidate unit (`SIGNALS`): each ranking's reciprocal rank and min-max normalised score
+(0 where it did not rank the unit), whether the unit is an image, its position inside its
+session, its recency. A question's context adds copies of every signal that only its own
+weights read: its text's cues (`time`, `state`, `count`, `list`: memolib's `is_*_question`,
+from the text) and its routed type (`type:<label>`, from the program's `QuestionRouter`), so a
+time question can weigh the dates ranking and a list question the session's. The labels a
+question was fitted with never reach `retrieve`; the routed type is a prediction.
+
+Cross-fitted by conversation like the router: `LinearRanker.folds` are weights fitted without
+one group of train conversations each, `fold_of` says which fold held each train conversation
+out, and a question of a train conversation is scored with its fold's weights, never with the
+weights fitted on all (which saw it). A conversation the fit never saw (test, a deployed user)
+gets the weights fitted on all train questions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from automemo.toolkit.memolib.bm25 import BM25Index
+from automemo.toolkit.memolib.coverage import is_count_question
+from automemo.toolkit.memolib.dense import DenseIndex
+from automemo.toolkit.memolib.entities import PhraseIndex
+from automemo.toolkit.memolib.hierarchy import SessionIndex
+from automemo.toolkit.memolib.late import TokenIndex
+from automemo.toolkit.memolib.latest import is_state_question
+from automemo.toolkit.memolib.listing import is_list_question
+from automemo.toolkit.memolib.speakers import speaker_ranking
+from automemo.toolkit.memolib.temporal import DateIndex, is_time_question
+from automemo.toolkit.memolib.units import Unit, indexed_text, windows
+
+RANKINGS = ("bm25", "bm25_window", "dense", "dense_window", "late", "entities", "temporal", "speakers", "session")
+"""The rankings a candidate is seen by: BM25 and dense over the unit alone and over the unit read
+with its neighbours, MaxSim (late interaction) over the pool, the question's names and phrases,
+its dates, its named speaker, and its session's BM25 rank among the memory's sessions."""
+
+SIGNALS = (*(f"{r}_rank" for r in RANKINGS), *(f"{r}_score" for r in RANKINGS), "image", "position", "recency")
+"""Per candidate: every ranking's reciprocal rank 1/(1+rank) and min-max normalised score (0 when
+the ranking did not return the unit), image unit or not, place in its session (0 first .. 1
+last), recency in the memory (0 oldest .. 1 latest)."""
+
+CUES = ("time", "state", "count", "list")
+"""What a question's text says about it (memolib's `is_time_question`, `is_state_question`,
+`is_count_question`, `is_list_question`): each switches on its own copy of the signals."""
+
+POOL = 30
+"""Candidates each of the four first-stage searches (BM25 and dense, two views) adds to the pool."""
+
+
+def question_cues(question: str) -> list[str]:
+    """The `CUES` a question's text shows."""
+    tests = {"time": is_time_question, "state": is_state_question, "count": is_count_question,
+             "list": is_list_question}
+    return [cue for cue in CUES if tests[cue](question)]
+
+
+def contexts_of(question: str, question_type: str = "") -> list[str]:
+    """The weight blocks a question reads: the shared one (""), its cues, its routed type."""
+    return ["", *question_cues(question), *([f"type:{question_type}"] if question_type else [])]
+
+
+def column(context: str, signal: str) -> str:
+    """A weight's name: the signal alone in the shared block, `context|signal` in another."""
+    return f"{context}|{signal}" if context else signal
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The pool one question's signals were computed for: `rows` and their `values`
+    (len(rows) x len(SIGNALS))."""
+
+    rows: tuple[int, ...]
+    values: np.ndarray
+
+
+class RankingSignals:
+    """The indexes the fitted ranker reads, one row per unit the program stores (turns, then
+    its pictures, in the store's order), each unit indexed alone and with its neighbours."""
+
+    def __init__(self, embed_text: Callable, dim: int | None = None, embed_tokens: Callable | None = None,
+                 vector_index: Any = None) -> None:
+        self.lexical = [BM25Index(), BM25Index()]
+        self.dense = [DenseIndex(embed_text, dim, vector_index=vector_index) for _ in range(2)]
+        self.tokens = TokenIndex(embed_tokens) if embed_tokens is not None else None
+        self.phrases = PhraseIndex()
+        self.dates = DateIndex()
+        self.sessions = SessionIndex()
+        self.session_of: list[int] = []   # each row's session (SessionIndex row)
+        self.place: list[float] = []      # each row's place in its session, 0..1
+        self.image: list[float] = []      # 1 for an image unit
+
+    def add(self, episode: Any, stored: Sequence[Unit], turns: int, rows: Sequence[int]) -> None:
+        """One episode's stored units (`turns` turn units, then picture units) and the `rows`
+        the store gave them; indexed as a recipe indexes them (`indexed_text`)."""
+        if not stored:
+            return
+        texts = [indexed_text(episode, u) for u in stored]
+        read_with = [indexed_text(episode, u) for u in windows(list(stored[:turns]), 1)] + texts[turns:]
+        self.lexical[0].add_many(list(texts))
+        self.lexical[1].add_many(read_with)
+        self.dense[0].add_many(list(texts))
+        self.dense[1].add_many(read_with)
+        if self.tokens is not None:
+            self.tokens.add_many(list(texts))
+        self.phrases.add_many(list(texts))
+        self.dates.add_many(list(texts), [u.time for u in stored])
+        session = self.sessions.add("\n".join(texts[:turns]), list(rows[:turns]), stored[0].scope)
+        last = max([u.position for u in stored[:turns]] or [0])
+        for i, unit in enumerate(stored):
+            self.session_of.append(session)
+            self.place.append(unit.position / last if last > 0 else 0.0)
+            self.image.append(1.0 if i >= turns else 0.0)
+
+    def candidates(self, question: str, query: str, allowed: Any, store: Any, *, scope: str = "",
+                   now: str | None = None, pool: int = POOL) -> Candidates:
+        """The pool (the first `pool` of BM25 and dense over both views, in first-seen order)
+        and every signal of each of its rows."""
+        first = [index.search(query, pool, allowed) for index in (*self.lexical, *self.dense)]
+        rows: list[int] = []
+        for ranking in first:
+            rows += [r for r, _ in ranking if r not in rows]
+        if not rows:
+            return Candidates((), np.zeros((0, len(SIGNALS))))
+        fused = _fused_order(first)
+        rankings = dict(zip(RANKINGS[:4], first))
+        if self.tokens is not None:
+            rankings["late"] = self.tokens.rerank(query, rows)
+        rankings["entities"] = self.phrases.search(question, pool, rows, prior=fused)
+        rankings["temporal"] = self.dates.search(question, pool, rows, prior=fused, now=now)
+        rankings["speakers"] = speaker_ranking(question, fused, store)
+        sessions = self.sessions.search(query, self.sessions.size, scope)
+        place = {s: i for i, (s, _) in enumerate(sessions)}
+        score = dict(sessions)
+        rankings["session"] = sorted(((r, score.get(self.session_of[r], 0.0)) for r in rows
+                                      if self.session_of[r] in place), key=lambda rs: place[self.session_of[rs[0]]])
+        values = np.zeros((len(rows), len(SIGNALS)))
+        at = {r: i for i, r in enumerate(rows)}
+        for k, name in enumerate(RANKINGS):
+            ranking = rankings.get(name) or []
+            scores = [s for _, s in ranking]
+            low, high = (min(scores), max(scores)) if scores else (0.0, 0.0)
+            for rank, (row, s) in enumerate(ranking):
+                i = at.get(row)
+                if i is None:
+                    continue
+                values[i, k] = 1.0 / (1.0 + rank) if name != "session" else 1.0 / (1.0 + place[self.session_of[row]])
+                values[i, len(RANKINGS) + k] = (s - low) / (high - low) if high > low else 1.0
+        base = 2 * len(RANKINGS)
+        values[:, base] = [self.image[r] for r in rows]
+        values[:, base + 1] = [self.place[r] for r in rows]
+        values[:, base + 2] = store.recency_of(rows)
+        return Candidates(tuple(rows), values)
+
+
+def _fused_order(rankings: Sequence[Sequence[tuple[int, float]]]) -> list[int]:
+    """The pool by reciprocal rank over the first-stage searches (k=60): the tie order the
+    entity, date and speaker rankings keep."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (row, _) in enumerate(ranking):
+            fused[row] = fused.get(row, 0.0) + 1.0 / (61 + rank)
+    return sorted(fused, key=lambda r: -fused[r])
+
+
+def design(values: np.ndarray, contexts: Sequence[str], columns: Sequence[str]) -> np.ndarray:
+    """The candidates' features in `columns` order: each context in `contexts` copies the
+    signals into its own block; blocks of other contexts stay 0."""
+    index = {name: i for i, name in enumerate(columns)}
+    out = np.zeros((values.shape[0], len(columns)))
+    for context in contexts:
+        for j, signal in enumerate(SIGNALS):
+            i = index.get(column(context, signal))
+            if i is not None:
+                out[:, i] = values[:, j]
+    return out
+
+
+@dataclass(frozen=True)
+class LinearRanker:
+    """Weights by name (`column`): `weights` fitted on every train question, `folds` each
+    fitted without the train conversations `fold_of` maps to it."""
+
+    weights: Mapping[str, float]
+    folds: tuple[Mapping[str, float], ...] = ()
+    fold_of: Mapping[str, int] = field(default_factory=dict)
+    late: bool = False          # whether the late-interaction signal was there when fitted
+    pool: int = POOL
+    held_out_gain: float = 0.0  # the fit's check: held-out recall@10, fitted order minus fused order
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> LinearRanker:
+        """The ranker `params()` describes (as written into a program's source)."""
+        return cls({str(k): float(v) for k, v in params["weights"].items()},
+                   tuple({str(k): float(v) for k, v in fold.items()} for fold in params.get("folds") or ()),
+                   {str(s): int(i) for s, i in (params.get("fold_of") or {}).items()},
+                   bool(params.get("late", False)), int(params.get("pool", POOL)),
+                   float(params.get("held_out_gain", 0.0)))
+
+    def params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"pool": self.pool, "late": self.late, "weights": dict(self.weights)}
+        if self.folds:
+            out["folds"] = [dict(f) for f in self.folds]
+            out["fold_of"] = dict(sorted(self.fold_of.items()))
+            out["held_out_gain"] = self.held_out_gain
+        return out
+
+    def weights_for(self, scope: str = "") -> Mapping[str, float]:
+        """A train conversation's held-out weights; every other conversation's, the weights
+        fitted on all. A fold table that names a fold it does not hold is a broken program:
+        it raises rather than scoring that conversation with the weights that saw it."""
+        fold = self.fold_of.get(scope) if scope else None
+        if fold is None:
+            return self.weights
+        if not 0 <= fold < len(self.folds):
+            raise ValueError(f"LinearRanker: conversation {scope!r} is held out by fold {fold}, "
+                             f"but the ranker carries {len(self.folds)} folds")
+        return self.folds[fold]
+
+    def scores(self, candidates: Candidates, question: str, question_type: str = "", scope: str = "") -> np.ndarray:
+        weights = self.weights_for(scope)
+        total = np.zeros(len(candidates.rows))
+        for context in contexts_of(question, question_type):
+            vector = np.array([weights.get(column(context, s), 0.0) for s in SIGNALS])
+            total += candidates.values @ vector
+        return total
+
+    def rank(self, candidates: Candidates, question: str, question_type: str = "", scope: str = "") -> list[tuple[int, float]]:
+        """The pool best first by the fitted score (ties in pool order)."""
+        scores = self.scores(candidates, question, question_type, scope)
+        order = sorted(range(len(candidates.rows)), key=lambda i: (-scores[i], i))
+        return [(candidates.rows[i], float(scores[i])) for i in order]

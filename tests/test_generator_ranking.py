@@ -1,0 +1,127 @@
+"""The generator's new stages: the rank move brings the fitted ranker (and the run's router) into
+a recipe, fitted once per run, off for the run when nothing can be fitted; recombination keeps
+RANK with its weights; a route gives a weak type the question-aware stage most of its train
+questions ask for; and a recipe with every new stage passes the quick exam in the real sandbox."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from automemo.cli.exam_cmd import load_inputs
+from automemo.exam import CHECKS, quick_exam
+from automemo.meta import MetaConfig
+from automemo.meta.base import ScoredProgram, ScoredTask
+from automemo.meta.llm.codeblock import check_program
+from automemo.meta.offline.generator import CompositionalGenerator, TrainQuestions
+from automemo.meta.offline.moves import recombine
+from automemo.meta.offline.ranking import fit_ranker
+from automemo.meta.source.recipe import Pipeline, Recipe, parse_recipe, render_recipe, with_values
+from automemo.paths import EXAMPLE_EPISODES_DIR
+from automemo.toolkit.services import MemoServices
+from rankingtools import embed, planted
+from sandboxtools import sandbox
+from seedtools import encoders
+
+ROUTER = {"labels": ["KR", "VS"], "prior": [-0.69, -0.69], "weights": {"^what": [-1.0, -3.0]}}
+NEW_STAGES = {"latest": "text", "coverage": "always", "listing": "text", "rank": True}
+
+
+@pytest.fixture(scope="module")
+def ranker():
+    episodes, questions = planted()
+    return fit_ranker(episodes, questions, embed, 16)
+
+
+def scored(node_id: int, recipe: Recipe, scores: dict[str, list[float]]) -> ScoredProgram:
+    tasks = {f"{t}{i}": ScoredTask(t, s) for t, ss in scores.items() for i, s in enumerate(ss)}
+    per = {t: sum(ss) / len(ss) for t, ss in scores.items()}
+    return ScoredProgram(node_id, render_recipe(recipe), sum(per.values()) / len(per), 1, per, tasks)
+
+
+def test_the_rank_move_fits_once_and_brings_the_ranker_and_the_router(ranker):
+    calls = []
+
+    def fit(router):
+        calls.append(router)
+        return ranker
+
+    generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(("q1", "q2"), ("KR", "VS")),
+                                       fit_router=lambda *a: dict(ROUTER), fit_ranker=fit)
+    moves = generator.structural_moves(Recipe(), None, [], random.Random(0))
+    child, move = moves["rank"]()
+    assert move.kind == "rank" and child.pipeline.rank and child.ranker == ranker and child.router == ROUTER
+    assert parse_recipe(render_recipe(child)) == child
+    generator.structural_moves(Recipe(unit="multi"), None, [], random.Random(0))["rank"]()
+    assert calls == [ROUTER]                                      # fitted once for the run
+    assert "rank" not in generator.structural_moves(child, None, [], random.Random(0))
+
+
+def test_a_ranker_that_cannot_be_fitted_turns_the_move_off_for_the_run():
+    def fit(router):
+        raise ValueError("no train question has evidence")
+
+    generator = CompositionalGenerator(MetaConfig(), fit_ranker=fit)
+    assert generator.structural_moves(Recipe(), None, [], random.Random(0))["rank"]() is None
+    assert "rank" not in generator.structural_moves(Recipe(), None, [], random.Random(0))
+
+
+def test_recombination_keeps_rank_with_its_weights(ranker):
+    ranked = dataclasses.replace(with_values(Recipe(unit="multi"), {"rank": True}), ranker=ranker)
+    for seed in range(20):
+        child, _ = recombine(Recipe(pipeline=Pipeline(window=1)), ranked, random.Random(seed))
+        render_recipe(child)                                      # raises if RANK lost RANKER
+        assert not child.pipeline.rank or child.ranker == ranker
+
+
+def test_a_route_gives_a_weak_type_the_stage_its_questions_ask_for():
+    questions = ("What is Maya's current stance on tea?", "What did he finally decide about the car?",
+                 "Which picture shows the red kite?", "Which picture shows a dog?")
+    generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(questions, ("KR", "KR", "VS", "VS")),
+                                       fit_router=lambda *a: dict(ROUTER))
+    parent = scored(1, Recipe(), {"KR": [0.0] * 8, "VS": [1.0] * 8})
+    child, move = generator._route(Recipe(), parent, [], ROUTER, ["KR"], random.Random(0))
+    assert child.routes == {"KR": {"latest": "always"}}
+    assert "LATEST" in move.summary
+    child, _ = generator._route(Recipe(), scored(1, Recipe(), {"KR": [1.0] * 8, "VS": [0.0] * 8}), [], ROUTER,
+                                ["VS"], random.Random(0))
+    assert "latest" not in child.routes["VS"]                      # no cue: a variant to try instead
+
+
+def test_a_recipe_with_every_new_stage_passes_the_quick_exam_in_bubblewrap(ranker):
+    recipe = dataclasses.replace(with_values(Recipe(unit="multi"), NEW_STAGES), ranker=ranker, router=ROUTER)
+    source = render_recipe(recipe)
+    check_program(source)
+    assert parse_recipe(source) == recipe
+    episodes, partials = load_inputs(EXAMPLE_EPISODES_DIR, "update", "retrieve", 5)
+    report = quick_exam(source, sandbox("bwrap"), episodes, partials,
+                        services=MemoServices(encoders(), None, EXAMPLE_EPISODES_DIR), store_root=EXAMPLE_EPISODES_DIR)
+    assert report.passed, report.for_prompt()
+    assert report.passed_checks == tuple(CHECKS)
+
+
+@pytest.mark.parametrize("gain, ranked", [(0.04, True), (-0.01, False)])
+def test_compose_gives_the_first_starter_the_ranker_only_when_its_held_out_check_gains(ranker, gain, ranked):
+    generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(("q1", "q2"), ("KR", "VS")),
+                                       fit_router=lambda *a: dict(ROUTER),
+                                       fit_ranker=lambda router: {**ranker, "held_out_gain": gain})
+    first, move = generator.compose(random.Random(0), [])
+    assert first.pipeline.rank is ranked and move.kind == "compose"
+    assert (first.ranker is not None) is ranked
+    second, _ = generator.compose(random.Random(0), [first])
+    assert not second.pipeline.rank or not ranked                  # one ranked starter, then plain ones
+
+
+def test_the_held_out_gain_compares_each_question_s_fold_order_with_the_fused_order():
+    import numpy as np
+
+    from automemo.meta.offline.ranking import Example, held_out_gain
+
+    columns = ["bm25_rank", "bm25_window_rank", "dense_rank", "dense_window_rank", "position"]
+    # Two candidates: fusion puts the irrelevant one first; "position" marks the relevant one.
+    features = np.array([[1.0, 1.0, 1.0, 1.0, 0.0], [0.5, 0.5, 0.5, 0.5, 1.0]])
+    example = Example("a", features, np.array([False, True]))
+    assert held_out_gain([example], columns, [{"position": 10.0}], {"a": 0}, k=1) == 1.0
+    assert held_out_gain([example], columns, [{"position": -10.0}], {"a": 0}, k=1) == 0.0
