@@ -20,7 +20,7 @@ from automemo.meta import MetaConfig
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta.base import ParentView, ScoredProgram, ScoredTask
 from automemo.meta.offline.crossover import best_partner, crossover_source, routable, routes, sign_test
-from automemo.meta.offline.fitting import fit_question_router
+from automemo.meta.offline.router_fitting import fit_question_router
 from automemo.meta.offline.generator import TrainQuestions
 from automemo.meta.offline.agent import OfflineMetaAgent
 from automemo.meta.source.tunables import parse_tunables

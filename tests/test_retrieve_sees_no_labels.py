@@ -144,7 +144,7 @@ def test_a_planted_label_that_a_leak_would_score_perfectly_routes_no_question_ri
             close()
     assert len(partials) == len(rows)
     if not rows:  # no train question: the generator has nothing to fit a router on
-        from automemo.meta.offline.fitting import train_questions_of
+        from automemo.meta.offline.router_fitting import train_questions_of
         assert train_questions_of(rows) is None
         return
     questions, _, scopes, _ = (list(column) for column in zip(*rows))

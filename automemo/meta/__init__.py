@@ -48,7 +48,7 @@ def build_meta_agent(
     on the train split's evidence on the host), offers the fitted ranking stage. With both, and
     `config.mixed_tune_rate` > 0, the LLM agent shares the steps with the mutator (mixed mode)."""
     from automemo.meta.offline.agent import OfflineMetaAgent
-    from automemo.meta.offline.fitting import fit_question_router, train_questions_of
+    from automemo.meta.offline.router_fitting import fit_question_router, train_questions_of
 
     def mutator() -> OfflineMetaAgent:
         return OfflineMetaAgent(config, seeds_dir=seeds_dir, root=root_seed, train=train_questions_of(train_questions),
@@ -78,7 +78,7 @@ def build_meta_agent(
 
 def fit_question_router(questions: Sequence[str], labels: Sequence[str],
                         scopes: Sequence[str] = ()) -> dict[str, Any]:
-    """The question router's params (automemo.meta.offline.fitting)."""
-    from automemo.meta.offline import fitting
+    """The question router's params (automemo.meta.offline.router_fitting)."""
+    from automemo.meta.offline import router_fitting
 
-    return fitting.fit_question_router(questions, labels, scopes)
+    return router_fitting.fit_question_router(questions, labels, scopes)

@@ -6,7 +6,7 @@ best, relative to the parent, on the question types the parent is weak on.
 
 The child never reads a question's type (`retrieve` sees no label): it carries the run's
 `memolib.QuestionRouter` (fitted on the host on the train split's questions and their types,
-cross-fitted by conversation: `meta/offline/fitting.py`) as data and routes by the type it
+cross-fitted by conversation: `meta/offline/router_fitting.py`) as data and routes by the type it
 predicts from the question.
 """
 
