@@ -146,10 +146,15 @@ def test_a_rebound_host_or_a_foreign_origin_is_refused_on_every_route(open_serve
         assert status == 403, (path, answer)
     assert _state_files(server.state) == before  # nothing remembered, no recall image stored
 
-    # the loopback names, on any port, and pages served from them pass; so do clients without Origin
+    # the loopback names pass as Host; a page passes only from the server's own origin, exactly:
+    # another local app on another port is another origin; clients without Origin pass
     for host in ("localhost", f"localhost:{server.port}", f"127.0.0.1:{server.port}", "[::1]:8080"):
         assert server.request("GET", "/healthz", host=host)[0] == 200, host
-    status, _, answer = server.request("POST", "/v1/recall", {"instruction": "cat"}, origin="http://localhost:3000")
+    for other in ("http://localhost:3000", f"http://localhost:{server.port + 1}", f"https://127.0.0.1:{server.port}x"):
+        status, _, answer = server.request("POST", "/v1/recall", {"instruction": "cat"}, origin=other)
+        assert status == 403 and "--cors-origin" in answer["error"], other
+    status, _, answer = server.request("POST", "/v1/recall", {"instruction": "cat"},
+                                       origin=f"http://127.0.0.1:{server.port}")
     assert status == 200 and "text" in answer
     assert server.request("GET", "/v1/manifest", host="evil.example")[0] == 403  # no port either
 
