@@ -58,11 +58,16 @@ class MemoryService:
                  services: Any = None, progress: bool = False, max_open: int = MAX_OPEN_NAMESPACES,
                  snapshot_every: int = SNAPSHOT_EVERY, notice: Callable[[str], None] | None = None,
                  shared_experience: bool = False,
-                 quota: Quota = Quota(defaults.MAX_USER_EPISODES, defaults.MAX_USER_BYTES)) -> None:
+                 quota: Quota = Quota(defaults.MAX_USER_EPISODES, defaults.MAX_USER_BYTES),
+                 services_for: Callable[[Path], Any] | None = None) -> None:
+        """`services` serves every namespace's toolkit calls from one object; `services_for(store)`
+        makes each namespace its own over its store (its own embedding cache, which forgetting
+        prunes entry by entry); neither: the export's own embedding configuration, per namespace."""
         self.folder = Path(folder).resolve()
         self.manifest = read_manifest(self.folder)
         self.benchmark = str((self.manifest.get("benchmark") or {}).get("name") or "serve")
         self.shared_experience = shared_experience
+        self._services_for = services_for
         self._notice = notice or _stderr_notice
         self.state = StateFolder(state_dir)
         try:
@@ -77,6 +82,7 @@ class MemoryService:
                 open_args=open_args, base_snapshot=self._base_snapshot(open_args, progress),
                 snapshot_every=snapshot_every, shared_experience=shared_experience,
                 shipped_images=self._shipped_images() if shared_experience else frozenset(), quota=quota,
+                services_for=services_for,
             )
             self.pool = NamespacePool(self.state, program, max_open=max_open, notice=self._notice)
             default = self.pool.open_now(DEFAULT_USER)
@@ -99,6 +105,8 @@ class MemoryService:
         found = self.state.read_snapshot(base, sha)
         if found is not None:
             return found[1]
+        if open_args.get("services") is None and self._services_for is not None:
+            open_args = {**open_args, "services": self._services_for(base / STORE)}
         memory = load_memory(self.folder, progress=progress, store_dir=base / STORE,
                              experience=self.shared_experience, **open_args)
         try:

@@ -71,6 +71,9 @@ class Program:
     shared_experience: bool = False  # namespaces start from the shipped episodes (else empty)
     shipped_images: frozenset[str] = frozenset()  # the shipped episodes' image paths, when shared
     quota: Quota | None = None       # None: unbounded
+    # each namespace's host services over its own store (its own embedding cache); None: the
+    # export's own configuration (`deploy.default_services`). Unused when open_args has services.
+    services_for: Callable[[Path], Any] | None = None
 
 
 class UserMemory:
@@ -147,8 +150,10 @@ class UserMemory:
         if args.get("services") is None:
             store = self.folder / STORE
             store.mkdir(parents=True, exist_ok=True)
-            args["services"] = default_services(read_manifest(self.program.folder), store)
-            self.cache = args["services"].encoders.text.cache
+            make = self.program.services_for or (lambda root: default_services(read_manifest(self.program.folder), root))
+            args["services"] = make(store)
+            encoders = getattr(args["services"], "encoders", None)
+            self.cache = getattr(getattr(encoders, "text", None), "cache", None)
         return load_memory(self.program.folder, store_dir=self.folder / STORE, snapshot=snapshot,
                            experience=self.program.shared_experience, **args)
 
