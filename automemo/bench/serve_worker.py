@@ -1,11 +1,13 @@
 """The server process of `automemo bench serve`: `automemo serve`'s HTTP app over a
-MemoryService whose embeddings come from the fast deterministic encoder of `bench seeds`, so the
-figures measure the server and the program, not MiniLM.
+MemoryService whose embeddings come from the fast deterministic encoder of `bench seeds` (the
+figures then measure the server and the program, not MiniLM), or, with `--encoder export`, from
+the export's own configuration (MiniLM: what a client's ingest really costs).
 
-    python -m automemo.bench.serve_worker EXPORT STATE PORT SANDBOX"""
+    python -m automemo.bench.serve_worker EXPORT STATE PORT SANDBOX [--encoder fast|export] [--shared-experience]"""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -19,12 +21,21 @@ def main(argv: list[str]) -> None:
     from automemo.serve.requests import RequestLimits
     from automemo.serve.service import MemoryService
 
-    export, state, port, sandbox = Path(argv[0]), Path(argv[1]), int(argv[2]), argv[3]
-    service = MemoryService(export, state, sandbox=sandbox, services=FastEncoder())
+    parser = argparse.ArgumentParser(prog="serve_worker")
+    parser.add_argument("export", type=Path)
+    parser.add_argument("state", type=Path)
+    parser.add_argument("port", type=int)
+    parser.add_argument("sandbox")
+    parser.add_argument("--encoder", choices=("fast", "export"), default="fast")
+    parser.add_argument("--shared-experience", action="store_true")
+    args = parser.parse_args(argv)
+    service = MemoryService(args.export, args.state, sandbox=args.sandbox, unsafe=args.sandbox == "unsafe",
+                            services=FastEncoder() if args.encoder == "fast" else None,
+                            shared_experience=args.shared_experience)
     # no rate limit: the bench drives hundreds of requests a second from one address
     app = build_app(service, limits=RequestLimits(), policy=HttpPolicy(rate_per_minute=0))
     try:
-        uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+        uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning",
                                       access_log=False)).run()
     finally:
         service.close()

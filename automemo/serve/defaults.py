@@ -27,6 +27,8 @@ MAX_STEPS = 2_000              # steps of one episode
 # multiplies. These are far above any real id, name or timestamp.
 MAX_ID_CHARS = 200             # task_id, user, role
 MAX_TIME_CHARS = 100           # time
+IMAGE_WORKERS = 1              # threads decoding requests' images: a flood of large images queues on
+                               # them, the other cores stay with the other tenants' calls
 
 # --- one namespace (a user) ------------------------------------------------------------------
 MAX_USER_EPISODES = 100_000    # live episodes; a remember past it is refused with 429

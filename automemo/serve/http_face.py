@@ -12,8 +12,6 @@ event loop: one tenant's large images do not stall another's calls."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 from functools import partial
 from typing import Any, Awaitable, Callable
@@ -26,6 +24,7 @@ from automemo.serve.access import NamespaceRefused, TokenTable, namespace_for, p
 from automemo.serve.guard import build_guard
 from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.mcp_face import build_mcp
+from automemo.serve.offload import Offload, json_of
 from automemo.serve.openapi import openapi_schema
 from automemo.serve.requests import (BadRequest, RequestLimits, export_request, forget_request, recall_request,
                                      remember_request)
@@ -39,6 +38,7 @@ NDJSON = "application/x-ndjson"
 def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPolicy = HttpPolicy(),
               tokens: TokenTable = TokenTable()) -> Any:
     mcp = build_mcp(service, limits, allow_paths=False)
+    offload = Offload()
 
     def route(path: str, methods: list[str]):
         def wrap(handler: Callable[[Request], Awaitable[Any]]):
@@ -57,17 +57,17 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
 
     @route("/v1/recall", ["POST"])
     async def recall(request: Request) -> Any:
-        body = await _json_body(request, limits)
+        raw = await _body(request, limits, ("application/json",))
         user_for = partial(namespace_for, principal_of(request.scope))
-        return await service.recall(await asyncio.to_thread(
-            recall_request, body, limits, allow_paths=False, user_for=user_for))
+        return await service.recall(await offload.parse(
+            raw, partial(recall_request, limits=limits, allow_paths=False, user_for=user_for)))
 
     @route("/v1/remember", ["POST"])
     async def remember(request: Request) -> Any:
-        body = await _json_body(request, limits)
+        raw = await _body(request, limits, ("application/json",))
         user_for = partial(namespace_for, principal_of(request.scope))
-        asked = await asyncio.to_thread(remember_request, body, limits, service.benchmark, allow_paths=False,
-                                        user_for=user_for)
+        asked = await offload.parse(raw, partial(remember_request, limits=limits, benchmark=service.benchmark,
+                                                 allow_paths=False, user_for=user_for))
         return await service.remember(asked.user, asked.draft)
 
     @route("/v1/forget", ["POST"])
@@ -94,7 +94,7 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
     async def import_(request: Request) -> Any:
         user = namespace_for(principal_of(request.scope), request.query_params.get("user", ""))
         text = (await _body(request, limits, (NDJSON, "application/json"))).decode("utf-8", "replace")
-        episodes = await asyncio.to_thread(read_lines, text, limits, service.benchmark, user=user)
+        episodes = await offload.run(partial(read_lines, text, limits, service.benchmark, user=user))
         return await service.import_episodes(user, episodes)
 
     @route("/v1/manifest", ["GET"])
@@ -135,12 +135,7 @@ async def _body(request: Request, limits: RequestLimits, kinds: tuple[str, ...])
 
 
 async def _json_body(request: Request, limits: RequestLimits) -> Any:
-    body = await _body(request, limits, ("application/json",))
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadRequest(f"the body is not valid JSON ({exc.__class__.__name__} at position "
-                         f"{getattr(exc, 'pos', getattr(exc, 'start', 0))})") from None
+    return json_of(await _body(request, limits, ("application/json",)))
 
 
 def _error(message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -10,7 +10,6 @@ call with neither is refused: access never falls back to every namespace."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from functools import partial
@@ -20,6 +19,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ImageContent, TextContent
 
 from automemo.serve.access import NamespaceRefused, Principal, namespace_for, principal_of
+from automemo.serve.offload import Offload
 from automemo.serve.requests import BadRequest, RequestLimits, UserFor, forget_request, recall_request, remember_request
 from automemo.serve.service import MemoryService, ServiceError
 
@@ -34,6 +34,8 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
 
     def user_for(ctx: Context | None) -> UserFor:
         return _user_for(ctx, caller)
+
+    offload = Offload()  # images decode on its workers, never on the event loop
 
     node = (service.manifest.get("node") or {}).get("id")
     server = MCPServer(
@@ -61,8 +63,8 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
         if not any(k in body for k in ("instruction", "query", "text")):
             body["instruction"] = instruction  # the sentence for a missing instruction comes from the check
         async def find() -> dict[str, Any]:
-            asked = await asyncio.to_thread(recall_request, body, limits, allow_paths=allow_paths,
-                                            user_for=user_for(ctx))
+            asked = await offload.run(partial(recall_request, body, limits, allow_paths=allow_paths,
+                                              user_for=user_for(ctx)))
             return await service.recall(asked)
         answer = await _answered("recall", find)
         if isinstance(answer, CallToolResult):
@@ -99,8 +101,8 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
                       user=user, user_id=user_id, scope=scope, time=time, task_id=task_id)
 
         async def store() -> dict[str, Any]:
-            asked = await asyncio.to_thread(remember_request, body, limits, service.benchmark,
-                                            allow_paths=allow_paths, user_for=user_for(ctx))
+            asked = await offload.run(partial(remember_request, body, limits, service.benchmark,
+                                              allow_paths=allow_paths, user_for=user_for(ctx)))
             return await service.remember(asked.user, asked.draft)
         return _as_result(await _answered("remember", store))
 
