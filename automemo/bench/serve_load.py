@@ -67,7 +67,14 @@ def tenants(export: Path, state: Path, sandbox: str, requests: int) -> bool:
 
 def ingest(export: Path, state: Path, sandbox: str) -> bool:
     from automemo.bench.serve import _Server, _post
+    from automemo.toolkit.text_encoders import MiniLMEncoder
 
+    # the floor on this machine at this moment: the encoder alone on the same turns
+    encoder, texts = MiniLMEncoder(), [t["content"] for t in _transcript("floor")]
+    encoder.encode(texts[:8])
+    started = time.perf_counter()
+    encoder.encode(texts)
+    print(f"  MiniLM alone on {INGEST_TURNS} turns, in this process: {time.perf_counter() - started:.2f} s")
     with _Server(export, state, sandbox, "--encoder", "export", timeout=600) as server:
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
         _post(conn, "/v1/remember", {"content": "warm up the encoder", "user": "warm"})
