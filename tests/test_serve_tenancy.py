@@ -248,3 +248,26 @@ def test_the_namespace_tables_are_pruned(tmp_path):
         assert recall(service, "anything", "u1")["metadata"]["n_memories"] == 0  # reopens as before
     finally:
         service.close()
+
+
+def test_a_recalls_metadata_is_the_benchmarks_question_time_keys_only():
+    def asked(metadata, keys=frozenset({"site"})):
+        return recall_request_of({"query": "q", "metadata": metadata}, keys)
+
+    assert asked({"site": "shop.example", "budget": {"max_chars": 100}}) == {
+        "site": "shop.example", "budget": {"max_chars": 100}}
+    for label in ({"category": "multi-hop"}, {"answer": "Miso"}, {"site": "x", "clue": ["D1:3"]}):
+        with pytest.raises(BadRequest, match="known at question time") as refused:
+            asked(label)
+        assert "budget, site, time" in str(refused.value)
+    with pytest.raises(BadRequest, match="the user is the call's"):
+        asked({"user": "bob"})  # a namespace never comes through metadata
+    with pytest.raises(BadRequest, match="known at question time"):
+        asked({"site": "x"}, keys=frozenset())  # another benchmark's key
+
+
+def recall_request_of(body, keys):
+    from automemo.serve.requests import recall_request
+
+    return recall_request(body, RequestLimits(), allow_paths=False, user_for=lambda named: "ana",
+                          question_time_keys=keys).metadata

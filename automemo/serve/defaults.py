@@ -27,6 +27,7 @@ MAX_STEPS = 2_000              # steps of one episode
 # multiplies. These are far above any real id, name or timestamp.
 MAX_ID_CHARS = 200             # task_id, user, role
 MAX_TIME_CHARS = 100           # time
+MAX_METADATA_CHARS = 10_000    # a recall's question-time metadata, as JSON
 IMAGE_WORKERS = 1              # threads decoding requests' images: a flood of large images queues on
                                # them, the other cores stay with the other tenants' calls
 

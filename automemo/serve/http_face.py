@@ -60,7 +60,8 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
         raw = await _body(request, limits, ("application/json",))
         user_for = partial(namespace_for, principal_of(request.scope))
         return await service.recall(await offload.parse(
-            raw, partial(recall_request, limits=limits, allow_paths=False, user_for=user_for)))
+            raw, partial(recall_request, limits=limits, allow_paths=False, user_for=user_for,
+                         question_time_keys=service.question_time_keys)))
 
     @route("/v1/remember", ["POST"])
     async def remember(request: Request) -> Any:

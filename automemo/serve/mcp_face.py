@@ -52,19 +52,20 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
         "What memory holds for a task: text to put in your prompt, images, and ranked evidence ids. "
         "Give the task or question as `instruction` (or `query`, or `text`). `images` are data URLs "
         "(data:image/png;base64,...; file paths too over stdio); `user` (or `scope`, `user_id`) names "
-        "whose memory to search, `time` is when the question is asked. `limit`/`top_k` are accepted "
+        "whose memory to search, `time` is when the question is asked, `metadata` what else is known at "
+        "question time on this benchmark (e.g. `budget`; nothing else). `limit`/`top_k` are accepted "
         "and ignored: the program decides how much to return."))
     async def recall(instruction: str = "", query: str = "", text: str = "", images: list[str] | None = None,
                      user: str = "", scope: str = "", user_id: str = "", time: str = "",
-                     limit: int | None = None, top_k: int | None = None, ctx: Context | None = None
-                     ) -> CallToolResult:
+                     limit: int | None = None, top_k: int | None = None, metadata: dict[str, Any] | None = None,
+                     ctx: Context | None = None) -> CallToolResult:
         body = _given(instruction=instruction, query=query, text=text, images=images, user=user, scope=scope,
-                      user_id=user_id, time=time, limit=limit, top_k=top_k)
+                      user_id=user_id, time=time, limit=limit, top_k=top_k, metadata=metadata)
         if not any(k in body for k in ("instruction", "query", "text")):
             body["instruction"] = instruction  # the sentence for a missing instruction comes from the check
         async def find() -> dict[str, Any]:
             asked = await offload.run(partial(recall_request, body, limits, allow_paths=allow_paths,
-                                              user_for=user_for(ctx)))
+                                              user_for=user_for(ctx), question_time_keys=service.question_time_keys))
             return await service.recall(asked)
         answer = await _answered("recall", find)
         if isinstance(answer, CallToolResult):

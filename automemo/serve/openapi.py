@@ -80,6 +80,9 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                     "scope": {"type": "string", "description": "alias of user"},
                     "user_id": {"type": "string", "description": "alias of user"},
                     "time": {"type": "string", "description": "when the question is asked"},
+                    "metadata": {"type": "object", "description": "what else is known at question time: "
+                                 "only the keys a retrieve task may carry on the served benchmark "
+                                 "(budget, and the benchmark's own such as site); any other is a 400"},
                     "limit": {"type": "integer", "minimum": 1,
                               "description": "accepted and ignored: the program's payload decides how much"},
                     "top_k": {"type": "integer", "minimum": 1, "description": "as limit"}}},

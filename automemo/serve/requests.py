@@ -16,11 +16,11 @@ import binascii
 import json
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from automemo.contract import ContractError, EpisodeRecorder, ImageRef, Step
+from automemo.contract import RETRIEVE_METADATA_KEYS, USER_KEY, ContractError, EpisodeRecorder, ImageRef, Step, retrieve_metadata
 from automemo.errors import DataError
 from automemo.serve import defaults
 from automemo.serve.episode_draft import EpisodeDraft, map_images, placeholder
@@ -54,6 +54,7 @@ class RequestLimits:
     max_steps: int = defaults.MAX_STEPS
     max_id_chars: int = defaults.MAX_ID_CHARS
     max_time_chars: int = defaults.MAX_TIME_CHARS
+    max_metadata_chars: int = defaults.MAX_METADATA_CHARS
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class RecallRequest:
     images: tuple[bytes, ...] = ()
     scope: str = ""  # the namespace the recall searches (a user id), already authorised
     time: str = ""
+    # what else the application knows at question time: only the keys a retrieve task may carry
+    # on the served benchmark (`contract.retrieve_metadata`, as the evaluation harness gives them)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -78,10 +82,11 @@ CONTENT = ("content", "text")
 # accepted so that a harness's usual arguments are not an error, and ignored: how much a recall
 # returns is the program's payload, cut to the run's budget
 IGNORED_COUNTS = ("limit", "top_k")
-_RECALL_KEYS = {*INSTRUCTION, *USER, "images", "time", *IGNORED_COUNTS}
+_RECALL_KEYS = {*INSTRUCTION, *USER, "images", "time", "metadata", *IGNORED_COUNTS}
 
 
-def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool, user_for: UserFor) -> RecallRequest:
+def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool, user_for: UserFor,
+                   question_time_keys: frozenset[str] = frozenset()) -> RecallRequest:
     body = _object(body, "a recall")
     unknown = sorted(set(body) - _RECALL_KEYS)
     if unknown:
@@ -110,7 +115,27 @@ def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool, user_
         images=tuple(image_bytes(item, i, limits, allow_paths=allow_paths) for i, item in enumerate(images)),
         scope=scope,
         time=time,
+        metadata=_question_time(body.get("metadata"), limits, question_time_keys),
     )
+
+
+def _question_time(metadata: Any, limits: RequestLimits, question_time_keys: frozenset[str]) -> dict[str, Any]:
+    """A recall's `metadata`: what a retrieve task may carry on this benchmark, the same
+    allow-list the evaluation harness applies (`contract.retrieve_metadata`); anything else (a
+    label) is refused, not dropped in silence. The user is the call's `user`, never a key here."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise BadRequest("\"metadata\" must be an object of what is known at question time")
+    kept, refused = retrieve_metadata({k: v for k, v in metadata.items() if k != USER_KEY}, question_time_keys)
+    if refused or USER_KEY in metadata:
+        allowed = sorted((RETRIEVE_METADATA_KEYS - {USER_KEY}) | set(question_time_keys))
+        named = sorted(set(refused) | ({USER_KEY} & set(metadata)))
+        raise BadRequest(f"a recall's metadata may carry only what is known at question time on this benchmark "
+                         f"({', '.join(allowed)}), not {', '.join(named)}; the user is the call's \"user\"")
+    if len(json.dumps(kept, default=str)) > limits.max_metadata_chars:
+        raise BadRequest(f"a recall's metadata is over {limits.max_metadata_chars} characters of JSON", 413)
+    return kept
 
 
 def _one_of(body: dict[str, Any], names: tuple[str, ...]) -> Any:

@@ -67,6 +67,7 @@ class MemoryService:
         self.manifest = read_manifest(self.folder)
         self.benchmark = str((self.manifest.get("benchmark") or {}).get("name") or "serve")
         self.shared_experience = shared_experience
+        self.question_time_keys = question_time_keys(self.benchmark)
         self._services_for = services_for
         self._notice = notice or _stderr_notice
         self.state = StateFolder(state_dir)
@@ -82,7 +83,7 @@ class MemoryService:
                 open_args=open_args, base_snapshot=self._base_snapshot(open_args, progress),
                 snapshot_every=snapshot_every, shared_experience=shared_experience,
                 shipped_images=self._shipped_images() if shared_experience else frozenset(), quota=quota,
-                services_for=services_for,
+                services_for=services_for, question_time_keys=self.question_time_keys,
             )
             self.pool = NamespacePool(self.state, program, max_open=max_open, notice=self._notice)
             default = self.pool.open_now(DEFAULT_USER)
@@ -140,7 +141,7 @@ class MemoryService:
     async def recall(self, request: RecallRequest) -> dict[str, Any]:
         def work(memory: UserMemory) -> dict[str, Any]:
             started = time.perf_counter()
-            payload, pictures = memory.recall(request.instruction, request.images, request.time)
+            payload, pictures = memory.recall(request.instruction, request.images, request.time, request.metadata)
             retrieve_ms = (time.perf_counter() - started) * 1000
             evidence = payload.metadata.get("evidence")
             return {
@@ -222,6 +223,17 @@ class MemoryService:
             self.pool.close()
         finally:
             self._lock_fh.close()
+
+
+def question_time_keys(benchmark: str) -> frozenset[str]:
+    """The keys a retrieve task may carry on a built-in benchmark besides the contract's own
+    (`Benchmark.question_time_keys`); none for another name (a user's own benchmark file is
+    not imported into the server to ask)."""
+    from automemo.benchmarks import REGISTRY, benchmark_class
+
+    if benchmark not in REGISTRY:
+        return frozenset()
+    return frozenset(benchmark_class(benchmark).question_time_keys)
 
 
 def _stderr_notice(message: str) -> None:

@@ -74,6 +74,7 @@ class Program:
     # each namespace's host services over its own store (its own embedding cache); None: the
     # export's own configuration (`deploy.default_services`). Unused when open_args has services.
     services_for: Callable[[Path], Any] | None = None
+    question_time_keys: frozenset[str] = frozenset()  # the served benchmark's own retrieve metadata keys
 
 
 class UserMemory:
@@ -197,14 +198,17 @@ class UserMemory:
 
     # --- the calls -----------------------------------------------------------------------
 
-    def recall(self, instruction: str, images: tuple[bytes, ...], time_: str) -> tuple[MemoryPayload, dict[str, bytes]]:
+    def recall(self, instruction: str, images: tuple[bytes, ...], time_: str,
+               metadata: dict[str, Any] | None = None) -> tuple[MemoryPayload, dict[str, bytes]]:
         """The program's payload and the bytes of its images by store path. The question's images
         are in the store only while it is answered; what the question made the encoder compute
         stays out of the cache file."""
         self.open()
         refs = tuple(self.memory.put_image(data) for data in images)
-        # What the contract lets a retrieve task carry and a recall request names: the scope and the time.
-        metadata = retrieve_metadata({k: v for k, v in ((USER_KEY, self.user), (TIME_KEY, time_)) if v})[0]
+        # What the contract lets a retrieve task carry: the scope, the time, and the question-time
+        # keys the request carried (already limited to the served benchmark's allow-list)
+        named = {k: v for k, v in ((USER_KEY, self.user), (TIME_KEY, time_)) if v}
+        metadata = retrieve_metadata({**(metadata or {}), **named}, self.program.question_time_keys)[0]
         task = PartialRecorder(task_id=f"recall-{uuid.uuid4().hex[:12]}", benchmark=self.program.benchmark,
                                instruction=instruction, task_images=refs, metadata=metadata)
         try:
