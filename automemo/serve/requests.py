@@ -5,7 +5,8 @@ what was wrong and what to send instead; none echoes a server path or a tracebac
 
 The field names other memory services use are accepted as aliases (`query`/`text` for a recall's
 `instruction`, `user_id`/`scope` for `user`, `content`/`text` for a one-message remember), so a
-generic benchmark harness or SDK can drive the server without an adapter. A request refused here
+generic benchmark harness or SDK can drive the server without an adapter; which field answers to
+which names, and which fields each form knows, is `serve.request_model`'s one definition. A request refused here
 has stored nothing: a remember becomes an `EpisodeDraft` whose images are decoded and checked
 but not stored (the namespace stores them in the episode's turn)."""
 
@@ -23,6 +24,7 @@ from typing import Any, Callable
 from automemo.contract import RETRIEVE_METADATA_KEYS, USER_KEY, ContractError, EpisodeRecorder, ImageRef, Step, retrieve_metadata
 from automemo.errors import DataError
 from automemo.serve import defaults
+from automemo.serve import request_model as model
 from automemo.serve.episode_draft import EpisodeDraft, map_images, placeholder
 from automemo.serve.images import NotAnImage, check_image
 from automemo.serve.transcript import transcript_turns
@@ -76,13 +78,8 @@ class RememberRequest:
 
 _DATA_URL = re.compile(r"^data:image/(png|jpe?g|gif|webp);base64,(.*)$", re.S)
 # a field and the other names it is accepted under, the canonical one first
-INSTRUCTION = ("instruction", "query", "text")
-USER = ("user", "user_id", "scope")
-CONTENT = ("content", "text")
-# accepted so that a harness's usual arguments are not an error, and ignored: how much a recall
-# returns is the program's payload, cut to the run's budget
-IGNORED_COUNTS = ("limit", "top_k")
-_RECALL_KEYS = {*INSTRUCTION, *USER, "images", "time", "metadata", *IGNORED_COUNTS}
+INSTRUCTION, USER, CONTENT = model.INSTRUCTION.names, model.USER.names, model.CONTENT.names
+_RECALL_KEYS = model.RECALL.names()
 
 
 def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool, user_for: UserFor,
@@ -98,7 +95,9 @@ def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool, user_
     if len(instruction) > limits.max_text_chars:
         raise BadRequest(f"the instruction has {len(instruction)} characters; the limit is {limits.max_text_chars}",
                          413)
-    for name in IGNORED_COUNTS:
+    # accepted so that a harness's usual arguments are not an error, and ignored: how much a
+    # recall returns is the program's payload, cut to the run's budget
+    for name in (f.name for f in model.IGNORED_COUNTS):
         value = body.get(name)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             raise BadRequest(f"\"{name}\" must be a positive integer (it is accepted and ignored: the "
@@ -203,7 +202,7 @@ _EPISODE_HELP = (
     "{\"messages\": [{\"role\", \"content\"}], \"user\": ...} or one message {\"content\", \"role\"?, \"user\"?} "
     "(a transcript of \"role: text\" lines becomes one step per turn)"
 )
-_ENVELOPE_KEYS = {"episode", *USER}
+_ENVELOPE_KEYS = model.EPISODE_CALL.names()
 
 
 def remember_request(body: Any, limits: RequestLimits, benchmark: str, *, allow_paths: bool,
@@ -292,8 +291,7 @@ class _Images:
         return placeholder(len(self.checked) - 1)
 
 
-_CHAT_KEYS = {"messages", *USER, "time", "task_id"}
-_MESSAGE_KEYS = {*CONTENT, "role", "images", *USER, "time", "task_id"}
+_CHAT_KEYS, _MESSAGE_KEYS = model.CHAT.names(), model.MESSAGE.names()
 
 
 def _chat_form(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -366,7 +364,7 @@ def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
 
 
-_FORGET_KEYS = {*USER, "task_id"}
+_FORGET_KEYS = model.FORGET.names()
 
 
 def forget_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> tuple[str, str | None]:
@@ -385,7 +383,7 @@ def forget_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> tu
 def export_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> str:
     """`{"user": U}` (or `{}`): whose episodes to export; the authorised namespace."""
     body = _object(body, "an export")
-    unknown = sorted(set(body) - set(USER))
+    unknown = sorted(set(body) - model.EXPORT.names())
     if unknown:
         raise BadRequest(f"unknown field(s) {', '.join(unknown)} in an export; send \"user\" (or nothing)")
     return user_for(_short(_one_of(body, USER), "user", limits.max_id_chars))
