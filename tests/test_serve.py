@@ -114,7 +114,8 @@ def _bad_input_gets_a_sentence_and_changes_nothing(server: Server, tmp_path: Pat
          "does not decode"),
         (call(url + "/v1/recall", raw=b'{"instruction": "x"}', content_type="text/plain"), 415, "Content-Type"),
         (_declared_oversize(server.port), 413, "the limit is 8000000"),
-        (call(url + "/v1/remember", {"task_id": 5}), 400, "not an episode"),
+        (call(url + "/v1/remember", {"task_id": 5}), 400, "\"task_id\" must be a string"),
+        (call(url + "/v1/remember", {"task_id": "t", "steps": "x"}), 400, "not an episode"),
         (call(url + "/v1/remember", {"messages": [{"role": "user"}]}), 400, "message 0"),
         (call(url + "/v1/remember", {**episode(1), "steps": [{"index": 0, "screenshot": {
             "path": "images/x.png", "sha256": "0"}}]}), 400, "must be data URLs"),

@@ -229,10 +229,17 @@ def test_quotas_refuse_with_429_and_413_and_store_nothing(tmp_path):
             remember(service, {"content": "one more", "user": "ana"})
         assert refused.value.status == 429
         remember(service, {"content": "bob's own", "user": "bob"})  # another user's quota is its own
-        with pytest.raises(ServiceError, match="6000 bytes") as refused:
+        with pytest.raises(ServiceError, match="quota of 6000 bytes") as refused:
             remember(service, {"content": "x" * 7_000, "user": "bob"})
         assert refused.value.status == 413
         assert (folder / LOG).read_bytes() == before and stored_files(folder) == set()
+        lines = read_lines("\n".join(json.dumps({"task_id": f"i{i}", "instruction": f"imported {i}"})
+                                     for i in range(2)), RequestLimits(), "minigallery", user="bob")
+        with pytest.raises(ServiceError, match="quota is 2") as refused:
+            asyncio.run(service.import_episodes("bob", lines))  # bob has one: two more do not fit
+        assert refused.value.status == 429
+        assert [e.task_id for e in service.pool.memory("bob").episodes()] != []  # bob's own stays
+        assert not any(e.task_id.startswith("i") for e in service.pool.memory("bob").episodes())  # none of it
     finally:
         service.close()
 

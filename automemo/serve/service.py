@@ -178,6 +178,7 @@ class MemoryService:
     async def import_episodes(self, user: str, episodes: list[EpisodeDraft]) -> dict[str, Any]:
         """Episodes every one of which was checked (`transfer.read_lines`), remembered in order."""
         def work(memory: UserMemory) -> dict[str, Any]:
+            memory.check_room(episodes)
             applied = sum(memory.remember(episode)[1] for episode in episodes)
             return {"ok": True, "user": user, "imported": len(episodes), "applied": applied}
         return (await self._call(user, work, "import"))[0]

@@ -259,16 +259,24 @@ class UserMemory:
             self.snapshot()
         return entry, applied
 
-    def _check_quota(self, draft: EpisodeDraft) -> None:
+    def check_room(self, drafts: list[EpisodeDraft]) -> None:
+        """Raise `QuotaExceeded` unless all of `drafts` fit the namespace's quota (an import is
+        refused whole rather than cut at the quota)."""
+        self.open()
+        self._check_quota(*drafts)
+
+    def _check_quota(self, *drafts: EpisodeDraft) -> None:
         quota = self.program.quota if self.program else None
         if quota is None:
             return
-        if self.live_count >= quota.episodes:
-            raise QuotaExceeded(f"this user's memory holds {self.live_count} episodes, its quota; forget some "
-                                f"(forget with task_id) before remembering more", 429)
-        if self.bytes_used + draft.size > quota.bytes:
-            raise QuotaExceeded(f"this episode ({draft.size} bytes) would take this user's memory past its quota "
-                                f"of {quota.bytes} bytes ({self.bytes_used} used); forget some first", 413)
+        size = sum(d.size for d in drafts)
+        if self.live_count + len(drafts) > quota.episodes:
+            raise QuotaExceeded(f"this user's memory holds {self.live_count} episodes and its quota is "
+                                f"{quota.episodes}; forget some (forget with task_id) before remembering more", 429)
+        if self.bytes_used + size > quota.bytes:
+            raise QuotaExceeded(f"this would take this user's memory ({self.bytes_used} bytes used) past its quota "
+                                f"of {quota.bytes} bytes by {self.bytes_used + size - quota.bytes}; forget some first",
+                                413)
 
     def forget(self, task_id: str) -> int:
         """Forget the episodes with this task_id: a tombstone first (durable from here on), then
