@@ -195,6 +195,9 @@ def test_open_finishes_an_interrupted_forget_and_sweeps_images_no_log_line_names
     stray = folder / STORE / "images" / "ab" / ("ab" * 32 + ".png")
     stray.parent.mkdir(parents=True, exist_ok=True)
     stray.write_bytes(PNG + b"unlogged")
+    cache = EmbeddingCache(folder / STORE / "embeddings.sqlite")  # and the vector its update embedded
+    cache.put_many({"f" * 64: np.ones(64, dtype=np.float32)})
+    cache.close()
     service = open_service(tmp_path)
     try:
         assert "5521" not in recall(service, "what is my locker code", "ana")["text"]

@@ -48,6 +48,11 @@ def add_arguments(parser) -> None:
                         help="only: 500 turns remembered at a client's speed, with MiniLM")
     parser.add_argument("--first-start", action="store_true",
                         help="only: the first answer of a new process over a snapshotted shared base")
+    parser.add_argument("--faults", action="store_true",
+                        help="only: --users users' --ops mixed calls with --kills kill -9 at random points; "
+                             "leaks, forgotten episodes shown, acknowledged remembers lost, orphan files")
+    parser.add_argument("--users", type=int, default=16, help="--faults: users (default 16)")
+    parser.add_argument("--ops", type=int, default=5000, help="--faults: calls in all (default 5000)")
     parser.add_argument("--memory", type=int, default=1000, help="episodes the served memory holds (default 1000)")
     parser.add_argument("--clients", default="1,8,32", help="concurrency levels (default 1,8,32)")
     parser.add_argument("--requests", type=int, default=400, help="recalls per level (default 400)")
@@ -73,7 +78,7 @@ def run(args) -> int:
     with tempfile.TemporaryDirectory(prefix="automemo-bench-serve-") as tmp:
         root = Path(tmp)
         export = write_export(root / "export", program.read_text(), shipped)
-        if args.tenants or args.ingest or args.first_start:
+        if args.tenants or args.ingest or args.first_start or args.faults:
             from automemo.bench import serve_load
 
             print(f"serving seed {name} ({args.sandbox} sandbox)")
@@ -83,6 +88,11 @@ def run(args) -> int:
                 ok &= serve_load.ingest(export, root / "ingest", args.sandbox)
             if args.first_start:
                 ok &= serve_load.first_start(export, root / "first", args.sandbox)
+            if args.faults:
+                from automemo.bench.serve_faults import faults
+
+                ok &= faults(export, root / "faults", args.sandbox, users=args.users, ops=args.ops,
+                             kills=args.kills, seed=0)
             return 0 if ok else 1
         print(f"serving seed {name} ({args.sandbox} sandbox), memory of {args.memory} episodes; "
               f"embeddings: fast deterministic encoder")

@@ -59,7 +59,8 @@ class NamespaceFiles:
 
     def sweep(self) -> int:
         """Remove every image file no live episode uses: what a kill left between storing a
-        remember's images and logging it, a recall's images, a half-written temporary file."""
+        remember's images and logging it, a recall's images, a half-written temporary file.
+        (`sweep_keys` does the same for the embedding cache.)"""
         folder = self.store / IMAGES
         if not folder.is_dir():
             return 0
@@ -91,17 +92,31 @@ class NamespaceFiles:
             finally:
                 closed.close()
 
-    def stray_keys(self, cache: EmbeddingCache | None = None) -> set[str]:
+    def sweep_keys(self, live: list[LogEntry]) -> int:
+        """Remove the cache entries no live episode asked for: what a kill left between an
+        update's embedding and its log line. Only when every live episode's keys were recorded
+        (a log from before they were cannot tell its entries from strays)."""
+        if any(e.keys is None for e in live) or not (self.store / EMBEDDING_CACHE).is_file():
+            return 0
+        stray = self.stray_keys()
+        if stray:
+            cache = EmbeddingCache(self.store / EMBEDDING_CACHE)
+            try:
+                cache.drop(stray)
+            finally:
+                cache.close()
+        return len(stray)
+
+    def stray_keys(self) -> set[str]:
         """Cache entries on disk that no live episode asked for."""
         path = self.store / EMBEDDING_CACHE
-        if cache is None and not path.is_file():
+        if not path.is_file():
             return set()
-        opened = cache or EmbeddingCache(path)
+        cache = EmbeddingCache(path)
         try:
-            return {k for k in opened.stored_keys() if self.keys[k] <= 0}
+            return {k for k in cache.stored_keys() if self.keys[k] <= 0}
         finally:
-            if cache is None:
-                opened.close()
+            cache.close()
 
     def bytes_used(self, log: Path) -> int:
         """The namespace's log and its own images, in bytes (what its quota counts)."""

@@ -22,11 +22,13 @@ from typing import Any, Callable
 
 from automemo.contract import EpisodeRecorder
 from automemo.deploy import DeployError, load_memory, read_manifest
+from automemo.export import EXPERIENCE
 from automemo.errors import AutomemoError
 from automemo.sandbox.base import ProgramError, SandboxError
 from automemo.serve import defaults
 from automemo.serve.defaults import DEFAULT_USER, MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
 from automemo.serve.episode_draft import EpisodeDraft
+from automemo.serve.namespace_files import IMAGES
 from automemo.serve.namespaces import NamespacePool
 from automemo.serve.requests import RecallRequest
 from automemo.serve.state_folder import STORE, SnapshotMeta, StateError, StateFolder
@@ -129,12 +131,10 @@ class MemoryService:
 
     def _shipped_images(self) -> frozenset[str]:
         """The store paths of the shipped episodes' images: the shared base's, kept in every
-        namespace's store."""
-        paths = set()
-        for rel in self.manifest.get("experience", {}).get("episodes", []):
-            episode = EpisodeRecorder.from_json((self.folder / rel).read_text())
-            paths.update(ref.path for ref in episode.images())
-        return frozenset(paths)
+        namespace's store. They are the export's image files (read from the folder, not from
+        thousands of episode files: a start must not cost the size of the experience)."""
+        shipped = self.folder / EXPERIENCE
+        return frozenset(str(p.relative_to(shipped)) for p in (shipped / IMAGES).rglob("*") if p.is_file())
 
     # --- the calls ---------------------------------------------------------------------------
 

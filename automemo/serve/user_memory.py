@@ -113,6 +113,9 @@ class UserMemory:
         live = live_episodes(entries)
         self.files.count(live)
         self.files.sweep()
+        if self.program.base_snapshot is not None or not self.program.shared_experience:
+            # (a namespace that replays the shipped episodes itself caches their vectors too)
+            self.files.sweep_keys(live)
         self.live_count, self.bytes_used = len(live), self.files.bytes_used(self.log.path)
         own = self.state.read_snapshot(self.folder, self.program.program_sha256)
         memory = None
