@@ -175,8 +175,11 @@ class MemoryService:
         """The namespace's episodes as JSON lines, images inline as data URLs."""
         return (await self._call(user, lambda memory: episode_lines(memory), "export"))[0]
 
-    async def import_episodes(self, user: str, episodes: list[EpisodeDraft]) -> dict[str, Any]:
-        """Episodes every one of which was checked (`transfer.read_lines`), remembered in order."""
+    async def import_episodes(self, user: str, episodes: list[EpisodeDraft | EpisodeRecorder]) -> dict[str, Any]:
+        """Episodes every one of which was checked (`transfer.read_lines`), remembered in order;
+        refused whole when they do not all fit the user's quota."""
+        episodes = [e if isinstance(e, EpisodeDraft) else EpisodeDraft.of(e) for e in episodes]
+
         def work(memory: UserMemory) -> dict[str, Any]:
             memory.check_room(episodes)
             applied = sum(memory.remember(episode)[1] for episode in episodes)
