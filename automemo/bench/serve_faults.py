@@ -47,7 +47,9 @@ def faults(export: Path, state: Path, sandbox: str, *, users: int, ops: int, kil
     secrets_of = {}  # secret -> owner
     counts = {"leaks": 0, "forgotten recalled": 0}
     done, lock = [0], threading.Lock()
-    server = _Server(export, state, sandbox, "--encoder", "fast-cache", timeout=300)
+    # every user's memory stays open: the run is about faults, not about reopening 16 memories in 8 slots
+    options = ("--encoder", "fast-cache", "--max-open-users", str(users))
+    server = _Server(export, state, sandbox, *options, timeout=300)
     kill_at = sorted(rng.sample(range(1, ops), min(kills, ops - 1)))
 
     def client(person: _User, k: int) -> None:
@@ -71,7 +73,7 @@ def faults(export: Path, state: Path, sandbox: str, *, users: int, ops: int, kil
             time.sleep(0.01)
         time.sleep(rng.random() * 0.2)
         server.kill()
-        server = _Server(export, state, sandbox, "--encoder", "fast-cache", timeout=300)
+        server = _Server(export, state, sandbox, *options, timeout=300)
     for t in threads:
         t.join()
     lost, refused_found = _final_exports(server.port, people, secrets_of, counts)

@@ -6,7 +6,7 @@ fast-cache`, from the fast encoder behind each user's own embedding cache file (
 served, so that forgetting's cache pruning is real).
 
     python -m automemo.bench.serve_worker EXPORT STATE PORT SANDBOX [--encoder fast|fast-cache|export]
-                                          [--shared-experience]"""
+                                          [--shared-experience] [--max-open-users N]"""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def main(argv: list[str]) -> None:
     import uvicorn
 
     from automemo.bench.seeds import FastEncoder
+    from automemo.serve.defaults import MAX_OPEN_NAMESPACES
     from automemo.serve.http_face import build_app
     from automemo.serve.http_policy import HttpPolicy
     from automemo.serve.requests import RequestLimits
@@ -31,11 +32,12 @@ def main(argv: list[str]) -> None:
     parser.add_argument("sandbox")
     parser.add_argument("--encoder", choices=("fast", "fast-cache", "export"), default="fast")
     parser.add_argument("--shared-experience", action="store_true")
+    parser.add_argument("--max-open-users", type=int, default=MAX_OPEN_NAMESPACES)
     args = parser.parse_args(argv)
     service = MemoryService(args.export, args.state, sandbox=args.sandbox, unsafe=args.sandbox == "unsafe",
                             services=FastEncoder() if args.encoder == "fast" else None,
                             services_for=_cached_fast_services if args.encoder == "fast-cache" else None,
-                            shared_experience=args.shared_experience)
+                            shared_experience=args.shared_experience, max_open=args.max_open_users)
     # no rate limit: the bench drives hundreds of requests a second from one address
     app = build_app(service, limits=RequestLimits(), policy=HttpPolicy(rate_per_minute=0))
     try:
