@@ -136,8 +136,8 @@ class UserMemory:
                 except ProgramError:
                     pass  # it raised when it was remembered too: the same skip, the same state
         except SandboxError as exc:
-            memory.close()
-            self.cache = None
+            self.memory = memory
+            self._shut()
             raise DeployError(f"replaying the memory of one user stopped the program ({exc.kind}); the log "
                               f"is kept, nothing was lost") from None
         self.memory = memory
@@ -158,8 +158,12 @@ class UserMemory:
             args["services"] = make(store)
             encoders = getattr(args["services"], "encoders", None)
             self.cache = getattr(getattr(encoders, "text", None), "cache", None)
-        return load_memory(self.program.folder, store_dir=self.folder / STORE, snapshot=snapshot,
-                           experience=self.program.shared_experience, **args)
+        try:
+            return load_memory(self.program.folder, store_dir=self.folder / STORE, snapshot=snapshot,
+                               experience=self.program.shared_experience, **args)
+        except BaseException:
+            self._shut()
+            raise
 
     def close(self, *, snapshot: bool = True) -> None:
         if self.memory is None:
