@@ -149,6 +149,7 @@ def load_memory(
     progress: bool = False,
     store_dir: str | Path | None = None,
     snapshot: bytes | str | Path | None = None,
+    experience: bool = True,
 ) -> DeployedMemory:
     """Load an exported memo program: verify it, open it in `sandbox` ("auto", "docker",
     "bwrap", or a Sandbox object; `unsafe=True` runs it without isolation), and replay its
@@ -157,7 +158,9 @@ def load_memory(
     take their deterministic paths). `store_dir` keeps the working episode store (images of new
     tasks, the embedding cache) in a folder that outlives the memory instead of a temporary one.
     `snapshot` (bytes of `DeployedMemory.snapshot()`, or a file holding them) starts the memory
-    from that state instead of replaying the shipped episodes."""
+    from that state instead of replaying the shipped episodes. `experience=False` starts the
+    program empty: the shipped episodes are neither copied into the store nor replayed (a served
+    memory whose users do not share the search's experience)."""
     folder = Path(folder).resolve()
     manifest = read_manifest(folder)
     budget = configtools.build(Budget, manifest.get("budget") or {})
@@ -166,8 +169,9 @@ def load_memory(
     workdir = None if store_dir is not None else Path(tempfile.mkdtemp(prefix="automemo-deploy-"))
     try:
         store = EpisodeStore(Path(store_dir) if workdir is None else workdir / "store")
-        _copy_tree(folder / EXPERIENCE, store.root)
-        host = services if services is not None else _default_services(manifest, store.root)
+        if experience:
+            _copy_tree(folder / EXPERIENCE, store.root)
+        host = services if services is not None else default_services(manifest, store.root)
         session = backend.open((folder / PROGRAM).read_text(), limits, services=host, store_root=store.root)
     except BaseException:
         if workdir is not None:
@@ -176,7 +180,8 @@ def load_memory(
     memory = DeployedMemory(manifest, session, store, budget=budget, limits=limits, workdir=workdir)
     try:
         if snapshot is None:
-            _replay(memory, folder, progress)
+            if experience:
+                _replay(memory, folder, progress)
         else:
             _restore(memory, snapshot)
     except BaseException:
@@ -196,7 +201,7 @@ def _backend(sandbox: str | Sandbox, unsafe: bool) -> Sandbox:
         raise DeployError(str(exc)) from None
 
 
-def _default_services(manifest: dict[str, Any], store_root: Path) -> HostServices:
+def default_services(manifest: dict[str, Any], store_root: Path) -> HostServices:
     """The run's own embedding configuration, cached in the working store, and the run's memo
     LLM when the environment provides its key (`memo_llm`)."""
     from automemo.assembly import AssemblyError, memo_services

@@ -104,6 +104,24 @@ def test_cache_survives_reopen_with_exact_vectors(tmp_path):
     assert list(found) == ["k"] and np.array_equal(found["k"], vector)
 
 
+def test_the_cache_records_what_a_block_asked_for_keeps_transient_vectors_out_of_the_file_and_drops_keys(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c.db")
+    one, two = np.ones(3, dtype=np.float32), np.zeros(3, dtype=np.float32)
+    cache.put_many({"old": one})
+    with cache.recording() as asked:
+        cache.get_many(["old", "new"])
+        cache.put_many({"new": two})
+    assert asked == {"old", "new"}
+    with cache.transient():
+        cache.put_many({"question": one})
+    assert list(cache.get_many(["question"])) == ["question"]  # this process still has it
+    assert cache.stored_keys() == {"old", "new"}  # the file never did
+    cache.drop({"old", "question"})
+    assert cache.stored_keys() == {"new"} and not cache.get_many(["old", "question"])
+    cache.close()
+    assert EmbeddingCache(tmp_path / "c.db").stored_keys() == {"new"}
+
+
 TINY_CLIP = {
     "embed_dim": 16,
     "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16, "head_width": 16},

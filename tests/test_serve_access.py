@@ -25,14 +25,16 @@ def test_token_specs_bind_tokens_to_namespaces():
     assert table.authenticate(b"Bearer nope") is None and table.authenticate(b"all-tok") is None
     assert "all-tok" not in repr(everyone)  # a principal never carries its token
 
-    assert namespace_for(everyone, "bob") == "bob" and namespace_for(everyone, "") == ""
+    assert namespace_for(everyone, "bob") == "bob" and namespace_for(everyone, "") == "default"
     assert namespace_for(ana, "") == "ana" and namespace_for(ana, "ana") == "ana"
     with pytest.raises(NamespaceRefused, match="may not use the memory of user 'bob'; it may use 'ana'"):
         namespace_for(ana, "bob")
     assert namespace_for(pair, "bob") == "bob"
     with pytest.raises(NamespaceRefused, match="name one with"):
         namespace_for(pair, "")
-    assert namespace_for(None, "anyone") == "anyone"  # stdio: the user's own process
+    assert namespace_for(LOCAL, "anyone") == "anyone" and namespace_for(LOCAL, "") == "default"  # stdio
+    with pytest.raises(NamespaceRefused, match="carries no caller"):
+        namespace_for(None, "anyone")  # no caller is no one, never every one
 
 
 def test_bad_token_configuration_is_a_sentence(tmp_path):
@@ -56,7 +58,8 @@ def test_bad_token_configuration_is_a_sentence(tmp_path):
 
 
 def test_a_scope_the_guard_never_saw_is_refused():
-    assert principal_of(None) is LOCAL
+    with pytest.raises(NamespaceRefused, match="no HTTP request"):
+        principal_of(None)  # fails closed: it once answered LOCAL, every namespace
     bound = Principal("t", frozenset({"ana"}))
     assert principal_of({PRINCIPAL_KEY: bound}) is bound
     with pytest.raises(NamespaceRefused):

@@ -146,10 +146,15 @@ def test_a_rebound_host_or_a_foreign_origin_is_refused_on_every_route(open_serve
         assert status == 403, (path, answer)
     assert _state_files(server.state) == before  # nothing remembered, no recall image stored
 
-    # the loopback names, on any port, and pages served from them pass; so do clients without Origin
+    # the loopback names pass as Host; a page passes only from the server's own origin, exactly:
+    # another local app on another port is another origin; clients without Origin pass
     for host in ("localhost", f"localhost:{server.port}", f"127.0.0.1:{server.port}", "[::1]:8080"):
         assert server.request("GET", "/healthz", host=host)[0] == 200, host
-    status, _, answer = server.request("POST", "/v1/recall", {"instruction": "cat"}, origin="http://localhost:3000")
+    for other in ("http://localhost:3000", f"http://localhost:{server.port + 1}", f"https://127.0.0.1:{server.port}x"):
+        status, _, answer = server.request("POST", "/v1/recall", {"instruction": "cat"}, origin=other)
+        assert status == 403 and "--cors-origin" in answer["error"], other
+    status, _, answer = server.request("POST", "/v1/recall", {"instruction": "cat"},
+                                       origin=f"http://127.0.0.1:{server.port}")
     assert status == 200 and "text" in answer
     assert server.request("GET", "/v1/manifest", host="evil.example")[0] == 403  # no port either
 
@@ -388,3 +393,51 @@ def test_over_stdio_an_image_file_is_read_and_still_checked(export, tmp_path):
 
     asyncio.run(session())
     assert not (tmp_path / "state" / "episodes.jsonl").exists()
+
+
+def test_a_transcript_string_becomes_one_step_per_turn(open_server):
+    server = open_server
+    transcript = "\n".join(f"{'user' if i % 2 == 0 else 'assistant'}: turn {i} says fact{i}" for i in range(40))
+    status, _, ack = server.request("POST", "/v1/remember", {"content": transcript, "user": "tx"})
+    assert status == 200, ack
+    status, _, found = server.request("POST", "/v1/recall", {"query": "fact33", "user": "tx"})
+    # the program cites every step of a matching episode: one per turn, not one for the transcript
+    assert found["evidence"] == [f"{ack['task_id']}#{i}" for i in range(40)]
+    assert "assistant: turn 33 says fact33" in found["text"]
+    bracketed = "[Caroline]: I adopted a cat\n[Mel]: what is its name?\n[Caroline]: Miso,\nafter the soup"
+    status, _, ack = server.request("POST", "/v1/remember", {"text": bracketed, "user": "tx2"})
+    status, _, found = server.request("POST", "/v1/recall", {"query": "soup", "user": "tx2"})
+    assert found["evidence"] == [f"{ack['task_id']}#{i}" for i in range(3)]  # a line without a speaker continues
+    assert "Caroline: Miso,\nafter the soup" in found["text"]
+    status, _, ack = server.request("POST", "/v1/remember", {"content": "Note: the key is under the pot", "user": "tx3"})
+    status, _, found = server.request("POST", "/v1/recall", {"query": "key", "user": "tx3"})
+    assert found["evidence"] == [f"{ack['task_id']}#0"]  # one plain message stays one step
+
+
+def test_an_oversized_field_is_refused_and_nothing_is_stored(open_server):
+    server = open_server
+    before = _state_files(server.state)
+    long = "x" * 201
+    for body in ({"content": "hello", "task_id": long}, {"content": "hello", "user": long},
+                 {"content": "hello", "time": "2026" * 30}, {"messages": [{"role": long, "content": "hi"}]},
+                 {"task_id": long, "instruction": "x", "steps": [{"observation": "y"}]},
+                 {"task_id": "t", "instruction": "x", "metadata": {"user": long}}):
+        status, _, answer = server.request("POST", "/v1/remember", body)
+        assert status == 422 and "the limit is" in answer["error"], (body, answer)
+    status, _, answer = server.request("POST", "/v1/recall", {"query": "x", "user": long})
+    assert status == 422
+    status, _, answer = server.request("POST", "/v1/remember", {"content": "y" * 200_001})
+    assert status == 413 and "200000" in answer["error"]
+    assert _state_files(server.state) == before
+
+
+def test_export_needs_a_json_body_or_a_token(open_server, token_server):
+    server = open_server
+    status, _, ack = server.request("POST", "/v1/remember", {"content": "my pin is 8080", "user": "exp"})
+    # what a page's <img src> sends: a GET without a token, without an Origin
+    status, _, answer = server.request("GET", "/v1/export?user=exp")
+    assert status == 405 and "POST" in answer["error"] and "8080" not in json.dumps(answer)
+    status, _, exported = server.request("POST", "/v1/export", {"user": "exp"})
+    assert status == 200 and "8080" in exported["body"]
+    status, _, exported = token_server.request("GET", "/v1/export", token=TOKENS["ANA"])
+    assert status == 200

@@ -68,7 +68,9 @@ def test_isolation_forget_and_export_survive_kill9(export, tmp_path):
         assert "7788" in bob["text"] and "5521" not in bob["text"]  # the program shares; the service does not
         assert "5521" not in recall(server, "", "what is my locker code")["text"]
         # export, then forget the episode and the whole of bob
-        with urllib.request.urlopen(server.url + "/v1/export?user=ana", timeout=30) as answer:
+        export_call = urllib.request.Request(server.url + "/v1/export", data=json.dumps({"user": "ana"}).encode(),
+                                             headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(export_call, timeout=30) as answer:
             exported = answer.read().decode()
         assert len(exported.splitlines()) == 2 and "5521" in exported
         status, forgot = call(server.url + "/v1/forget", {"user": "ana", "task_id": "locker"})
@@ -204,7 +206,7 @@ def test_memory_commands_on_a_state_folder(export, tmp_path):
         assert busy.returncode == 2 and "another process" in busy.stderr  # the server holds the folder
     finally:
         server.stop()
-    assert memory_cli("users", str(state)).stdout.splitlines() == ["(default)\t0 episodes", "ana\t2 episodes"]
+    assert memory_cli("users", str(state)).stdout.splitlines() == ["ana\t2 episodes", "default\t0 episodes"]
     exported = memory_cli("export", str(state), "--user", "ana")
     assert exported.returncode == 0 and len(exported.stdout.splitlines()) == 2
     (tmp_path / "ana.jsonl").write_text(exported.stdout)
@@ -212,9 +214,13 @@ def test_memory_commands_on_a_state_folder(export, tmp_path):
     assert memory_cli("forget", str(state), "--user", "ana", "--task-id", "locker").returncode == 0
     missing = memory_cli("forget", str(state), "--user", "ana", "--task-id", "locker")
     assert missing.returncode == 2 and "no remembered episode" in missing.stderr
-    (tmp_path / "bad.jsonl").write_text('{"messages": []}\n')
-    bad = memory_cli("import", str(state), "--user", "bo", str(tmp_path / "bad.jsonl"))
-    assert bad.returncode == 2 and "line 1" in bad.stderr and "Traceback" not in bad.stderr
+    good_then_bad = exported.stdout.splitlines()[1] + "\n" + '{"messages": []}\n'
+    (tmp_path / "bad.jsonl").write_text(good_then_bad)  # a good line with an image, then a bad one
+    before = sorted(p for p in state.rglob("*") if p.is_file() and p.name != ".lock")
+    bad = memory_cli("import", str(state), "--user", "cy", str(tmp_path / "bad.jsonl"))
+    assert bad.returncode == 2 and "line 2" in bad.stderr and "nothing of this import" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    assert sorted(p for p in state.rglob("*") if p.is_file() and p.name != ".lock") == before  # all or nothing
     assert memory_cli("forget", str(state), "--user", "").returncode == 0
     server = Server(export, state)
     try:

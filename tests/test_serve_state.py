@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from automemo.assembly import EMBEDDING_CACHE
 from automemo.contract import EpisodeRecorder, Step
 from automemo.episode_store import EpisodeStore
 from automemo.serve.episode_log import EpisodeLog, live_episodes
-from automemo.serve.state_folder import LOG, STORE, SnapshotMeta, StateFolder
+from automemo.serve.state_folder import LOG, STORE, SnapshotMeta, StateError, StateFolder
 from automemo.serve.user_memory import UserMemory
 from servetools import PNG
 
@@ -86,8 +88,11 @@ def test_a_state_folder_from_before_users_is_adopted_by_user(tmp_path):
                                   episode("b1", "bob", "bob one"), episode("a2", "ana", "ana two")], 1):
             fh.write(json.dumps({"seq": seq, "received": 0, "episode": ep.to_dict()}) + "\n")
     state = StateFolder(root)
-    state.lock(MANIFEST).close()
-    assert state.users() == ["", "ana", "bob"]
+    # its users started from the shipped episodes: served without the flag it would lose them
+    with pytest.raises(StateError, match="with --shared-experience"):
+        state.lock(MANIFEST)
+    state.lock(MANIFEST, shared_experience=True).close()
+    assert state.users() == ["ana", "bob", "default"]  # an episode of no user is the default namespace's
     assert [e.task_id for e in UserMemory("ana", state, None).episodes()] == ["a1", "a2"]
     assert (state.user_dir("ana") / STORE / picture.path).read_bytes() == PNG
     assert not (root / LOG).exists()

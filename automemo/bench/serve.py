@@ -1,5 +1,5 @@
 """`automemo bench serve`: `automemo serve`'s HTTP face over loopback, serving a seed program
-(trajectory_retrieval by default) in its sandbox:
+(`--program`, trajectory_retrieval by default) in its sandbox:
 
 - recall p50/p95 and requests/s at 1, 8 and 32 concurrent clients (keep-alive connections), and
   the server's overhead over the program: a request's latency minus its retrieve time and minus
@@ -11,7 +11,10 @@
   snapshotted (targets: <= 5 s at 10,000; 10,000 / 1,000 <= 2).
 
 Embeddings come from the fast deterministic encoder of `bench seeds` (the figures are the
-server's and the program's, not MiniLM's). Every phase is bounded by --requests and --seconds."""
+server's and the program's, not MiniLM's). Every phase is bounded by --requests and --seconds.
+`--tenants`, `--ingest` and `--first-start` run the load phases of `bench.serve_phases` instead
+(one tenant against another, a client's ingest with MiniLM, the first answer from a shared base),
+`--faults` the kill -9 run of `bench.serve_faults`."""
 
 from __future__ import annotations
 
@@ -30,7 +33,20 @@ OVERHEAD_P50_MS, OVERHEAD_P95_MS, RESTART_10K_S, RESTART_GROWTH = 10.0, 50.0, 5.
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--seed", default="trajectory_retrieval", help="seed program to serve (default trajectory_retrieval)")
+    parser.add_argument("--program", default="trajectory_retrieval", metavar="SEED",
+                        help="the seed program to serve (default trajectory_retrieval; --ingest: hybrid_rag, "
+                             "which embeds every turn)")
+    parser.add_argument("--tenants", action="store_true",
+                        help="only: user A's recall p95 alone and while user B floods 4-megapixel images")
+    parser.add_argument("--ingest", action="store_true",
+                        help="only: 500 turns remembered at a client's speed, with MiniLM")
+    parser.add_argument("--first-start", action="store_true",
+                        help="only: the first answer of a new process over a snapshotted shared base")
+    parser.add_argument("--faults", action="store_true",
+                        help="only: --users users' --ops mixed calls with --kills kill -9 at random points; "
+                             "leaks, forgotten episodes shown, acknowledged remembers lost, orphan files")
+    parser.add_argument("--users", type=int, default=16, help="--faults: users (default 16)")
+    parser.add_argument("--ops", type=int, default=5000, help="--faults: calls in all (default 5000)")
     parser.add_argument("--memory", type=int, default=1000, help="episodes the served memory holds (default 1000)")
     parser.add_argument("--clients", default="1,8,32", help="concurrency levels (default 1,8,32)")
     parser.add_argument("--requests", type=int, default=400, help="recalls per level (default 400)")
@@ -54,16 +70,33 @@ def run(args) -> int:
         from automemo.bench.serve_ray import run as run_on_ray
 
         return run_on_ray(args)
-    program = SEEDS_DIR / f"{args.seed}.py"
+    name = "hybrid_rag" if args.ingest and args.program == "trajectory_retrieval" else args.program
+    program = SEEDS_DIR / f"{name}.py"
     if not program.is_file():
-        raise UserError(f"no seed {args.seed!r}; seeds are {', '.join(sorted(p.stem for p in SEEDS_DIR.glob('*.py')))}")
+        raise UserError(f"no seed {name!r}; seeds are {', '.join(sorted(p.stem for p in SEEDS_DIR.glob('*.py')))}")
     rng = random.Random(0)
-    shipped = [text_only(synthetic_episode(i, rng)) for i in range(20)]
+    shipped = [text_only(synthetic_episode(i, rng)) for i in range(2000 if args.first_start else 20)]
     ok = True
     with tempfile.TemporaryDirectory(prefix="automemo-bench-serve-") as tmp:
         root = Path(tmp)
         export = write_export(root / "export", program.read_text(), shipped)
-        print(f"serving seed {args.seed} ({args.sandbox} sandbox), memory of {args.memory} episodes; "
+        if args.tenants or args.ingest or args.first_start or args.faults:
+            from automemo.bench import serve_phases
+
+            print(f"serving seed {name} ({args.sandbox} sandbox)")
+            if args.tenants:
+                ok &= serve_phases.tenants(export, root / "tenants", args.sandbox, args.requests)
+            if args.ingest:
+                ok &= serve_phases.ingest(export, root / "ingest", args.sandbox)
+            if args.first_start:
+                ok &= serve_phases.first_start(export, root / "first", args.sandbox)
+            if args.faults:
+                from automemo.bench.serve_faults import faults
+
+                ok &= faults(export, root / "faults", args.sandbox, users=args.users, ops=args.ops,
+                             kills=args.kills, seed=0)
+            return 0 if ok else 1
+        print(f"serving seed {name} ({args.sandbox} sandbox), memory of {args.memory} episodes; "
               f"embeddings: fast deterministic encoder")
         state = root / "latency"
         write_log(state, export, args.memory, rng)

@@ -14,6 +14,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import replace
@@ -24,17 +25,19 @@ from automemo.cli import UserError
 
 
 class Server:
-    def __init__(self, export: Path, state: Path, sandbox: str, timeout: float = 120) -> None:
+    def __init__(self, export: Path, state: Path, sandbox: str, *options: str, timeout: float = 120) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
+        self.log = tempfile.TemporaryFile("w+")  # a pipe nobody reads would stall a chatty server
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "automemo.bench.serve_worker", str(export), str(state), str(self.port), sandbox],
-            stderr=subprocess.PIPE, text=True)
+            [sys.executable, "-m", "automemo.bench.serve_worker", str(export), str(state), str(self.port), sandbox,
+             *options], stderr=self.log, text=True)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
-                raise UserError(f"the bench server failed to start: {self.proc.stderr.read()[-2000:]}")
+                self.log.seek(0)
+                raise UserError(f"the bench server failed to start: {self.log.read()[-2000:]}")
             try:
                 get(self.port, "/healthz")
                 return

@@ -34,15 +34,15 @@ def run(args) -> int:
                         f"{args.clients!r}") from None
     if min(counts) < 1 or min(levels) < 1:
         raise UserError("--replicas and --clients must be at least 1")
-    program = SEEDS_DIR / f"{args.seed}.py"
+    program = SEEDS_DIR / f"{args.program}.py"
     if not program.is_file():
-        raise UserError(f"no seed {args.seed!r}; seeds are {', '.join(sorted(p.stem for p in SEEDS_DIR.glob('*.py')))}")
+        raise UserError(f"no seed {args.program!r}; seeds are {', '.join(sorted(p.stem for p in SEEDS_DIR.glob('*.py')))}")
     shipped = [text_only(synthetic_episode(i, random.Random(0))) for i in range(20)]
     rows: dict[str, dict[int, dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="automemo-bench-serve-ray-") as tmp:
         root = Path(tmp)
         export = write_export(root / "export", program.read_text(), shipped)
-        print(f"serving seed {args.seed} ({args.sandbox} sandbox), memory of {args.memory} episodes of 8 users; "
+        print(f"serving seed {args.program} ({args.sandbox} sandbox), memory of {args.memory} episodes of 8 users; "
               f"embeddings: fast deterministic encoder; {os.cpu_count()} cores")
         write_log(root / "single", export, args.memory, random.Random(1))
         with Server(export, root / "single", args.sandbox) as server:

@@ -16,8 +16,10 @@ BENCHES = {
               "each, RSS, snapshot size/time and restart time at 10^3, 10^4, 10^5 units (PROGRAM|EXPORT)",
     "report": "size and browser render time of the HTML report of a synthetic 20-node run",
     "serve": "automemo serve over loopback: recall latency and overhead at 1, 8, 32 clients, kill -9 "
-             "durability, restart time with 1k and 10k logged episodes; --engine ray --replicas 1,2: "
-             "Ray Serve replicas against the single-process server",
+             "durability, restart time with 1k and 10k logged episodes; or only --tenants (one user's "
+             "p95 under another's image flood), --ingest (500 turns), --first-start, --faults (kill -9 "
+             "under many users' mixed calls); --engine ray --replicas 1,2: Ray Serve replicas against "
+             "the single-process server",
     "scale": "episodes/s on threads and on Ray with 1, 2, 4 workers; parallel search K = 1, 2, 4",
     "meta": "meta completion tokens per valid child, SEARCH/REPLACE edits versus full rewrites "
             "(any OpenAI-compatible --base-url)",

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from automemo.cli import UserError
+from automemo.serve.defaults import DEFAULT_USER
 
 
 def register(sub) -> None:
@@ -22,7 +23,8 @@ def register(sub) -> None:
         parser = verbs.add_parser(name, help=help)
         parser.add_argument("state", type=Path, metavar="STATE", help="the server's --state folder")
         if per_user:
-            parser.add_argument("--user", required=True, metavar="USER", help="whose memory ('' is the default user)")
+            parser.add_argument("--user", default=DEFAULT_USER, metavar="USER",
+                                help=f"whose memory (default {DEFAULT_USER!r}: the memory of calls that name no user)")
         return parser
 
     verb("users", "every user with a memory, and how many episodes it holds", per_user=False)
@@ -45,9 +47,9 @@ def run(args) -> int:
     try:
         if args.verb == "users":
             for user in state.users():
-                print(f"{user or '(default)'}\t{len(UserMemory(user, state, None).episodes())} episodes")
+                print(f"{user}\t{len(UserMemory(user, state, None).episodes())} episodes")
             return 0
-        memory = UserMemory(args.user, state, None)
+        memory = UserMemory(args.user or DEFAULT_USER, state, None)
         if args.verb == "export":
             return _export(memory, args.out)
         if args.verb == "import":
@@ -70,35 +72,33 @@ def _export(memory, out: Path | None) -> int:
 
 
 def _import(memory, state, file: Path) -> int:
-    from automemo.episode_store import EpisodeStore
     from automemo.serve.requests import BadRequest, RequestLimits
-    from automemo.serve.state_folder import STORE
     from automemo.serve.transfer import read_lines
 
     try:
         text = sys.stdin.read() if str(file) == "-" else file.read_text()
     except OSError as exc:
         raise UserError(f"cannot read {file}: {exc.strerror}") from None
-    store = EpisodeStore(state.claim(memory.user) / STORE)
     try:
-        episodes = read_lines(text, RequestLimits(), state.benchmark(), store.put_image)
+        episodes = read_lines(text, RequestLimits(), state.benchmark(), user=memory.user)
     except BadRequest as exc:
-        raise UserError(f"{file}: {exc}; nothing was imported") from None
+        raise UserError(f"{file}: {exc}") from None
     memory.add_logged(episodes)
-    print(f"imported {len(episodes)} episodes for {memory.user or '(default)'}; the server replays them when "
+    print(f"imported {len(episodes)} episodes for {memory.user}; the server replays them when "
           f"this memory next opens", file=sys.stderr)
     return 0
 
 
 def _forget(memory, state, user: str, task_id: str | None) -> int:
+    user = memory.user
     if task_id is None:
         found = state.drop(user)
-        print(f"forgot {'every episode of' if found else 'nothing: there is no memory of'} {user or '(default)'}",
+        print(f"forgot {'every episode of' if found else 'nothing: there is no memory of'} {user}",
               file=sys.stderr)
         return 0
     count = memory.forget(task_id)
     if not count:
-        raise UserError(f"{user or '(default)'} has no remembered episode with task_id {task_id!r}; "
+        raise UserError(f"{user} has no remembered episode with task_id {task_id!r}; "
                         f"`automemo memory export` lists them")
-    print(f"forgot {count} episode(s) {task_id!r} of {user or '(default)'}", file=sys.stderr)
+    print(f"forgot {count} episode(s) {task_id!r} of {user}", file=sys.stderr)
     return 0

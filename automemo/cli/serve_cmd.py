@@ -1,7 +1,9 @@
 """`automemo serve DIR`: run an exported memo program as a memory service. MCP over stdio (for
 desktop and IDE agents) or over streamable HTTP at /mcp, with a REST API on the same HTTP server
 (POST /v1/recall, POST /v1/remember, GET /v1/manifest, GET /healthz, /openapi.json). Every
-acknowledged remember is kept in the --state folder and replayed on start."""
+user's memory starts empty (--shared-experience: from the search's update episodes); a call
+that names no user acts on the user "default". Every acknowledged remember is kept in the
+--state folder and replayed on start."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from pathlib import Path
 from automemo.cli import UserError
 from automemo.cli.flags import NO_SANDBOX, add_sandbox_flag, sandbox_choice
 from automemo.serve.access import AccessConfigError, TokenTable, token_table
-from automemo.serve.defaults import MAX_OPEN_NAMESPACES, RAY_REPLICAS, SNAPSHOT_EVERY
-from automemo.serve.http_policy import DEFAULT_RATE_LIMIT, HttpPolicy, is_loopback
+from automemo.serve.defaults import (DEFAULT_USER, HOST, MAX_OPEN_NAMESPACES, PORT, RATE_LIMIT, RAY_REPLICAS,
+                                     SNAPSHOT_EVERY)
+from automemo.serve.http_policy import HttpPolicy, is_loopback
 
 TOKEN_ENV = "AUTOMEMO_SERVE_TOKEN"
 
@@ -22,9 +25,13 @@ def register(sub) -> None:
     p.add_argument("folder", type=Path, metavar="DIR", help="an exported folder (`automemo export ... --out DIR`)")
     p.add_argument("--transport", choices=("stdio", "http"), default="http",
                    help="stdio: MCP on stdin/stdout for one local agent; http (default): MCP at /mcp and REST")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to bind (default 127.0.0.1; any other needs a token, see --token-env)")
-    p.add_argument("--port", type=int, default=8765, help="port to bind (default 8765)")
+    p.add_argument("--host", default=HOST,
+                   help=f"address to bind (default {HOST}; any other needs a token, see --token-env)")
+    p.add_argument("--port", type=int, default=PORT, help=f"port to bind (default {PORT})")
+    p.add_argument("--shared-experience", action="store_true",
+                   help="every user's memory starts from the search's update episodes (for conversation "
+                        "data: other people's conversations), built once and snapshotted; without it "
+                        f"each user starts empty. A call naming no user acts on the user {DEFAULT_USER!r}")
     p.add_argument("--state", type=Path, metavar="DIR",
                    help="folder of the episode log and working store (default: DIR-state next to the export)")
     p.add_argument("--token-env", action="append", metavar="NAME[=USER,...]",
@@ -42,7 +49,7 @@ def register(sub) -> None:
                         "adds CORS for exactly these; repeatable (default: none)")
     p.add_argument("--rate-limit", type=int, metavar="N",
                    help=f"requests a minute per token (per client address without tokens), with a short "
-                        f"burst; 0 turns it off (default: {DEFAULT_RATE_LIMIT} with tokens, none without, "
+                        f"burst; 0 turns it off (default: {RATE_LIMIT} with tokens, none without, "
                         f"where every caller is a local process; /healthz is not counted)")
     p.add_argument("--max-open-users", type=int, default=MAX_OPEN_NAMESPACES, metavar="N",
                    help=f"users (namespaces) whose memory is open at once, each in its own sandbox session "
@@ -74,7 +81,7 @@ def http_tokens(host: str, env_specs: list[str] | None, tokens_file: Path | None
         raise UserError(
             f"refusing to bind {host} without a token: anyone who can reach it could read and write this "
             f"memory. Set a secret in the environment variable {names} (clients send `Authorization: "
-            f"Bearer <token>`), pass --tokens FILE, or bind 127.0.0.1"
+            f"Bearer <token>`), pass --tokens FILE, or bind {HOST}"
         )
     return tokens
 
@@ -86,7 +93,7 @@ def _rate_limit(flag: int | None, tokens: TokenTable) -> int:
     slow the user's own harness or tests)."""
     if flag is not None:
         return flag
-    return DEFAULT_RATE_LIMIT if tokens.required else 0
+    return RATE_LIMIT if tokens.required else 0
 
 
 def _host_name(value: str) -> str:
@@ -160,12 +167,15 @@ def run(args) -> int:
         # the replay's progress bar draws on stdout, which is the protocol's under stdio
         service = MemoryService(folder, state, sandbox=backend, unsafe=backend == NO_SANDBOX,
                                 progress=args.transport == "http" and sys.stdout.isatty(),
-                                max_open=args.max_open_users, snapshot_every=args.snapshot_every)
+                                max_open=args.max_open_users, snapshot_every=args.snapshot_every,
+                                shared_experience=args.shared_experience)
     except DeployError as exc:
         raise UserError(str(exc)) from None
     start = service.start
     say(f"memory of node {(service.manifest.get('node') or {}).get('id')} ready in {start.seconds:.1f} s "
-        f"({start.shipped_episodes} shipped episodes as every user's base, {start.users} users; "
+        + (f"({start.shipped_episodes} shipped episodes as every user's base, " if start.shared_experience
+           else "(every user starts empty, ")
+        + f"{start.users} users; "
         f"{'snapshots' if start.snapshots else 'no snapshots: restarts replay'}; state {state})")
     limits = RequestLimits()
     try:
@@ -196,9 +206,11 @@ def _serve_ray(args, folder: Path, state: Path, backend: str, tokens: TokenTable
 def _serve_stdio(service, limits) -> None:
     import anyio
 
+    from automemo.serve.access import LOCAL
     from automemo.serve.mcp_face import build_mcp
 
-    anyio.run(build_mcp(service, limits, allow_paths=True).run_stdio_async)
+    # the client is the user's own process: it may use every user's memory, as on the state folder
+    anyio.run(build_mcp(service, limits, allow_paths=True, caller=LOCAL).run_stdio_async)
 
 
 def _serve_http(service, port: int, tokens: TokenTable, policy: HttpPolicy, limits, say) -> None:

@@ -4,7 +4,9 @@
 The HTTP guard authenticates a request with `TokenTable.authenticate` and leaves the caller's
 `Principal` in the ASGI scope (`PRINCIPAL_KEY`); the handlers (REST and MCP tools alike) ask
 `namespace_for(principal, requested_user)` before touching memory. Over stdio there is no token:
-the client is the user's own process, `LOCAL`, and may use every namespace."""
+the client is the user's own process, and the stdio face passes `LOCAL`, which may use every
+namespace, explicitly. Access fails closed: a request without a principal (no guard saw it, or no
+caller was given) is refused, never taken for `LOCAL`."""
 
 from __future__ import annotations
 
@@ -20,7 +22,6 @@ from automemo.errors import AutomemoError, UsageError
 from automemo.serve.defaults import DEFAULT_USER
 
 EVERY = "*"                         # binds a token to every namespace
-DEFAULT_NAMESPACE = DEFAULT_USER    # what a request naming no user acts on under an unbound token
 PRINCIPAL_KEY = "automemo.principal"  # where the guard leaves the caller in the ASGI scope
 
 
@@ -55,16 +56,17 @@ LOCAL = Principal("local", frozenset({EVERY}))  # stdio, or HTTP on a server wit
 
 def namespace_for(principal: Principal | None, requested: str) -> str:
     """The namespace a request acts on: the one it names if the caller may use it; naming none,
-    the token's only namespace, or the default namespace "" for an unbound token. Raises
-    `NamespaceRefused` otherwise. `None` (no HTTP request: stdio) is `LOCAL`."""
-    principal = principal or LOCAL
+    the token's only namespace, or the fixed default namespace (`DEFAULT_USER`, never "") for an
+    unbound token. Raises `NamespaceRefused` otherwise, and for no principal at all."""
+    if not isinstance(principal, Principal):
+        raise NamespaceRefused("this request carries no caller (it did not pass the server's guard); it is refused")
     if requested:
         if principal.may_use(requested):
             return requested
         raise NamespaceRefused(f"this token may not use the memory of user {requested!r}; it may use "
                                f"{_listed(principal)}")
     if principal.unbound:
-        return DEFAULT_NAMESPACE
+        return DEFAULT_USER
     if len(principal.namespaces) == 1:
         return next(iter(principal.namespaces))
     raise NamespaceRefused(f"this token may use several users' memories ({_listed(principal)}); name one "
@@ -72,10 +74,11 @@ def namespace_for(principal: Principal | None, requested: str) -> str:
 
 
 def principal_of(scope: Mapping[str, Any] | None) -> Principal:
-    """The caller the guard recorded for an HTTP request's ASGI scope; `LOCAL` for no request
-    (stdio). A scope the guard never saw is refused rather than trusted."""
+    """The caller the guard recorded for an HTTP request's ASGI scope. No scope, or a scope the
+    guard never saw, is refused rather than trusted (stdio passes `LOCAL` itself)."""
     if scope is None:
-        return LOCAL
+        raise NamespaceRefused("this call carries no HTTP request, so no caller the server's guard checked; "
+                               "it is refused")
     principal = scope.get(PRINCIPAL_KEY)
     if not isinstance(principal, Principal):
         raise NamespaceRefused("this request did not pass the server's guard; it is refused")

@@ -1,7 +1,8 @@
 """One namespace's append-only log: a JSON line per acknowledged `remember` and per `forget`,
 fsynced before the call is answered, read back in order when the namespace opens.
 
-    {"seq": 7, "received": 1764140000.0, "episode": {...}}     a remembered episode
+    {"seq": 7, "received": 1764140000.0, "episode": {...},     a remembered episode, with the
+     "keys": ["3fa1...", ...]}                                 embedding cache keys its update asked for
     {"seq": 8, "received": 1764140009.5, "forget": "chat-17"}  a tombstone: the episodes with
                                                                that task_id logged before it
 
@@ -25,6 +26,9 @@ class LogEntry:
     received: float
     episode: dict[str, Any] | None = None   # the episode's JSON (EpisodeRecorder.to_dict())
     forget: str | None = None               # or: the task_id a tombstone forgets
+    # the embedding cache entries the episode's update asked for; None: not recorded (a log from
+    # before they were, or a memory whose cache is not the service's)
+    keys: tuple[str, ...] | None = None
 
     @property
     def task_id(self) -> str:
@@ -32,12 +36,15 @@ class LogEntry:
 
     def to_dict(self) -> dict[str, Any]:
         head = {"seq": self.seq, "received": self.received}
-        return {**head, "episode": self.episode} if self.episode is not None else {**head, "forget": self.forget}
+        if self.episode is None:
+            return {**head, "forget": self.forget}
+        return {**head, "episode": self.episode, **({"keys": list(self.keys)} if self.keys is not None else {})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LogEntry:
         return cls(seq=int(data["seq"]), received=float(data.get("received", 0.0)),
-                   episode=data.get("episode"), forget=data.get("forget"))
+                   episode=data.get("episode"), forget=data.get("forget"),
+                   keys=tuple(data["keys"]) if isinstance(data.get("keys"), list) else None)
 
 
 def live_episodes(entries: Iterable[LogEntry]) -> list[LogEntry]:
@@ -79,8 +86,9 @@ class EpisodeLog:
         self.last_seq = max((e.seq for e in entries), default=self.last_seq)
         return entries
 
-    def append_episode(self, episode: dict[str, Any], received: float) -> LogEntry:
-        return self._append(LogEntry(seq=self.last_seq + 1, received=received, episode=episode))
+    def append_episode(self, episode: dict[str, Any], received: float, keys: Iterable[str] | None = None) -> LogEntry:
+        return self._append(LogEntry(seq=self.last_seq + 1, received=received, episode=episode,
+                                     keys=None if keys is None else tuple(sorted(keys))))
 
     def append_forget(self, task_id: str, received: float) -> LogEntry:
         return self._append(LogEntry(seq=self.last_seq + 1, received=received, forget=task_id))

@@ -5,7 +5,9 @@ checked before a request reaches a handler, in this order.
    loopback names on a loopback or wildcard bind, `--allowed-host`). A web page whose own name
    was rebound to 127.0.0.1 (DNS rebinding) sends its own name here and is refused.
 2. Origin: a browser names the page that sends a request; a page may call the server only from
-   an allowed host or a `--cors-origin`. Clients that send no Origin (curl, SDKs) pass.
+   its own origin (scheme and the very host and port of the request's Host) or a `--cors-origin`,
+   matched exactly: another local app (`http://localhost:3000`) is another origin. Clients that
+   send no Origin (curl, SDKs) pass.
 3. CORS, only for `--cors-origin` origins: preflights answered, responses labelled.
 4. The bearer token (every path but /healthz), whose principal is left in the scope for the
    handlers' namespace checks (`serve.access`).
@@ -67,7 +69,7 @@ class HostGuard:
         origin = headers.get(b"origin")
         if origin is not None:
             origin_text = origin.decode("latin-1").strip().rstrip("/").lower()
-            if not self._origin_allowed(origin_text):
+            if not self._origin_allowed(origin_text, host):
                 log.warning("refused a request from the web page origin %r", origin_text)
                 return await refusal(
                     f"refused: a request from the web page origin {origin_text!r} (the Origin header); "
@@ -79,13 +81,16 @@ class HostGuard:
     def _host_allowed(self, host: str) -> bool:
         return bool(host) and (host in self.hosts or _name_of(host) in self.hosts)
 
-    def _origin_allowed(self, origin: str) -> bool:
+    def _origin_allowed(self, origin: str, host: str) -> bool:
+        """A configured origin, or the server's own: the page was served from the very host and
+        port this request is addressed to (a same-origin call). "null" (a sandboxed page, a
+        file) and anything odd are refused."""
         if origin in self.origins:
             return True
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.path:
-            return False  # "null" (a sandboxed page, a file) and anything odd
-        return self._host_allowed(parts.netloc)
+            return False
+        return parts.netloc == host
 
 
 def _name_of(host: str) -> str:

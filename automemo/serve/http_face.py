@@ -3,11 +3,15 @@
 Starlette app, behind the guard (`serve.guard`: Host and Origin, CORS, token, rate limit, body
 size) that runs before anything is parsed. Every handler that touches memory asks
 `serve.access.namespace_for` which user's memory the caller may act on. Image file paths are never
-read here, loopback included: only data URLs."""
+read here, loopback included: only data URLs.
+
+A request that reads or changes memory comes with a body a web page cannot send without asking
+first (JSON or JSON lines: a CORS preflight), or with a token: a page's `<img src=".../v1/export">`
+carries neither and is refused. Decoding a request's images runs on a worker thread, never on the
+event loop: one tenant's large images do not stall another's calls."""
 
 from __future__ import annotations
 
-import json
 import logging
 from functools import partial
 from typing import Any, Awaitable, Callable
@@ -20,9 +24,10 @@ from automemo.serve.access import NamespaceRefused, TokenTable, namespace_for, p
 from automemo.serve.guard import build_guard
 from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.mcp_face import build_mcp
+from automemo.serve.offload import Offload, json_of
 from automemo.serve.openapi import openapi_schema
-from automemo.serve.requests import (BadRequest, RequestLimits, forget_request, recall_request, remember_episode,
-                                     remember_user)
+from automemo.serve.requests import (BadRequest, RequestLimits, export_request, forget_request, recall_request,
+                                     remember_request)
 from automemo.serve.service import MemoryService, ServiceError
 from automemo.serve.transfer import read_lines
 
@@ -33,6 +38,7 @@ NDJSON = "application/x-ndjson"
 def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPolicy = HttpPolicy(),
               tokens: TokenTable = TokenTable()) -> Any:
     mcp = build_mcp(service, limits, allow_paths=False)
+    offload = Offload()
 
     def route(path: str, methods: list[str]):
         def wrap(handler: Callable[[Request], Awaitable[Any]]):
@@ -40,11 +46,7 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
                 try:
                     answer = await handler(request)
                     return answer if isinstance(answer, Response) else JSONResponse(answer)
-                except BadRequest as exc:
-                    return _error(str(exc), getattr(exc, "status", 400))
-                except NamespaceRefused as exc:
-                    return _error(str(exc), exc.status)
-                except ServiceError as exc:
+                except (BadRequest, NamespaceRefused, ServiceError) as exc:
                     return _error(str(exc), exc.status)
                 except Exception:  # the client gets a sentence, the operator the traceback
                     log.exception("%s failed", path)
@@ -55,27 +57,37 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
 
     @route("/v1/recall", ["POST"])
     async def recall(request: Request) -> Any:
-        body = await _json_body(request, limits)
+        raw = await _body(request, limits, ("application/json",))
         user_for = partial(namespace_for, principal_of(request.scope))
-        return await service.recall(recall_request(body, limits, allow_paths=False, user_for=user_for))
+        return await service.recall(await offload.parse(
+            raw, partial(recall_request, limits=limits, allow_paths=False, user_for=user_for,
+                         question_time_keys=service.question_time_keys)))
 
     @route("/v1/remember", ["POST"])
     async def remember(request: Request) -> Any:
-        body = await _json_body(request, limits)
-        principal = principal_of(request.scope)
-        user = namespace_for(principal, remember_user(body))  # refused here, before an image is stored
-        episode = remember_episode(body, limits, service.benchmark, service.store_image_for(user),
-                                   allow_paths=False, user_for=partial(namespace_for, principal))
-        return await service.remember(user, episode)
+        raw = await _body(request, limits, ("application/json",))
+        user_for = partial(namespace_for, principal_of(request.scope))
+        asked = await offload.parse(raw, partial(remember_request, limits=limits, benchmark=service.benchmark,
+                                                 allow_paths=False, user_for=user_for))
+        return await service.remember(asked.user, asked.draft)
 
     @route("/v1/forget", ["POST"])
     async def forget(request: Request) -> Any:
-        user, task_id = forget_request(await _json_body(request, limits))
-        return await service.forget(namespace_for(principal_of(request.scope), user), task_id)
+        user_for = partial(namespace_for, principal_of(request.scope))
+        return await service.forget(*forget_request(await _json_body(request, limits), limits, user_for=user_for))
 
-    @route("/v1/export", ["GET"])
+    @route("/v1/export", ["GET", "POST"])
     async def export(request: Request) -> Response:
-        user = namespace_for(principal_of(request.scope), request.query_params.get("user", ""))
+        user_for = partial(namespace_for, principal_of(request.scope))
+        if request.method == "GET":
+            if not tokens.required:
+                # a GET without a token is what a page's <img> or <script> tag sends: it must not
+                # carry a user's memory away
+                raise BadRequest("on a server without tokens, export with POST and a JSON body {\"user\": ...}; "
+                              "GET /v1/export is served only with a bearer token", 405)
+            user = user_for(request.query_params.get("user", ""))
+        else:
+            user = export_request(await _json_body(request, limits), limits, user_for=user_for)
         lines = await service.export(user)
         return Response("".join(line + "\n" for line in lines), media_type=NDJSON)
 
@@ -83,7 +95,7 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
     async def import_(request: Request) -> Any:
         user = namespace_for(principal_of(request.scope), request.query_params.get("user", ""))
         text = (await _body(request, limits, (NDJSON, "application/json"))).decode("utf-8", "replace")
-        episodes = read_lines(text, limits, service.benchmark, service.store_image_for(user))
+        episodes = await offload.run(partial(read_lines, text, limits, service.benchmark, user=user))
         return await service.import_episodes(user, episodes)
 
     @route("/v1/manifest", ["GET"])
@@ -113,29 +125,18 @@ async def _body(request: Request, limits: RequestLimits, kinds: tuple[str, ...])
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind not in kinds:
         # also keeps a web page from posting to a local server: such a post needs a CORS preflight
-        raise _Status(f"send the body with the header `Content-Type: {kinds[0]}`", 415)
+        raise BadRequest(f"send the body with the header `Content-Type: {kinds[0]}`", 415)
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limits.max_body_bytes:
-            raise _Status(f"the request body is over the limit of {limits.max_body_bytes} bytes", 413)
+            raise BadRequest(f"the request body is over the limit of {limits.max_body_bytes} bytes", 413)
         chunks.append(chunk)
     return b"".join(chunks)
 
 
 async def _json_body(request: Request, limits: RequestLimits) -> Any:
-    body = await _body(request, limits, ("application/json",))
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadRequest(f"the body is not valid JSON ({exc.__class__.__name__} at position "
-                         f"{getattr(exc, 'pos', getattr(exc, 'start', 0))})") from None
-
-
-class _Status(BadRequest):
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
+    return json_of(await _body(request, limits, ("application/json",)))
 
 
 def _error(message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -7,18 +7,19 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
+from automemo.serve.defaults import HOST, RATE_LIMIT
+
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
-DEFAULT_RATE_LIMIT = 1200  # per minute per token, on a server with tokens; see docs/serve.md
 
 
 @dataclass(frozen=True)
 class HttpPolicy:
     """What the guard lets through, from the command line's flags."""
 
-    bind_host: str = "127.0.0.1"
+    bind_host: str = HOST
     allowed_hosts: tuple[str, ...] = ()   # --allowed-host: NAME (any port) or NAME:PORT
     cors_origins: tuple[str, ...] = ()    # --cors-origin: scheme://host[:port], exactly
-    rate_per_minute: int = DEFAULT_RATE_LIMIT  # --rate-limit; 0: none
+    rate_per_minute: int = RATE_LIMIT     # --rate-limit; 0: none
 
     def host_names(self) -> tuple[str, ...]:
         """The Host names (lower case, IPv6 in brackets) requests may carry."""

@@ -5,7 +5,8 @@ The tools take the argument names other memory services use as optional aliases 
 `content`, `user_id`...), so a harness's generic MCP adapter, which picks tools by name and fills
 the first argument it recognises, drives them unchanged. Over HTTP a tool acts for the caller the
 guard authenticated (its principal rides on the Starlette request in the tool's context); over
-stdio there is no request and the caller is the local user, who may use every namespace."""
+stdio there is no request and the face is built with the caller (the local user, `LOCAL`). A tool
+call with neither is refused: access never falls back to every namespace."""
 
 from __future__ import annotations
 
@@ -17,16 +18,26 @@ from typing import Any, Awaitable, Callable
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ImageContent, TextContent
 
-from automemo.serve.access import NamespaceRefused, namespace_for, principal_of
-from automemo.serve.requests import (BadRequest, RequestLimits, UserFor, forget_request, recall_request,
-                                     remember_episode, remember_user)
+from automemo.serve import request_model as model
+from automemo.serve.access import NamespaceRefused, Principal, namespace_for, principal_of
+from automemo.serve.offload import Offload
+from automemo.serve.requests import BadRequest, RequestLimits, UserFor, forget_request, recall_request, remember_request
 from automemo.serve.service import MemoryService, ServiceError
 
 MANIFEST_URI = "automemo://manifest"
 log = logging.getLogger("automemo.serve")
 
 
-def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: bool) -> MCPServer:
+def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: bool,
+              caller: Principal | None = None) -> MCPServer:
+    """The MCP server over `service`. `caller` is who calls when no HTTP request carries a
+    principal (stdio: `LOCAL`); None (HTTP) refuses such calls."""
+
+    def user_for(ctx: Context | None) -> UserFor:
+        return _user_for(ctx, caller)
+
+    offload = Offload()  # images decode on its workers, never on the event loop
+
     node = (service.manifest.get("node") or {}).get("id")
     server = MCPServer(
         name="automemo",
@@ -38,22 +49,19 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
         log_level="WARNING",
     )
 
-    @server.tool(description=(
-        "What memory holds for a task: text to put in your prompt, images, and ranked evidence ids. "
-        "Give the task or question as `instruction` (or `query`, or `text`). `images` are data URLs "
-        "(data:image/png;base64,...; file paths too over stdio); `user` (or `scope`, `user_id`) names "
-        "whose memory to search, `time` is when the question is asked. `limit`/`top_k` are accepted "
-        "and ignored: the program decides how much to return."))
-    async def recall(instruction: str = "", query: str = "", text: str = "", images: list[str] | None = None,
-                     user: str = "", scope: str = "", user_id: str = "", time: str = "",
-                     limit: int | None = None, top_k: int | None = None, ctx: Context | None = None
-                     ) -> CallToolResult:
-        body = _given(instruction=instruction, query=query, text=text, images=images, user=user, scope=scope,
-                      user_id=user_id, time=time, limit=limit, top_k=top_k)
-        if not any(k in body for k in ("instruction", "query", "text")):
-            body["instruction"] = instruction  # the sentence for a missing instruction comes from the check
-        answer = await _answered("recall", lambda: service.recall(
-            recall_request(body, limits, allow_paths=allow_paths, user_for=_user_for(ctx))))
+    @server.tool(description=model.RECALL.tool_doc(
+        "What memory holds for a task: text to put in your prompt, images, and ranked evidence ids."))
+    @_shaped(model.RECALL)
+    async def recall(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
+        body = _given(**arguments)
+        if not any(k in body for k in model.INSTRUCTION.names):
+            body["instruction"] = ""  # the sentence for a missing instruction comes from the check
+
+        async def find() -> dict[str, Any]:
+            asked = await offload.run(partial(recall_request, body, limits, allow_paths=allow_paths,
+                                              user_for=user_for(ctx), question_time_keys=service.question_time_keys))
+            return await service.recall(asked)
+        answer = await _answered("recall", find)
         if isinstance(answer, CallToolResult):
             return answer
         content: list[Any] = [TextContent(type="text", text=answer["text"] or "(memory holds nothing for this task)")]
@@ -66,43 +74,29 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
         structured["images"] = [{"caption": i["caption"], "sha256": i["sha256"]} for i in answer["images"]]
         return CallToolResult(content=content, structured_content=structured)
 
-    @server.tool(description=(
-        "Store an experience in memory. Pass one of: `episode` (the episode JSON: task_id, "
-        "instruction, steps [{index, observation, action, screenshot?}] with index numbered in order "
-        "when left out, final_answer, reward); `messages` ([{role, content, images?}], a conversation); "
-        "or one message as `content` (or `text`) with `role` (default user). With `user` (or `user_id`), "
-        "`time` and `task_id` for a conversation. Images are data URLs (data:image/png;base64,...)."))
-    async def remember(episode: dict[str, Any] | None = None, messages: list[dict[str, Any]] | None = None,
-                       content: str = "", text: str = "", role: str = "", images: list[str] | None = None,
-                       user: str = "", user_id: str = "", time: str = "", task_id: str = "",
-                       ctx: Context | None = None) -> CallToolResult:
-        forms = [name for name, value in (("episode", episode), ("messages", messages), ("content", content),
-                                          ("text", text)) if value]
-        if len(forms) != 1 and set(forms) != {"content", "text"}:
+    @server.tool(description=model.REMEMBER_TOOL.tool_doc(
+        "Store an experience in memory: exactly one of `episode`, `messages` or `content`; the call's "
+        "user goes with an `episode` too."))
+    @_shaped(model.REMEMBER_TOOL)
+    async def remember(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
+        body = _given(**arguments)
+        forms = [name for name in ("episode", "messages", *model.CONTENT.names) if name in body]
+        if len(forms) != 1 and set(forms) != set(model.CONTENT.names):
             return _error("pass exactly one of `episode` (an episode object), `messages` (a conversation) or "
                           "`content` (one message)" + (f"; got {', '.join(forms)}" if forms else ""))
-        if episode is not None:
-            body = episode
-        else:
-            body = _given(messages=messages, content=content, text=text, role=role, images=images, user=user,
-                          user_id=user_id, time=time, task_id=task_id)
+
         async def store() -> dict[str, Any]:
-            user_for = _user_for(ctx)
-            owner = user_for(remember_user(body))  # refused here, before an image is stored
-            recorded = remember_episode(body, limits, service.benchmark, service.store_image_for(owner),
-                                        allow_paths=allow_paths, user_for=user_for)
-            return await service.remember(owner, recorded)
+            asked = await offload.run(partial(remember_request, body, limits, service.benchmark,
+                                              allow_paths=allow_paths, user_for=user_for(ctx)))
+            return await service.remember(asked.user, asked.draft)
         return _as_result(await _answered("remember", store))
 
-    @server.tool(description=(
-        "Forget, for good: with `task_id`, the remembered episode(s) with that id (the id `remember` "
-        "answered); without it, everything remembered for `user` (or `user_id`). Nothing forgotten is "
-        "recalled again, after a restart included."))
-    async def forget(user: str = "", user_id: str = "", task_id: str = "", ctx: Context | None = None
-                     ) -> CallToolResult:
+    @server.tool(description=model.FORGET.tool_doc(
+        "Forget, for good: nothing forgotten is recalled again, after a restart included."))
+    @_shaped(model.FORGET)
+    async def forget(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
         async def erase() -> dict[str, Any]:
-            requested, task = forget_request(_given(user=user, user_id=user_id, task_id=task_id))
-            return await service.forget(_user_for(ctx)(requested), task)
+            return await service.forget(*forget_request(_given(**arguments), limits, user_for=user_for(ctx)))
         return _as_result(await _answered("forget", erase))
 
     @server.resource(MANIFEST_URI, name="manifest", mime_type="application/json",
@@ -131,13 +125,26 @@ def _as_result(answer: dict[str, Any] | CallToolResult) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))], structured_content=answer)
 
 
-def _user_for(ctx: Context | None) -> UserFor:
-    """The namespace check for the caller of this tool call."""
+def _user_for(ctx: Context | None, caller: Principal | None) -> UserFor:
+    """The namespace check for the caller of this tool call: the principal the guard left on its
+    HTTP request, else the face's own caller (stdio), else none (refused)."""
     try:
         request = ctx.request_context.request if ctx is not None else None
     except ValueError:  # no request in flight: not over HTTP
         request = None
-    return partial(namespace_for, principal_of(getattr(request, "scope", None)))
+    scope = getattr(request, "scope", None)
+    return partial(namespace_for, principal_of(scope) if scope is not None or caller is None else caller)
+
+
+def _shaped(form: model.Form) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A tool whose arguments are `form`'s fields: its signature (which the SDK turns into the
+    tool's input schema) is the request model's, not written out again here."""
+    def shape(tool: Callable[..., Any]) -> Callable[..., Any]:
+        tool.__signature__ = form.signature(Context)
+        tool.__annotations__ = {**{p.name: p.annotation for p in tool.__signature__.parameters.values()},
+                                "return": CallToolResult}
+        return tool
+    return shape
 
 
 def _given(**arguments: Any) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """The namespaces a server holds: one `UserMemory` per user, opened on demand, at most
 `max_open` open at once (the least recently used idle one is snapshotted and closed to make
-room; it reopens from its snapshot when it is needed again).
+room; it reopens from its snapshot when it is needed again), and at most `max_known` closed ones
+remembered in its tables (the least recently used idle ones are pruned: a user met once must not
+keep a table entry for the life of the server).
 
 Calls into one namespace run one at a time, in arrival order (an asyncio lock is first come,
 first served), on a shared thread pool: a recall never runs during an update of the same memory,
@@ -14,6 +16,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
+from automemo.serve.defaults import MAX_KNOWN_NAMESPACES
 from automemo.serve.state_folder import StateFolder
 from automemo.serve.user_memory import Program, UserMemory
 
@@ -22,12 +25,13 @@ T = TypeVar("T")
 
 class NamespacePool:
     def __init__(self, state: StateFolder, program: Program, *, max_open: int,
-                 notice: Callable[[str], None]) -> None:
+                 notice: Callable[[str], None], max_known: int = MAX_KNOWN_NAMESPACES) -> None:
         if max_open < 1:
             raise ValueError(f"max_open must be at least 1, got {max_open}")
         self.state = state
         self.program = program
         self.max_open = max_open
+        self.max_known = max(max_known, max_open)
         self._notice = notice
         self._memories: OrderedDict[str, UserMemory] = OrderedDict()  # least recently used first
         self._locks: dict[str, asyncio.Lock] = {}
@@ -63,6 +67,7 @@ class NamespacePool:
             return await asyncio.get_running_loop().run_in_executor(self._threads, erase)
 
     async def _make_room(self, keep: str) -> None:
+        self._prune(keep)
         while True:
             open_users = [u for u, m in self._memories.items() if m.is_open]
             if len(open_users) <= self.max_open:
@@ -78,6 +83,17 @@ class NamespacePool:
         memory = self._memories[user]
         async with self._lock(user):
             await asyncio.get_running_loop().run_in_executor(self._threads, memory.close)
+
+    def _prune(self, keep: str) -> None:
+        """Forget the table entries of the least recently used closed, idle namespaces beyond
+        `max_known` (a closed namespace is a few paths; reopening rebuilds its entry)."""
+        for user in list(self._memories):
+            if len(self._memories) <= self.max_known:
+                return
+            lock = self._locks.get(user)
+            if user != keep and not self._memories[user].is_open and (lock is None or not lock.locked()):
+                del self._memories[user]
+                self._locks.pop(user, None)
 
     def _lock(self, user: str) -> asyncio.Lock:
         return self._locks.setdefault(user, asyncio.Lock())
@@ -101,4 +117,5 @@ class NamespacePool:
         self._threads.shutdown(wait=True)
 
     def stats(self) -> dict[str, Any]:
-        return {"open": self.open_count(), "max_open": self.max_open}
+        return {"open": self.open_count(), "max_open": self.max_open, "known": len(self._memories),
+                "locks": len(self._locks)}

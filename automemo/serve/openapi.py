@@ -1,8 +1,11 @@
-"""The OpenAPI description of the REST face, served at /openapi.json."""
+"""The OpenAPI description of the REST face, served at /openapi.json. The request bodies' fields,
+aliases and descriptions come from `serve.request_model`, as the checks and the MCP tools do."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from automemo.serve import request_model as model
 
 _ERROR = {"description": "a sentence saying what was wrong",
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
@@ -11,12 +14,10 @@ _RATE = {**_ERROR, "description": "over --rate-limit; wait the seconds in the Re
 # every route: 403 for a Host or Origin the server was not started to trust (and, on recall and
 # remember, a user the token may not use); 429 over the rate limit
 _GUARDED = {"401": _ERROR, "403": _ERROR, "429": _RATE}
-_WRITES = {"400": _ERROR, **_GUARDED, "413": _ERROR, "415": _ERROR, "503": _ERROR}
-_IMAGES = {"type": "array", "items": {"type": "string"},
-           "description": "data URLs (data:image/png;base64,...) of PNG, JPEG, GIF or WebP images; each is "
-                          "decoded before anything is stored. File paths are read only over MCP stdio"}
-_USER = "whose memory (a user id; a namespace). A token bound to users may name only those; naming " \
-        "none, it acts on its one user, or the default namespace \"\" for an unbound token"
+_WRITES = {"400": _ERROR, **_GUARDED, "413": _ERROR, "415": _ERROR, "422": _ERROR, "503": _ERROR}
+_EXPORTED = {"description": "one episode a line", "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}
+_IMAGES = {"type": "array", "items": {"type": "string"}, "description": model.IMAGES_DOC}
+_USER = model.USER_DOC
 
 
 def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
@@ -36,8 +37,8 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
             "/v1/remember": {"post": {
                 "summary": "Store an episode (applied and fsynced before the answer)",
                 "requestBody": {"required": True, "content": {"application/json": {"schema": {"oneOf": [
-                    {"$ref": "#/components/schemas/Episode"}, {"$ref": "#/components/schemas/Chat"},
-                    {"$ref": "#/components/schemas/Message"}]}}}},
+                    {"$ref": "#/components/schemas/Episode"}, {"$ref": "#/components/schemas/EpisodeCall"},
+                    {"$ref": "#/components/schemas/Chat"}, {"$ref": "#/components/schemas/Message"}]}}}},
                 "responses": {"200": {"description": "acknowledged", "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/Ack"}}}}, **_WRITES},
             }},
@@ -47,12 +48,18 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                     "schema": {"$ref": "#/components/schemas/Forget"}}}},
                 "responses": {"200": {"description": "forgotten", "content": {"application/json": {
                     "schema": {"type": "object"}}}}, **_WRITES}}},
-            "/v1/export": {"get": {
-                "summary": "A user's episodes as JSON lines, images inline as data URLs",
-                "parameters": [{"name": "user", "in": "query", "schema": {"type": "string"}, "description": _USER}],
-                "responses": {"200": {"description": "one episode a line",
-                                      "content": {"application/x-ndjson": {"schema": {"type": "string"}}}},
-                              **_GUARDED, "503": _ERROR}}},
+            "/v1/export": {
+                "post": {
+                    "summary": "A user's episodes as JSON lines, images inline as data URLs",
+                    "requestBody": {"required": True, "content": {"application/json": {
+                        "schema": {"$ref": "#/components/schemas/Export"}}}},
+                    "responses": {"200": _EXPORTED, **_WRITES}},
+                "get": {
+                    "summary": "As POST, on a server with tokens only (405 without: a page's <img> tag could "
+                               "send this GET)",
+                    "parameters": [{"name": "user", "in": "query", "schema": {"type": "string"},
+                                    "description": _USER}],
+                    "responses": {"200": _EXPORTED, **_GUARDED, "405": _ERROR, "503": _ERROR}}},
             "/v1/import": {"post": {
                 "summary": "Add episodes (JSON lines, as an export writes them) to a user's memory",
                 "parameters": [{"name": "user", "in": "query", "schema": {"type": "string"}, "description": _USER}],
@@ -67,22 +74,7 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
         },
         "components": {"schemas": {
             "Error": {"type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]},
-            "Recall": {
-                "type": "object", "additionalProperties": False,
-                "description": "one of instruction, query or text is required (they are one field)",
-                "anyOf": [{"required": ["instruction"]}, {"required": ["query"]}, {"required": ["text"]}],
-                "properties": {
-                    "instruction": {"type": "string", "description": "the task or question"},
-                    "query": {"type": "string", "description": "alias of instruction"},
-                    "text": {"type": "string", "description": "alias of instruction"},
-                    "images": _IMAGES,
-                    "user": {"type": "string", "description": _USER},
-                    "scope": {"type": "string", "description": "alias of user"},
-                    "user_id": {"type": "string", "description": "alias of user"},
-                    "time": {"type": "string", "description": "when the question is asked"},
-                    "limit": {"type": "integer", "minimum": 1,
-                              "description": "accepted and ignored: the program's payload decides how much"},
-                    "top_k": {"type": "integer", "minimum": 1, "description": "as limit"}}},
+            "Recall": {**model.RECALL.schema(), "anyOf": [{"required": [n]} for n in model.INSTRUCTION.names]},
             "Payload": {"type": "object", "properties": {
                 "text": {"type": "string"},
                 "images": {"type": "array", "items": {"type": "object", "properties": {
@@ -105,27 +97,11 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                 "final_answer": {"type": ["string", "null"]}, "reward": {"type": "number"},
                 "success": {"type": "boolean"},
                 "metadata": {"type": "object", "properties": {"user": {"type": "string", "description": _USER}}}}},
-            "Chat": {"type": "object", "required": ["messages"], "additionalProperties": False, "properties": {
-                "messages": {"type": "array", "items": {"type": "object", "required": ["role", "content"],
-                             "properties": {"role": {"type": "string"}, "content": {"type": "string"},
-                                            "images": _IMAGES}}},
-                "user": {"type": "string", "description": _USER},
-                "user_id": {"type": "string", "description": "alias of user"},
-                "time": {"type": "string"}, "task_id": {"type": "string"}}},
-            "Message": {
-                "type": "object", "additionalProperties": False,
-                "description": "one message, remembered as a one-message chat",
-                "anyOf": [{"required": ["content"]}, {"required": ["text"]}],
-                "properties": {
-                    "content": {"type": "string"}, "text": {"type": "string", "description": "alias of content"},
-                    "role": {"type": "string", "default": "user"}, "images": _IMAGES,
-                    "user": {"type": "string", "description": _USER},
-                    "user_id": {"type": "string", "description": "alias of user"},
-                    "time": {"type": "string"}, "task_id": {"type": "string"}}},
-            "Forget": {"type": "object", "additionalProperties": False, "properties": {
-                "user": {"type": "string", "description": _USER},
-                "user_id": {"type": "string", "description": "alias of user"},
-                "task_id": {"type": "string", "description": "the id remember answered; without it, the whole user"}}},
+            "EpisodeCall": {**model.EPISODE_CALL.schema(), "required": ["episode"]},
+            "Chat": {**model.CHAT.schema(), "required": ["messages"]},
+            "Message": {**model.MESSAGE.schema(), "anyOf": [{"required": [n]} for n in model.CONTENT.names]},
+            "Forget": model.FORGET.schema(),
+            "Export": model.EXPORT.schema(),
             "Ack": {"type": "object", "properties": {
                 "ok": {"type": "boolean"}, "user": {"type": "string"}, "task_id": {"type": "string"},
                 "seq": {"type": "integer", "description": "the position in that user's log"},

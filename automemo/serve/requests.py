@@ -1,47 +1,62 @@
 """What a client may send, checked before anything reaches the program: a recall (instruction,
-images, scope, time) and a remember (the contract's episode JSON, a chat, or one message). Every
-rejection is a `BadRequest` whose message says what was wrong and what to send instead; none
-echoes a server path or a traceback.
+images, scope, time) and a remember (the contract's episode JSON, a chat, or one message, a
+transcript string becoming its turns). Every rejection is a `BadRequest` whose message says
+what was wrong and what to send instead; none echoes a server path or a traceback.
 
 The field names other memory services use are accepted as aliases (`query`/`text` for a recall's
-`instruction`, `user_id` for `user`, `content`/`text` for a one-message remember), so a generic
-benchmark harness or SDK can drive the server without an adapter. A request refused here has
-stored nothing: a remember's images are all decoded and checked, and the episode built, before
-the first image is stored."""
+`instruction`, `user_id`/`scope` for `user`, `content`/`text` for a one-message remember), so a
+generic benchmark harness or SDK can drive the server without an adapter; which field answers to
+which names, and which fields each form knows, is `serve.request_model`'s one definition. A request refused here
+has stored nothing: a remember becomes an `EpisodeDraft` whose images are decoded and checked
+but not stored (the namespace stores them in the episode's turn)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from automemo.contract import ContractError, EpisodeRecorder, ImageRef, Step
+from automemo.contract import RETRIEVE_METADATA_KEYS, USER_KEY, ContractError, EpisodeRecorder, ImageRef, Step, retrieve_metadata
 from automemo.errors import DataError
+from automemo.serve import defaults
+from automemo.serve import request_model as model
+from automemo.serve.episode_draft import EpisodeDraft, map_images, placeholder
 from automemo.serve.images import NotAnImage, check_image
+from automemo.serve.transcript import transcript_turns
 
-StoreImage = Callable[[bytes], ImageRef]  # puts image bytes where the program reads them
 # The namespace (a user id) a request acts on, given the one it names ("" when it names none);
-# raises to refuse. The HTTP face passes its caller's authorisation (serve.access.namespace_for).
+# raises to refuse. The faces pass their caller's authorisation (serve.access.namespace_for).
 UserFor = Callable[[str], str]
 
 
 class BadRequest(DataError, ValueError):
-    """The request is malformed; the message is safe to show to the client."""
+    """The request is malformed (400), too large (413) or has a field out of bounds (422); the
+    message is safe to show to the client."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
 class RequestLimits:
-    max_body_bytes: int = 8_000_000     # one HTTP request body (images travel inside it as data URLs)
-    max_images: int = 8                 # images per recall
-    max_episode_images: int = 64        # images per remembered episode (a screenshot per step)
-    max_image_bytes: int = 4_000_000    # one image file (base64-decoded)
-    max_image_pixels: int = 25_000_000  # one image's width x height (a 5000 x 5000 screenshot)
-    max_text_chars: int = 200_000       # an instruction, or all of a chat's messages together
-    max_steps: int = 2_000              # steps of one episode
+    """What one request may carry (the values and why: `serve.defaults`)."""
+
+    max_body_bytes: int = defaults.MAX_BODY_BYTES
+    max_images: int = defaults.MAX_IMAGES
+    max_episode_images: int = defaults.MAX_EPISODE_IMAGES
+    max_image_bytes: int = defaults.MAX_IMAGE_BYTES
+    max_image_pixels: int = defaults.MAX_IMAGE_PIXELS
+    max_text_chars: int = defaults.MAX_TEXT_CHARS
+    max_steps: int = defaults.MAX_STEPS
+    max_id_chars: int = defaults.MAX_ID_CHARS
+    max_time_chars: int = defaults.MAX_TIME_CHARS
+    max_metadata_chars: int = defaults.MAX_METADATA_CHARS
 
 
 @dataclass(frozen=True)
@@ -50,36 +65,39 @@ class RecallRequest:
     images: tuple[bytes, ...] = ()
     scope: str = ""  # the namespace the recall searches (a user id), already authorised
     time: str = ""
+    # what else the application knows at question time: only the keys a retrieve task may carry
+    # on the served benchmark (`contract.retrieve_metadata`, as the evaluation harness gives them)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RememberRequest:
+    user: str              # the namespace it is remembered in, already authorised
+    draft: EpisodeDraft    # its metadata.user is that namespace
 
 
 _DATA_URL = re.compile(r"^data:image/(png|jpe?g|gif|webp);base64,(.*)$", re.S)
 # a field and the other names it is accepted under, the canonical one first
-_INSTRUCTION = ("instruction", "query", "text")
-_USER = ("user", "scope", "user_id")
-_CONTENT = ("content", "text")
-# accepted so that a harness's usual arguments are not an error, and ignored: how much a recall
-# returns is the program's payload, cut to the run's budget
-_IGNORED_COUNTS = ("limit", "top_k")
-_RECALL_KEYS = {*_INSTRUCTION, *_USER, "images", "time", *_IGNORED_COUNTS}
+INSTRUCTION, USER, CONTENT = model.INSTRUCTION.names, model.USER.names, model.CONTENT.names
+_RECALL_KEYS = model.RECALL.names()
 
 
-def _as_named(user: str) -> str:
-    return user
-
-
-def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool,
-                   user_for: UserFor = _as_named) -> RecallRequest:
+def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool, user_for: UserFor,
+                   question_time_keys: frozenset[str] = frozenset()) -> RecallRequest:
     body = _object(body, "a recall")
     unknown = sorted(set(body) - _RECALL_KEYS)
     if unknown:
         raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a recall; send {', '.join(sorted(_RECALL_KEYS))}")
-    instruction = _one_of(body, _INSTRUCTION)
+    instruction = _one_of(body, INSTRUCTION)
     if not isinstance(instruction, str) or not instruction.strip():
         raise BadRequest("a recall needs \"instruction\" (or \"query\" or \"text\"): a non-empty string "
                          "(the task or question)")
     if len(instruction) > limits.max_text_chars:
-        raise BadRequest(f"the instruction has {len(instruction)} characters; the limit is {limits.max_text_chars}")
-    for name in _IGNORED_COUNTS:
+        raise BadRequest(f"the instruction has {len(instruction)} characters; the limit is {limits.max_text_chars}",
+                         413)
+    # accepted so that a harness's usual arguments are not an error, and ignored: how much a
+    # recall returns is the program's payload, cut to the run's budget
+    for name in (f.name for f in model.IGNORED_COUNTS):
         value = body.get(name)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             raise BadRequest(f"\"{name}\" must be a positive integer (it is accepted and ignored: the "
@@ -88,19 +106,35 @@ def recall_request(body: Any, limits: RequestLimits, *, allow_paths: bool,
     if not isinstance(images, list):
         raise BadRequest("\"images\" must be a list of data URLs (data:image/png;base64,...)")
     if len(images) > limits.max_images:
-        raise BadRequest(f"a recall may carry at most {limits.max_images} images; this one has {len(images)}")
-    scope = _one_of(body, _USER) or ""
-    time = body.get("time") or ""
-    for name, value in (("user", scope), ("time", time)):
-        if not isinstance(value, str):
-            raise BadRequest(f"\"{name}\" must be a string")
-    scope = user_for(scope)  # refused here, before an image is decoded
+        raise BadRequest(f"a recall may carry at most {limits.max_images} images; this one has {len(images)}", 413)
+    scope = user_for(_short(_one_of(body, USER), "user", limits.max_id_chars))  # before an image is decoded
+    time = _short(body.get("time"), "time", limits.max_time_chars)
     return RecallRequest(
         instruction=instruction,
         images=tuple(image_bytes(item, i, limits, allow_paths=allow_paths) for i, item in enumerate(images)),
         scope=scope,
         time=time,
+        metadata=_question_time(body.get("metadata"), limits, question_time_keys),
     )
+
+
+def _question_time(metadata: Any, limits: RequestLimits, question_time_keys: frozenset[str]) -> dict[str, Any]:
+    """A recall's `metadata`: what a retrieve task may carry on this benchmark, the same
+    allow-list the evaluation harness applies (`contract.retrieve_metadata`); anything else (a
+    label) is refused, not dropped in silence. The user is the call's `user`, never a key here."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise BadRequest("\"metadata\" must be an object of what is known at question time")
+    kept, refused = retrieve_metadata({k: v for k, v in metadata.items() if k != USER_KEY}, question_time_keys)
+    if refused or USER_KEY in metadata:
+        allowed = sorted((RETRIEVE_METADATA_KEYS - {USER_KEY}) | set(question_time_keys))
+        named = sorted(set(refused) | ({USER_KEY} & set(metadata)))
+        raise BadRequest(f"a recall's metadata may carry only what is known at question time on this benchmark "
+                         f"({', '.join(allowed)}), not {', '.join(named)}; the user is the call's \"user\"")
+    if len(json.dumps(kept, default=str)) > limits.max_metadata_chars:
+        raise BadRequest(f"a recall's metadata is over {limits.max_metadata_chars} characters of JSON", 413)
+    return kept
 
 
 def _one_of(body: dict[str, Any], names: tuple[str, ...]) -> Any:
@@ -111,6 +145,19 @@ def _one_of(body: dict[str, Any], names: tuple[str, ...]) -> Any:
         raise BadRequest(f"{' and '.join(f'{n!r}' for n in given)} name the same field with different values; "
                          f"send one of {', '.join(names)}")
     return next(iter(given.values()), body.get(names[0]))
+
+
+def _short(value: Any, name: str, limit: int) -> str:
+    """A short string field (a user, a task_id, a time, a role): "" when absent; refused when it
+    is not a string (400) or longer than `limit` (422): it is copied into every step and log line."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadRequest(f"\"{name}\" must be a string")
+    if len(value) > limit:
+        raise BadRequest(f"\"{name}\" has {len(value)} characters; the limit is {limit} (it is an id, a name or "
+                         f"a time, not content)", 422)
+    return value
 
 
 def image_bytes(item: Any, index: int, limits: RequestLimits, *, allow_paths: bool) -> bytes:
@@ -136,10 +183,10 @@ def image_bytes(item: Any, index: int, limits: RequestLimits, *, allow_paths: bo
         if not path.is_file():
             raise BadRequest(f"image {index}: no such file; give an existing image file or a data URL")
         if path.stat().st_size > limits.max_image_bytes:
-            raise BadRequest(f"image {index} is larger than {limits.max_image_bytes} bytes")
+            raise BadRequest(f"image {index} is larger than {limits.max_image_bytes} bytes", 413)
         data = path.read_bytes()
     if len(data) > limits.max_image_bytes:
-        raise BadRequest(f"image {index} is {len(data)} bytes; the limit is {limits.max_image_bytes}")
+        raise BadRequest(f"image {index} is {len(data)} bytes; the limit is {limits.max_image_bytes}", 413)
     if not data:
         raise BadRequest(f"image {index} is empty")
     try:
@@ -152,43 +199,83 @@ def image_bytes(item: Any, index: int, limits: RequestLimits, *, allow_paths: bo
 _EPISODE_HELP = (
     "send the episode JSON (task_id, instruction, steps: [{index, observation, action}] with index "
     "0, 1, ... (numbered in order when left out), final_answer, reward), a chat "
-    "{\"messages\": [{\"role\", \"content\"}], \"user\": ...} or one message {\"content\", \"role\"?, \"user\"?}"
+    "{\"messages\": [{\"role\", \"content\"}], \"user\": ...} or one message {\"content\", \"role\"?, \"user\"?} "
+    "(a transcript of \"role: text\" lines becomes one step per turn)"
 )
+_ENVELOPE_KEYS = model.EPISODE_CALL.names()
 
 
-def remember_episode(body: Any, limits: RequestLimits, benchmark: str, store_image: StoreImage, *,
-                     allow_paths: bool, user_for: UserFor = _as_named) -> EpisodeRecorder:
-    """An episode from the contract's episode JSON, a chat
-    (`{"messages": [{"role", "content", "images"?}], "user": ..., "time": ...}`) or one message
-    (`{"content" or "text", "role"?, "images"?, "user"?, ...}`). Images come as data URLs (file
-    paths over stdio) and are stored with `store_image` once the whole request has passed."""
+def remember_request(body: Any, limits: RequestLimits, benchmark: str, *, allow_paths: bool,
+                     user_for: UserFor) -> RememberRequest:
+    """A remember from the contract's episode JSON (bare, or as `{"episode": ..., "user": ...}`),
+    a chat (`{"messages": [{"role", "content", "images"?}], "user", "time", "task_id"}`) or one
+    message (`{"content" or "text", "role"?, "images"?, "user"?, ...}`; a transcript string
+    becomes its turns). The user is read once, authorised with `user_for`, and written into the
+    episode's `metadata.user`; an episode naming another user than its call is refused. Images
+    come as data URLs (file paths over stdio), decoded and checked, not stored."""
     body = _object(body, "a remember")
+    images = _Images(limits, allow_paths)
     chat = _chat_form(body)
     if chat is not None:
-        chat = {**chat, "task_id": chat.get("task_id") or f"chat-{uuid.uuid4().hex[:12]}"}
-
-        def build(put: _Put) -> EpisodeRecorder:
-            return chat_episode(chat, limits, benchmark, put, user_for)
+        user = user_for(_short(chat["user"], "user", limits.max_id_chars))
+        task_id = _short(chat["task_id"], "task_id", limits.max_id_chars) or f"chat-{uuid.uuid4().hex[:12]}"
+        episode = chat_episode(chat["messages"], limits, benchmark, images.check, user=user, task_id=task_id,
+                               time=_short(chat["time"], "time", limits.max_time_chars)).to_dict()
     else:
-        if "episode" in body and len(body) == 1:
-            body = _object(body["episode"], "\"episode\"")
-        episode = _numbered(_with_namespace(body, user_for), limits)
-
-        def build(put: _Put) -> EpisodeRecorder:
-            return _episode(episode, benchmark, put)
-    images = _Images(limits, allow_paths)
-    build(images.check)  # everything checked, every image decoded: nothing stored yet
-    return build(images.storer(store_image))
+        episode, user = _episode_form(body, limits, user_for)
+        episode = _episode(map_images(episode, images.check), benchmark).to_dict()
+    draft = EpisodeDraft(episode, tuple(images.checked))
+    if draft.size - sum(map(len, draft.images)) > 2 * limits.max_text_chars:
+        raise BadRequest(f"the episode is {draft.size} characters of JSON without its images; the limit is "
+                         f"{2 * limits.max_text_chars}", 413)
+    return RememberRequest(user, draft)
 
 
-_Put = Callable[[Any], dict[str, Any]]  # an image as the client sent it -> an ImageRef dict
+def _episode_form(body: dict[str, Any], limits: RequestLimits, user_for: UserFor) -> tuple[dict[str, Any], str]:
+    """An episode's JSON with its steps numbered and its `metadata.user` set to the namespace it
+    goes to: the one the call names (`user`/`user_id`/`scope` beside `episode`) or the episode's
+    own `metadata.user`; two different ones are refused."""
+    named = ""
+    if "episode" in body:
+        unknown = sorted(set(body) - _ENVELOPE_KEYS)
+        if unknown:
+            raise BadRequest(f"unknown field(s) {', '.join(unknown)} beside \"episode\"; send \"episode\" and "
+                             f"optionally \"user\"")
+        named = _short(_one_of(body, USER), "user", limits.max_id_chars)
+        body = _object(body["episode"], "\"episode\"")
+    metadata = body.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise BadRequest(f"not an episode (\"metadata\" must be an object); {_EPISODE_HELP}")
+    own = _short((metadata or {}).get("user"), "metadata.user", limits.max_id_chars)
+    if named and own and named != own:
+        raise BadRequest(f"the call names user {named!r} and the episode's metadata.user is {own!r}; send one "
+                         f"of them, or the same user in both")
+    user = user_for(named or own)
+    _short(body.get("task_id"), "task_id", limits.max_id_chars)
+    _short((metadata or {}).get("time"), "metadata.time", limits.max_time_chars)
+    steps = body.get("steps")
+    if isinstance(steps, list):
+        if len(steps) > limits.max_steps:
+            raise BadRequest(f"the episode has {len(steps)} steps; the limit is {limits.max_steps}", 413)
+        # a harness sends steps in order and rarely numbers them
+        steps = [{"index": i, **step} if isinstance(step, dict) and "index" not in step else step
+                 for i, step in enumerate(steps)]
+        body = {**body, "steps": steps}
+    return {**body, "metadata": {**(metadata or {}), "user": user}}, user
+
+
+def _episode(body: dict[str, Any], benchmark: str) -> EpisodeRecorder:
+    try:
+        return EpisodeRecorder.from_dict({"benchmark": benchmark, **body})
+    except BadRequest:
+        raise
+    except (ContractError, TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise BadRequest(f"not an episode ({_first_line(exc)}); {_EPISODE_HELP}") from None
 
 
 class _Images:
-    """The images of one remember, in two passes over the same request: `check` decodes and checks
-    each (so a refusal leaves the store as it was), then `storer` stores them in the same order."""
-
-    _PENDING = {"path": "pending.png", "sha256": "pending"}  # stands in while the episode is checked
+    """The images of one remember: each decoded and checked as the request is read, its slot in
+    the episode a placeholder until the namespace stores it (`EpisodeDraft.build`)."""
 
     def __init__(self, limits: RequestLimits, allow_paths: bool) -> None:
         self.limits, self.allow_paths = limits, allow_paths
@@ -199,119 +286,61 @@ class _Images:
             raise BadRequest("images of an episode must be data URLs (data:image/png;base64,...); image "
                              "references into another store cannot be read here")
         if len(self.checked) >= self.limits.max_episode_images:
-            raise BadRequest(f"an episode may carry at most {self.limits.max_episode_images} images")
+            raise BadRequest(f"an episode may carry at most {self.limits.max_episode_images} images", 413)
         self.checked.append(image_bytes(item, len(self.checked), self.limits, allow_paths=self.allow_paths))
-        return dict(self._PENDING)
-
-    def storer(self, store_image: StoreImage) -> _Put:
-        pending = iter(self.checked)
-        return lambda item: store_image(next(pending)).to_dict()
+        return placeholder(len(self.checked) - 1)
 
 
-def _with_namespace(body: dict[str, Any], user_for: UserFor) -> dict[str, Any]:
-    """An episode names its user in `metadata.user`; the namespace it may act on goes there."""
-    metadata = body.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
-        return body  # the contract's check says what is wrong
-    requested = (metadata or {}).get("user") or ""
-    if not isinstance(requested, str):
-        raise BadRequest("\"metadata.user\" must be a string (the user whose memory this is)")
-    namespace = user_for(requested)
-    return {**body, "metadata": {**(metadata or {}), "user": namespace}} if namespace else body
-
-
-def _numbered(body: dict[str, Any], limits: RequestLimits) -> dict[str, Any]:
-    """Steps without an `index` get their position: a harness sends steps in order and rarely
-    numbers them."""
-    steps = body.get("steps")
-    if not isinstance(steps, list):
-        return body
-    if len(steps) > limits.max_steps:
-        raise BadRequest(f"the episode has {len(steps)} steps; the limit is {limits.max_steps}")
-    return {**body, "steps": [{"index": i, **step} if isinstance(step, dict) and "index" not in step else step
-                              for i, step in enumerate(steps)]}
-
-
-def _episode(body: dict[str, Any], benchmark: str, put: _Put) -> EpisodeRecorder:
-    data = {"benchmark": benchmark, **body}
-    try:
-        return EpisodeRecorder.from_dict(_stored_images(data, put))
-    except BadRequest:
-        raise
-    except (ContractError, TypeError, ValueError, AttributeError, KeyError) as exc:
-        raise BadRequest(f"not an episode ({_first_line(exc)}); {_EPISODE_HELP}") from None
-
-
-def _stored_images(data: dict[str, Any], put: _Put) -> dict[str, Any]:
-    """The episode JSON with its images (task_images, initial_screenshot, steps' screenshots)
-    given as data URLs replaced by what `put` makes of them."""
-    data = dict(data)
-    if data.get("task_images"):
-        data["task_images"] = [put(i) for i in _list_of(data["task_images"], "task_images")]
-    if data.get("initial_screenshot") is not None:
-        data["initial_screenshot"] = put(data["initial_screenshot"])
-    if isinstance(data.get("steps"), list):
-        data["steps"] = [
-            {**step, "screenshot": put(step["screenshot"])}
-            if isinstance(step, dict) and step.get("screenshot") is not None else step
-            for step in data["steps"]
-        ]
-    return data
-
-
-_CHAT_KEYS = {"messages", *_USER, "time", "task_id"}
-_MESSAGE_KEYS = {*_CONTENT, "role", "images", *_USER, "time", "task_id"}
+_CHAT_KEYS, _MESSAGE_KEYS = model.CHAT.names(), model.MESSAGE.names()
 
 
 def _chat_form(body: dict[str, Any]) -> dict[str, Any] | None:
-    """A chat as `{"messages", "user", "time", "task_id"}`, from a chat or from one message;
-    None for an episode."""
+    """A chat as `{"messages", "user", "time", "task_id"}`, from a chat or from one message (a
+    transcript string: its turns); None for an episode."""
     if "messages" in body:
         form, keys = "a chat remember", _CHAT_KEYS
-    elif any(name in body for name in _CONTENT):
+    elif any(name in body for name in CONTENT):
         form, keys = "a one-message remember", _MESSAGE_KEYS
     else:
         return None
     unknown = sorted(set(body) - keys)
     if unknown:
         raise BadRequest(f"unknown field(s) {', '.join(unknown)} in {form}; send {', '.join(sorted(keys))}")
-    chat = {"user": _one_of(body, _USER) or "", "time": body.get("time") or "", "task_id": body.get("task_id")}
+    chat = {"user": _one_of(body, USER), "time": body.get("time"), "task_id": body.get("task_id")}
     if "messages" in body:
         return {**chat, "messages": body["messages"]}
-    message = {"role": body.get("role") or "user", "content": _one_of(body, _CONTENT)}
+    content = _one_of(body, CONTENT)
+    turns = transcript_turns(content) if isinstance(content, str) and not body.get("images") else None
+    if turns:
+        return {**chat, "messages": [{"role": role, "content": text} for role, text in turns]}
+    message = {"role": body.get("role") or "user", "content": content}
     if body.get("images"):
         message["images"] = body["images"]
     return {**chat, "messages": [message]}
 
 
-def chat_episode(chat: dict[str, Any], limits: RequestLimits, benchmark: str, put: _Put,
-                 user_for: UserFor = _as_named) -> EpisodeRecorder:
-    """A conversation episode: one step per message, cited as `<task_id>#<i>`."""
-    messages = chat["messages"]
+def chat_episode(messages: Any, limits: RequestLimits, benchmark: str, put: Callable[[Any], dict[str, Any]], *,
+                 user: str, task_id: str, time: str) -> EpisodeRecorder:
+    """A conversation episode: one step per message (a message's further images follow as steps of
+    their own, since a step holds one picture), cited as `<task_id>#<i>`."""
     if not isinstance(messages, list) or not messages:
         raise BadRequest("\"messages\" must be a non-empty list of {\"role\", \"content\"} objects")
     if len(messages) > limits.max_steps:
-        raise BadRequest(f"the chat has {len(messages)} messages; the limit is {limits.max_steps}")
-    user, time, task_id = chat["user"], chat["time"], chat["task_id"]
-    for name, value in (("user", user), ("time", time), ("task_id", task_id)):
-        if not isinstance(value, str):
-            raise BadRequest(f"\"{name}\" must be a string")
-    user = user_for(user)
+        raise BadRequest(f"the chat has {len(messages)} messages; the limit is {limits.max_steps}", 413)
     steps, total = [], 0
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str) \
                 or not isinstance(message.get("content"), str):
             raise BadRequest(f"message {i} must be an object with string \"role\" and \"content\"")
+        role = _short(message["role"], f"message {i} role", limits.max_id_chars)
         total += len(message["content"])
-        # one step per message; a message's further images follow as steps of their own, since a
-        # step holds one picture
+        if total > limits.max_text_chars:
+            raise BadRequest(f"the chat has more than {limits.max_text_chars} characters of content (the limit)", 413)
         pictures = [ImageRef.from_dict(put(x)) for x in _list_of(message.get("images") or [], f"message {i} images")]
         for k, picture in enumerate(pictures or [None]):
             text = message["content"] if k == 0 else f"(image {k + 1} of this message)"
-            steps.append(Step(index=len(steps), observation=f"{message['role']}: {text}", screenshot=picture,
-                              ref=f"{task_id}#{len(steps)}", metadata={"speaker": message["role"], "time": time}))
-    if total > limits.max_text_chars:
-        raise BadRequest(f"the chat has {total} characters of content; the limit is {limits.max_text_chars}")
+            steps.append(Step(index=len(steps), observation=f"{role}: {text}", screenshot=picture,
+                              ref=f"{task_id}#{len(steps)}", metadata={"speaker": role, "time": time}))
     first_user = next((m["content"] for m in messages if m["role"] == "user"), messages[0]["content"])
     return EpisodeRecorder(
         task_id=task_id, benchmark=benchmark, instruction=first_user[:2000], steps=tuple(steps),
@@ -335,37 +364,26 @@ def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
 
 
-def remember_user(body: Any) -> str:
-    """The user a remember names, before authorisation: a chat's or a message's `user` (or
-    `user_id`, `scope`), or an episode's `metadata.user`; the default namespace "" when it names
-    none. A malformed body names none: `remember_episode` says what is wrong with it."""
-    if isinstance(body, dict) and "episode" in body and len(body) == 1:
-        body = body["episode"]
-    if not isinstance(body, dict):
-        return ""
-    if "messages" in body or any(name in body for name in _CONTENT):
-        user = _one_of(body, _USER)
-    else:
-        metadata = body.get("metadata")
-        user = metadata.get("user") if isinstance(metadata, dict) else None
-    if user is not None and not isinstance(user, str):
-        raise BadRequest("\"user\" must be a string (whose memory this is)")
-    return user or ""
+_FORGET_KEYS = model.FORGET.names()
 
 
-_FORGET_KEYS = {"user", "user_id", "task_id"}
-
-
-def forget_request(body: Any) -> tuple[str, str | None]:
-    """`{"user": U}` forgets the namespace; `{"user": U, "task_id": T}` one episode (`user_id`
-    is an alias of `user`). The user is the one named, before authorisation."""
+def forget_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> tuple[str, str | None]:
+    """`{"user": U}` forgets the namespace; `{"user": U, "task_id": T}` one episode. Returns the
+    authorised namespace and the task_id."""
     body = _object(body, "a forget")
     unknown = sorted(set(body) - _FORGET_KEYS)
     if unknown:
         raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a forget; send \"user\" and optionally \"task_id\"")
-    user, task_id = _one_of(body, ("user", "user_id")) or "", body.get("task_id")
-    if not isinstance(user, str):
-        raise BadRequest("\"user\" must be a string: whose memory to forget from")
+    user, task_id = _short(_one_of(body, USER), "user", limits.max_id_chars), body.get("task_id")
     if task_id is not None and (not isinstance(task_id, str) or not task_id):
         raise BadRequest("\"task_id\" must be a non-empty string: the id `remember` answered with")
-    return user, task_id
+    return user_for(user), (_short(task_id, "task_id", limits.max_id_chars) if task_id is not None else None)
+
+
+def export_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> str:
+    """`{"user": U}` (or `{}`): whose episodes to export; the authorised namespace."""
+    body = _object(body, "an export")
+    unknown = sorted(set(body) - model.EXPORT.names())
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)} in an export; send \"user\" (or nothing)")
+    return user_for(_short(_one_of(body, USER), "user", limits.max_id_chars))

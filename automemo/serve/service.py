@@ -3,11 +3,13 @@
 Isolation, forgetting and durability belong to the service, never to the evolved program. Each
 user (namespace) is its own memory, in its own sandbox session (`user_memory.UserMemory`), so no
 recall can return another user's episodes whatever the program's code says; at most `max_open`
-are open at once (`namespaces.NamespacePool`). The shipped episodes are the shared base every
-namespace starts from: replayed once, snapshotted (`state/base/`), and loaded by each namespace
-as it opens. A `remember` is acknowledged after its episode is applied and fsynced into the
-namespace's log; `forget` is durable once its tombstone is; restart loads each namespace's newest
-snapshot and replays only the log's tail."""
+are open at once (`namespaces.NamespacePool`). Every namespace starts empty; with
+`shared_experience` (`serve --shared-experience`) it starts from the shipped episodes (the
+search's update episodes: for conversation data, other people's conversations). Either starting
+state is made once, snapshotted (`state/base/`), and loaded by each namespace as it opens, so no
+start replays the shipped episodes twice. A `remember` is acknowledged after its episode is
+applied and fsynced into the namespace's log; `forget` is durable once its tombstone is; restart
+loads each namespace's newest snapshot and replays only the log's tail."""
 
 from __future__ import annotations
 
@@ -18,17 +20,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from automemo.contract import EpisodeRecorder, ImageRef
+from automemo.contract import EpisodeRecorder
 from automemo.deploy import DeployError, load_memory, read_manifest
-from automemo.episode_store import EpisodeStore
+from automemo.export import EXPERIENCE
 from automemo.errors import AutomemoError
 from automemo.sandbox.base import ProgramError, SandboxError
+from automemo.serve import defaults
+from automemo.serve.defaults import DEFAULT_USER, MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
+from automemo.serve.episode_draft import EpisodeDraft
+from automemo.serve.namespace_files import IMAGES
+from automemo.serve.namespaces import NamespacePool
 from automemo.serve.requests import RecallRequest
 from automemo.serve.state_folder import STORE, SnapshotMeta, StateError, StateFolder
-from automemo.serve.defaults import DEFAULT_USER, MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
-from automemo.serve.namespaces import NamespacePool
 from automemo.serve.transfer import data_url, episode_lines
-from automemo.serve.user_memory import NamespaceDead, Program, UserMemory
+from automemo.serve.user_memory import NamespaceDead, Program, Quota, QuotaExceeded, UserMemory
 
 
 
@@ -43,6 +48,7 @@ class ServiceError(AutomemoError, RuntimeError):
 @dataclass(frozen=True)
 class StartReport:
     shipped_episodes: int
+    shared_experience: bool   # the shipped episodes are every namespace's base (else each starts empty)
     logged_episodes: int      # in the default namespace, opened before serving
     users: int                # namespaces with a folder
     snapshots: bool           # False: the program cannot snapshot, namespaces restart by replay
@@ -52,14 +58,23 @@ class StartReport:
 class MemoryService:
     def __init__(self, folder: Path, state_dir: Path, *, sandbox: str = "auto", unsafe: bool = False,
                  services: Any = None, progress: bool = False, max_open: int = MAX_OPEN_NAMESPACES,
-                 snapshot_every: int = SNAPSHOT_EVERY, notice: Callable[[str], None] | None = None) -> None:
+                 snapshot_every: int = SNAPSHOT_EVERY, notice: Callable[[str], None] | None = None,
+                 shared_experience: bool = False,
+                 quota: Quota = Quota(defaults.MAX_USER_EPISODES, defaults.MAX_USER_BYTES),
+                 services_for: Callable[[Path], Any] | None = None) -> None:
+        """`services` serves every namespace's toolkit calls from one object; `services_for(store)`
+        makes each namespace its own over its store (its own embedding cache, which forgetting
+        prunes entry by entry); neither: the export's own embedding configuration, per namespace."""
         self.folder = Path(folder).resolve()
         self.manifest = read_manifest(self.folder)
         self.benchmark = str((self.manifest.get("benchmark") or {}).get("name") or "serve")
+        self.shared_experience = shared_experience
+        self.question_time_keys = question_time_keys(self.benchmark)
+        self._services_for = services_for
         self._notice = notice or _stderr_notice
         self.state = StateFolder(state_dir)
         try:
-            self._lock_fh = self.state.lock(self.manifest)
+            self._lock_fh = self.state.lock(self.manifest, shared_experience=shared_experience)
         except StateError as exc:
             raise DeployError(str(exc)) from None
         started = time.perf_counter()
@@ -68,7 +83,9 @@ class MemoryService:
             program = Program(
                 folder=self.folder, program_sha256=self.manifest["files"]["program.py"], benchmark=self.benchmark,
                 open_args=open_args, base_snapshot=self._base_snapshot(open_args, progress),
-                snapshot_every=snapshot_every,
+                snapshot_every=snapshot_every, shared_experience=shared_experience,
+                shipped_images=self._shipped_images() if shared_experience else frozenset(), quota=quota,
+                services_for=services_for, question_time_keys=self.question_time_keys,
             )
             self.pool = NamespacePool(self.state, program, max_open=max_open, notice=self._notice)
             default = self.pool.open_now(DEFAULT_USER)
@@ -77,25 +94,31 @@ class MemoryService:
             raise
         self.start = StartReport(
             shipped_episodes=len(self.manifest.get("experience", {}).get("episodes", [])),
+            shared_experience=shared_experience,
             logged_episodes=default.live_count, users=len(self.state.users()),
             snapshots=program.base_snapshot is not None, seconds=time.perf_counter() - started,
         )
 
     def _base_snapshot(self, open_args: dict[str, Any], progress: bool) -> Path | None:
-        """The shipped episodes' state, made once per state folder; None when the program
-        cannot snapshot (said once: every namespace then replays the shipped episodes)."""
+        """Every namespace's starting state (the program empty, or after the shipped episodes),
+        made once per state folder; None when the program cannot snapshot (said once: every
+        namespace then starts by replay)."""
         base = self.state.base()
         sha = self.manifest["files"]["program.py"]
         found = self.state.read_snapshot(base, sha)
         if found is not None:
             return found[1]
-        memory = load_memory(self.folder, progress=progress, store_dir=base / STORE, **open_args)
+        if open_args.get("services") is None and self._services_for is not None:
+            open_args = {**open_args, "services": self._services_for(base / STORE)}
+        memory = load_memory(self.folder, progress=progress, store_dir=base / STORE,
+                             experience=self.shared_experience, **open_args)
         try:
             started = time.perf_counter()
             data = memory.snapshot()
         except ProgramError as exc:
             self._notice(f"this program cannot save its state ({exc.detail}); each user's memory opens by "
-                         f"replaying the shipped and remembered episodes")
+                         f"replaying its remembered episodes"
+                         + (" after the shipped ones" if self.shared_experience else ""))
             return None
         except SandboxError as exc:
             raise DeployError(f"snapshotting the shipped episodes stopped the program ({exc.kind})") from None
@@ -106,17 +129,25 @@ class MemoryService:
             seconds=round(time.perf_counter() - started, 3)))
         return self.state.read_snapshot(base, sha)[1]
 
+    def _shipped_images(self) -> frozenset[str]:
+        """The store paths of the shipped episodes' images: the shared base's, kept in every
+        namespace's store. They are the export's image files (read from the folder, not from
+        thousands of episode files: a start must not cost the size of the experience)."""
+        shipped = self.folder / EXPERIENCE
+        return frozenset(str(p.relative_to(shipped)) for p in (shipped / IMAGES).rglob("*") if p.is_file())
+
     # --- the calls ---------------------------------------------------------------------------
 
     async def recall(self, request: RecallRequest) -> dict[str, Any]:
         def work(memory: UserMemory) -> dict[str, Any]:
             started = time.perf_counter()
-            payload = memory.recall(request.instruction, request.images, request.time)
+            payload, pictures = memory.recall(request.instruction, request.images, request.time, request.metadata)
             retrieve_ms = (time.perf_counter() - started) * 1000
             evidence = payload.metadata.get("evidence")
             return {
                 "text": payload.text,
-                "images": [_image(memory, ref) for ref in payload.images],
+                "images": [{"data_url": data_url(pictures[ref.path]), "caption": ref.caption, "sha256": ref.sha256}
+                           for ref in payload.images],
                 "evidence": [str(e) for e in evidence] if isinstance(evidence, list) else [],
                 "metadata": dict(payload.metadata),
                 "retrieve_ms": round(retrieve_ms, 3),
@@ -124,10 +155,12 @@ class MemoryService:
         answer, waited_ms = await self._call(request.scope, work, "recall")
         return {**answer, "queued_ms": round(waited_ms, 3)}
 
-    async def remember(self, user: str, episode: EpisodeRecorder) -> dict[str, Any]:
+    async def remember(self, user: str, episode: EpisodeDraft | EpisodeRecorder) -> dict[str, Any]:
+        """Remember an episode in the user's memory. An `EpisodeDraft`'s images are stored in the
+        namespace's turn; an `EpisodeRecorder`'s must already be in its store."""
         def work(memory: UserMemory) -> dict[str, Any]:
             entry, applied = memory.remember(episode)
-            return {"ok": True, "user": user, "seq": entry.seq, "task_id": episode.task_id, "applied": applied}
+            return {"ok": True, "user": user, "seq": entry.seq, "task_id": entry.task_id, "applied": applied}
         return (await self._call(user, work, "remember"))[0]
 
     async def forget(self, user: str, task_id: str | None = None) -> dict[str, Any]:
@@ -142,23 +175,24 @@ class MemoryService:
         """The namespace's episodes as JSON lines, images inline as data URLs."""
         return (await self._call(user, lambda memory: episode_lines(memory), "export"))[0]
 
-    async def import_episodes(self, user: str, episodes: list[EpisodeRecorder]) -> dict[str, Any]:
+    async def import_episodes(self, user: str, episodes: list[EpisodeDraft | EpisodeRecorder]) -> dict[str, Any]:
+        """Episodes every one of which was checked (`transfer.read_lines`), remembered in order;
+        refused whole when they do not all fit the user's quota."""
+        episodes = [e if isinstance(e, EpisodeDraft) else EpisodeDraft.of(e) for e in episodes]
+
         def work(memory: UserMemory) -> dict[str, Any]:
+            memory.check_room(episodes)
             applied = sum(memory.remember(episode)[1] for episode in episodes)
             return {"ok": True, "user": user, "imported": len(episodes), "applied": applied}
         return (await self._call(user, work, "import"))[0]
-
-    def store_image_for(self, user: str) -> Callable[[bytes], ImageRef]:
-        """Where a remember's images go before its episode is applied: the user's own store."""
-        def put(data: bytes) -> ImageRef:
-            return EpisodeStore(self.state.claim(user) / STORE).put_image(data)
-        return put
 
     async def _call(self, user: str, work: Callable[[UserMemory], Any], what: str) -> tuple[Any, float]:
         try:
             return await self.pool.call(user, work)
         except ProgramError:
             raise ServiceError(f"the memory program raised an error on this {what}; nothing was changed", 500) from None
+        except QuotaExceeded as exc:
+            raise ServiceError(f"{exc}; this {what} stored nothing", exc.status) from None
         except NamespaceDead as exc:
             raise ServiceError(f"this memory's program stopped ({exc.kind}); this {what} was not applied. The "
                                f"next call reopens it from its snapshot and log (nothing acknowledged is lost)",
@@ -178,12 +212,15 @@ class MemoryService:
             "benchmark": self.benchmark, "models": m.get("models"), "embeddings": m.get("embeddings"),
             "experience": {"episodes": self.start.shipped_episodes,
                            "n_images": (m.get("experience") or {}).get("n_images", 0)},
-            "namespaces": "one memory per user, starting from the shipped episodes",
+            "namespaces": "one memory per user, starting from the shipped episodes" if self.shared_experience
+                          else "one memory per user, each starting empty",
         }
 
     def health(self) -> dict[str, Any]:
-        return {"ok": True, "open_namespaces": self.pool.open_count(), "max_open": self.pool.max_open,
-                "snapshots": self.start.snapshots, "start_seconds": round(self.start.seconds, 3)}
+        stats = self.pool.stats()
+        return {"ok": True, "open_namespaces": stats["open"], "max_open": stats["max_open"],
+                "known_namespaces": stats["known"], "snapshots": self.start.snapshots,
+                "start_seconds": round(self.start.seconds, 3)}
 
     def close(self) -> None:
         try:
@@ -192,8 +229,15 @@ class MemoryService:
             self._lock_fh.close()
 
 
-def _image(memory: UserMemory, ref: ImageRef) -> dict[str, Any]:
-    return {"data_url": data_url(memory.image_bytes(ref)), "caption": ref.caption, "sha256": ref.sha256}
+def question_time_keys(benchmark: str) -> frozenset[str]:
+    """The keys a retrieve task may carry on a built-in benchmark besides the contract's own
+    (`Benchmark.question_time_keys`); none for another name (a user's own benchmark file is
+    not imported into the server to ask)."""
+    from automemo.benchmarks import REGISTRY, benchmark_class
+
+    if benchmark not in REGISTRY:
+        return frozenset()
+    return frozenset(benchmark_class(benchmark).question_time_keys)
 
 
 def _stderr_notice(message: str) -> None:

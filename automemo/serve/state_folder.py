@@ -3,9 +3,9 @@
     STATE/
       program.json            which exported program this memory belongs to
       .lock                   held by the one process using the folder
-      base/                   the shared base: the shipped episodes, replayed once
-        store/                  its working episode store (shipped images, embedding cache)
-        snapshot.bin|.json      the program's state after the shipped episodes
+      base/                   every namespace's starting state, made once: the program empty, or after
+        store/                  the shipped episodes with `serve --shared-experience` (its working
+        snapshot.bin|.json      store: shipped images, embedding cache; the program's state)
       users/<key>/            one namespace (a `user`): its own memory, isolated by construction
         user.json               {"user": "ana"}: the name <key> stands for
         episodes.jsonl          its remembers and tombstones (`EpisodeLog`)
@@ -29,6 +29,7 @@ from typing import Any
 from automemo.contract import EpisodeRecorder
 from automemo.episode_store import atomic_write
 from automemo.errors import DataError
+from automemo.serve.defaults import DEFAULT_USER
 from automemo.serve.episode_log import EpisodeLog, fsync_file, live_episodes
 
 IDENTITY = "program.json"
@@ -66,10 +67,12 @@ class StateFolder:
 
     # --- ownership ------------------------------------------------------------------------
 
-    def lock(self, manifest: dict[str, Any] | None) -> Any:
+    def lock(self, manifest: dict[str, Any] | None, *, shared_experience: bool = False) -> Any:
         """Hold the folder for this process, and refuse a folder that belongs to another
-        program (its logs would replay into the wrong memory). Returns the held file. Without a
-        manifest (`automemo memory ...`), the folder must already be a server's state folder."""
+        program (its logs would replay into the wrong memory) or that was served with the other
+        choice of `--shared-experience` (its snapshots hold, or lack, the shipped episodes).
+        Returns the held file. Without a manifest (`automemo memory ...`), the folder must
+        already be a server's state folder."""
         if manifest is None and not (self.root / IDENTITY).is_file():
             raise StateError(f"{self.root} is not the state folder of `automemo serve` (no {IDENTITY}); pass "
                              f"the folder given as --state (default: the export's folder name + '-state')")
@@ -84,18 +87,30 @@ class StateFolder:
         path = self.root / IDENTITY
         if manifest is None:
             self._adopt_legacy_log()
+            self._adopt_empty_user()
             return fh
         identity = {"program_sha256": manifest["files"]["program.py"], "node": manifest.get("node"),
-                    "benchmark": (manifest.get("benchmark") or {}).get("name")}
+                    "benchmark": (manifest.get("benchmark") or {}).get("name"),
+                    "shared_experience": shared_experience}
         if path.is_file():
             held = json.loads(path.read_text())
             if held.get("program_sha256") != identity["program_sha256"]:
                 fh.close()
                 raise StateError(f"the state folder {self.root} holds the memory of another program (node "
                                  f"{(held.get('node') or {}).get('id')}); pass a new --state for this export")
+            # a folder from before the choice existed started every user from the shipped episodes
+            held_shared = bool(held.get("shared_experience", True))
+            if held_shared != shared_experience:
+                fh.close()
+                raise StateError(
+                    f"the state folder {self.root} was served {'with' if held_shared else 'without'} "
+                    f"--shared-experience, so its users' memories {'hold' if held_shared else 'lack'} the "
+                    f"shipped episodes; start again {'with' if held_shared else 'without'} the flag, or pass "
+                    f"a new --state")
         else:
             atomic_write(path, json.dumps(identity).encode(), durable=True)
         self._adopt_legacy_log()
+        self._adopt_empty_user()
         self._empty_trash()
         return fh
 
@@ -150,6 +165,16 @@ class StateFolder:
         for trash in (self.root / USERS).glob(TRASH_PREFIX + "*"):
             shutil.rmtree(trash, ignore_errors=True)
 
+    def _adopt_empty_user(self) -> None:
+        """Calls that named no user once acted on the user "": that memory becomes the default
+        namespace's (unless one exists already, which then wins and "" stays as it is)."""
+        old, new = self.user_dir(""), self.user_dir(DEFAULT_USER)
+        if not (old / USER_FILE).is_file() or new.exists():
+            return
+        atomic_write(old / USER_FILE, json.dumps({"user": DEFAULT_USER}).encode(), durable=True)
+        os.replace(old, new)
+        fsync_file(new.parent)
+
     def _adopt_legacy_log(self) -> None:
         """A state folder written before namespaces holds one log for every user: each episode
         moves to its user's namespace (by `metadata.user`), then the old log is removed."""
@@ -158,7 +183,7 @@ class StateFolder:
             return
         by_user: dict[str, list[dict[str, Any]]] = {}
         for entry in live_episodes(EpisodeLog(legacy).read()):
-            user = str((entry.episode.get("metadata") or {}).get("user") or "")
+            user = str((entry.episode.get("metadata") or {}).get("user") or DEFAULT_USER)
             by_user.setdefault(user, []).append(entry.episode)
         for user, episodes in by_user.items():
             folder = self.claim(user)

@@ -3,16 +3,18 @@ URLs, so that an export taken from one server (or state folder) imports into ano
 
 `GET /v1/export?user=U` and `automemo memory export STATE --user U` write them;
 `POST /v1/import?user=U` and `automemo memory import STATE --user U FILE` read them back, each
-line checked like a `remember` (images decoded, limits applied)."""
+line checked like a `remember` (images decoded, limits applied), every line before anything is
+stored: an import is all or nothing."""
 
 from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Callable
+from typing import Any
 
-from automemo.contract import EpisodeRecorder, ImageRef
-from automemo.serve.requests import BadRequest, RequestLimits, remember_episode
+from automemo.contract import ImageRef
+from automemo.serve.episode_draft import EpisodeDraft, map_images
+from automemo.serve.requests import BadRequest, RequestLimits, remember_request
 
 
 _SIGNATURES = ((b"\xff\xd8\xff", "jpeg"), (b"GIF8", "gif"), (b"\x89PNG", "png"))
@@ -28,15 +30,16 @@ def data_url(data: bytes) -> str:
 
 def episode_lines(memory: Any) -> list[str]:
     """`memory` (a `UserMemory`)'s episodes as JSON lines."""
-    return [json.dumps(_inline_images(e.to_dict(), lambda ref: data_url(memory.image_bytes(ref))),
-                       ensure_ascii=False) for e in memory.episodes()]
+    def inline(ref: dict[str, Any]) -> str:
+        return data_url(memory.image_bytes(ImageRef.from_dict(ref)))
+    return [json.dumps(map_images(e.to_dict(), inline), ensure_ascii=False) for e in memory.episodes()]
 
 
-def read_lines(text: str, limits: RequestLimits, benchmark: str,
-               store_image: Callable[[bytes], ImageRef]) -> list[EpisodeRecorder]:
-    """Episodes from JSON lines, checked as remembers are; a bad line names its number and stops
-    the import before anything is stored in memory."""
-    episodes = []
+def read_lines(text: str, limits: RequestLimits, benchmark: str, *, user: str) -> list[EpisodeDraft]:
+    """Episodes from JSON lines (an export), each checked as a remember into `user`'s memory
+    (its `metadata.user` becomes `user`). Every line is checked before the caller stores
+    anything: a bad line names its number and nothing of the import is kept."""
+    drafts = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -44,22 +47,11 @@ def read_lines(text: str, limits: RequestLimits, benchmark: str,
             body = json.loads(line)
         except json.JSONDecodeError as exc:
             raise BadRequest(f"line {number} is not JSON ({exc.msg}); send one episode object per line") from None
+        if isinstance(body, dict) and isinstance(body.get("metadata"), dict):
+            body = {**body, "metadata": {k: v for k, v in body["metadata"].items() if k != "user"}}
         try:
-            episodes.append(remember_episode(body, limits, benchmark, store_image, allow_paths=False))
+            drafts.append(remember_request(body, limits, benchmark, allow_paths=False,
+                                           user_for=lambda named: user).draft)
         except BadRequest as exc:
-            raise BadRequest(f"line {number}: {exc}") from None
-    return episodes
-
-
-def _inline_images(episode: dict[str, Any], as_url: Callable[[ImageRef], str]) -> dict[str, Any]:
-    def url(ref: dict[str, Any] | None) -> str | None:
-        return None if not ref else as_url(ImageRef.from_dict(ref))
-
-    out = dict(episode)
-    if out.get("task_images"):
-        out["task_images"] = [url(r) for r in out["task_images"]]
-    if out.get("initial_screenshot"):
-        out["initial_screenshot"] = url(out["initial_screenshot"])
-    out["steps"] = [{**s, "screenshot": url(s["screenshot"])} if s.get("screenshot") else s
-                    for s in out.get("steps") or []]
-    return out
+            raise BadRequest(f"line {number}: {exc}; nothing of this import was stored", exc.status) from None
+    return drafts

@@ -1,16 +1,18 @@
 """One namespace's memory: its own program state in its own sandbox session, its own log,
 images and embedding cache. Isolation is by construction: a recall runs in a program that only
-ever saw this namespace's episodes (and the shipped base), whatever the program's code does with
-`metadata.user`.
+ever saw this namespace's episodes (and, with `serve --shared-experience`, the shipped base),
+whatever the program's code does with `metadata.user`.
 
 Opening starts from the newest usable state and replays only what came after it:
 1. this namespace's snapshot, plus the log's tail after the snapshot's sequence number;
-2. else the shared base's snapshot (the shipped episodes), plus the whole log;
-3. else (a program without snapshot support) the shipped episodes, plus the whole log.
-Forgotten episodes (tombstones) are never replayed. Every method runs on one thread at a time
-(`namespaces.NamespacePool` sees to that). Without a `Program` (the `automemo memory` commands on
-a state folder) a namespace is read, forgotten from and added to on disk only; a server replays
-what was added when the namespace opens."""
+2. else the base snapshot (the program empty, or after the shipped episodes), plus the whole log;
+3. else (a program without snapshot support) the program empty or replaying the shipped
+   episodes, plus the whole log.
+Forgotten episodes (tombstones) are never replayed. Opening also finishes what a kill cut short:
+a forget whose log rewrite did not happen, images stored for a remember that was never logged.
+Every method runs on one thread at a time (`namespaces.NamespacePool` sees to that). Without a
+`Program` (the `automemo memory` commands on a state folder) a namespace is read, forgotten from
+and added to on disk only; a server replays what was added when the namespace opens."""
 
 from __future__ import annotations
 
@@ -21,14 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from automemo.assembly import EMBEDDING_CACHE
 from automemo.contract import TIME_KEY, USER_KEY, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder, retrieve_metadata
-from automemo.deploy import DeployError, DeployedMemory, load_memory
+from automemo.deploy import DeployError, DeployedMemory, default_services, load_memory, read_manifest
 from automemo.episode_store import EpisodeStore
 from automemo.errors import AutomemoError
 from automemo.sandbox.base import ProgramError, SandboxError
+from automemo.serve.episode_draft import EpisodeDraft
 from automemo.serve.episode_log import EpisodeLog, LogEntry, fsync_file, live_episodes
+from automemo.serve.namespace_files import NamespaceFiles, episode_images
 from automemo.serve.state_folder import LOG, STORE, SnapshotMeta, StateFolder
+from automemo.toolkit.embedding_cache import EmbeddingCache
 
 
 class NamespaceDead(AutomemoError, RuntimeError):
@@ -39,6 +43,21 @@ class NamespaceDead(AutomemoError, RuntimeError):
         self.kind = kind
 
 
+class QuotaExceeded(AutomemoError, RuntimeError):
+    """A remember would take the namespace past its quota; `status` is 429 (episodes) or 413
+    (bytes), the message says which and what to do. Nothing was stored."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Quota:
+    episodes: int   # live episodes of one namespace
+    bytes: int      # its log and its own images
+
+
 @dataclass(frozen=True)
 class Program:
     """What every namespace of one served export shares."""
@@ -47,21 +66,33 @@ class Program:
     program_sha256: str
     benchmark: str
     open_args: dict[str, Any]        # load_memory's sandbox / unsafe / services
-    base_snapshot: Path | None       # the shipped episodes' state, when the program supports snapshots
+    base_snapshot: Path | None       # every namespace's starting state, when the program supports snapshots
     snapshot_every: int              # a namespace snapshots after this many new log entries
+    shared_experience: bool = False  # namespaces start from the shipped episodes (else empty)
+    shipped_images: frozenset[str] = frozenset()  # the shipped episodes' image paths, when shared
+    quota: Quota | None = None       # None: unbounded
+    # each namespace's host services over its own store (its own embedding cache); None: the
+    # export's own configuration (`deploy.default_services`). Unused when open_args has services.
+    services_for: Callable[[Path], Any] | None = None
+    question_time_keys: frozenset[str] = frozenset()  # the served benchmark's own retrieve metadata keys
 
 
 class UserMemory:
     def __init__(self, user: str, state: StateFolder, program: Program | None,
                  notice: Callable[[str], None] = lambda message: None) -> None:
+        if not user:
+            raise ValueError("a namespace needs a non-empty user id (calls that name none use DEFAULT_USER)")
         self.user = user
         self.state = state
         self.program = program
         self.folder = state.user_dir(user)
         self.log = EpisodeLog(self.folder / LOG)
+        self.files = NamespaceFiles(self.folder / STORE, program.shipped_images if program else frozenset())
         self.memory: DeployedMemory | None = None
+        self.cache: EmbeddingCache | None = None  # the open program's embedding cache, when the service owns it
         self.unsnapshotted = 0       # log entries since the last snapshot
         self.live_count = 0          # remembered, not forgotten
+        self.bytes_used = 0          # the log and this namespace's own images
         self._notice = notice
 
     @property
@@ -78,38 +109,61 @@ class UserMemory:
         if self.memory is not None:
             return
         self.state.claim(self.user)
-        entries = self.log.read()
+        entries = self._settled(self.log.read())
         live = live_episodes(entries)
-        self.live_count = len(live)
-        last_forget = max((e.seq for e in entries if e.forget is not None), default=0)
+        self.files.count(live)
+        self.files.sweep()
+        if self.program.base_snapshot is not None or not self.program.shared_experience:
+            # (a namespace that replays the shipped episodes itself caches their vectors too)
+            self.files.sweep_keys(live)
+        self.live_count, self.bytes_used = len(live), self.files.bytes_used(self.log.path)
         own = self.state.read_snapshot(self.folder, self.program.program_sha256)
         memory = None
-        if own is not None and own[0].seq >= last_forget:
+        if own is not None:
             start, tail = own[1], [e for e in live if e.seq > own[0].seq]
             try:
-                memory = load_memory(self.program.folder, store_dir=self.folder / STORE, snapshot=start,
-                                     **self.program.open_args)
+                memory = self._load(snapshot=start)
             except DeployError as exc:  # a damaged snapshot costs a replay, never the memory
                 self._notice(f"a user's snapshot did not load ({exc}); rebuilding that memory from its log")
                 self.state.remove_snapshot(self.folder)
         if memory is None:
             tail = live
-            memory = load_memory(self.program.folder, store_dir=self.folder / STORE,
-                                 snapshot=self.program.base_snapshot, **self.program.open_args)
+            memory = self._load(snapshot=self.program.base_snapshot)
         try:
             for entry in tail:
                 try:
-                    memory.update(entry.episode, checked=True)  # logged from a checked episode
+                    memory.update(self._owned(entry.episode), checked=True)  # logged from a checked episode
                 except ProgramError:
                     pass  # it raised when it was remembered too: the same skip, the same state
         except SandboxError as exc:
-            memory.close()
+            self.memory = memory
+            self._shut()
             raise DeployError(f"replaying the memory of one user stopped the program ({exc.kind}); the log "
                               f"is kept, nothing was lost") from None
         self.memory = memory
         self.unsnapshotted = len(tail)
         if self.unsnapshotted >= self.program.snapshot_every:
             self.snapshot()
+
+    def _load(self, snapshot: Path | None) -> DeployedMemory:
+        """The program in a new sandbox session over this namespace's store. Its embedding
+        cache is the service's own (when no services were given), so that what an update asks
+        for is recorded and what a recall asks for stays out of the file."""
+        args = dict(self.program.open_args)
+        self.cache = None
+        if args.get("services") is None:
+            store = self.folder / STORE
+            store.mkdir(parents=True, exist_ok=True)
+            make = self.program.services_for or (lambda root: default_services(read_manifest(self.program.folder), root))
+            args["services"] = make(store)
+            encoders = getattr(args["services"], "encoders", None)
+            self.cache = getattr(getattr(encoders, "text", None), "cache", None)
+        try:
+            return load_memory(self.program.folder, store_dir=self.folder / STORE, snapshot=snapshot,
+                               experience=self.program.shared_experience, **args)
+        except BaseException:
+            self._shut()
+            raise
 
     def close(self, *, snapshot: bool = True) -> None:
         if self.memory is None:
@@ -118,9 +172,16 @@ class UserMemory:
             if snapshot and self.unsnapshotted:
                 self.snapshot()
         finally:
+            self._shut()
+            self.log.close()
+
+    def _shut(self) -> None:
+        if self.memory is not None:
             self.memory.close()
             self.memory = None
-            self.log.close()
+        if self.cache is not None:
+            self.cache.close()
+            self.cache = None
 
     def snapshot(self) -> bool:
         """Save the program's state with the log position it covers; False when the program
@@ -144,40 +205,85 @@ class UserMemory:
 
     # --- the calls -----------------------------------------------------------------------
 
-    def recall(self, instruction: str, images: tuple[bytes, ...], time_: str) -> MemoryPayload:
+    def recall(self, instruction: str, images: tuple[bytes, ...], time_: str,
+               metadata: dict[str, Any] | None = None) -> tuple[MemoryPayload, dict[str, bytes]]:
+        """The program's payload and the bytes of its images by store path. The question's images
+        are in the store only while it is answered; what the question made the encoder compute
+        stays out of the cache file."""
         self.open()
         refs = tuple(self.memory.put_image(data) for data in images)
-        # What the contract lets a retrieve task carry and a recall request names: the scope and the time.
-        metadata = retrieve_metadata({k: v for k, v in ((USER_KEY, self.user), (TIME_KEY, time_)) if v})[0]
+        # What the contract lets a retrieve task carry: the scope, the time, and the question-time
+        # keys the request carried (already limited to the served benchmark's allow-list)
+        named = {k: v for k, v in ((USER_KEY, self.user), (TIME_KEY, time_)) if v}
+        metadata = retrieve_metadata({**(metadata or {}), **named}, self.program.question_time_keys)[0]
         task = PartialRecorder(task_id=f"recall-{uuid.uuid4().hex[:12]}", benchmark=self.program.benchmark,
                                instruction=instruction, task_images=refs, metadata=metadata)
         try:
-            return self.memory.retrieve(task)
+            if self.cache is not None:
+                with self.cache.transient():
+                    payload = self.memory.retrieve(task)
+            else:
+                payload = self.memory.retrieve(task)
+            return payload, {ref.path: self.image_bytes(ref) for ref in payload.images}
         except ProgramError:
             raise  # the program's own error: the memory lives on
         except SandboxError as exc:
             self._died(exc)
+        finally:
+            self.files.drop_images(ref.path for ref in refs)
 
-    def remember(self, episode: EpisodeRecorder) -> tuple[LogEntry, bool]:
-        """Apply, then log (fsynced) before answering; `applied` is False when the program raised
-        on it (logged all the same: a replay raises again and skips it again)."""
+    def remember(self, draft: EpisodeDraft | EpisodeRecorder) -> tuple[LogEntry, bool]:
+        """Store the episode's images, apply it, then log it (fsynced) before answering; `applied`
+        is False when the program raised on it (logged all the same: a replay raises again and
+        skips it again). Refused with `QuotaExceeded` before anything is stored."""
         self.open()
-        for ref in episode.images():  # the log line must never point at an image a crash lost
-            fsync_file(self.folder / STORE / ref.path)
-            fsync_file((self.folder / STORE / ref.path).parent)
-        applied = True
+        draft = draft if isinstance(draft, EpisodeDraft) else EpisodeDraft.of(draft)
+        self._check_quota(draft)
+        episode = draft.build(self.store.put_image)
+        episode = EpisodeRecorder.from_dict(self._owned(episode.to_dict()))
+        new_images = [ref.path for ref in episode.images() if not self.files.kept(ref.path)]
+        for path in dict.fromkeys(new_images):  # the log line must never point at an image a crash lost
+            fsync_file(self.folder / STORE / path)
+            fsync_file((self.folder / STORE / path).parent)
+        applied, keys = True, None
         try:
-            self.memory.update(episode)
+            if self.cache is not None:
+                with self.cache.recording() as keys:
+                    self.memory.update(episode)
+            else:
+                self.memory.update(episode)
         except ProgramError:
             applied = False
         except SandboxError as exc:
+            self.files.drop_images(new_images)  # never logged: nothing may point at them
             self._died(exc)
-        entry = self.log.append_episode(episode.to_dict(), received=time.time())
+        entry = self.log.append_episode(episode.to_dict(), received=time.time(), keys=keys)
+        self.files.add(entry)
         self.live_count += 1
+        self.bytes_used += draft.size
         self.unsnapshotted += 1
         if self.unsnapshotted >= self.program.snapshot_every:
             self.snapshot()
         return entry, applied
+
+    def check_room(self, drafts: list[EpisodeDraft]) -> None:
+        """Raise `QuotaExceeded` unless all of `drafts` fit the namespace's quota (an import is
+        refused whole rather than cut at the quota)."""
+        self.open()
+        self._check_quota(*drafts)
+
+    def _check_quota(self, *drafts: EpisodeDraft) -> None:
+        quota = self.program.quota if self.program else None
+        if quota is None:
+            return
+        size = sum(d.size for d in drafts)
+        if self.live_count + len(drafts) > quota.episodes:
+            raise QuotaExceeded(f"this user's memory holds {self.live_count} episodes and its quota is "
+                                f"{quota.episodes}; forget some (forget with task_id) before remembering more", 429)
+        if self.bytes_used + size > quota.bytes:
+            raise QuotaExceeded(f"this would take this user's memory ({self.bytes_used} bytes used) past its quota "
+                                f"of {quota.bytes} bytes by {self.bytes_used + size - quota.bytes}; forget some first",
+                                413)
 
     def forget(self, task_id: str) -> int:
         """Forget the episodes with this task_id: a tombstone first (durable from here on), then
@@ -188,30 +294,43 @@ class UserMemory:
         if not doomed:
             return 0
         was_open = self.memory is not None
-        if was_open:
-            self.memory.close()
-            self.memory = None
+        self._shut()
         self.log.read()  # the append position, whether or not the namespace was open
         self.log.append_forget(task_id, received=time.time())
-        self.state.remove_snapshot(self.folder)  # it holds the forgotten episodes
-        # The embedding cache holds vectors of the forgotten text: it is rebuilt from what remains.
-        (self.folder / STORE / EMBEDDING_CACHE).unlink(missing_ok=True)
-        entries = self.log.read()
-        live = live_episodes(entries)
-        kept = {e.seq for e in live}
-        self.log.rewrite([e for e in entries if e.episode is None or e.seq in kept])
-        self._drop_images(doomed, live)
+        self._settled(self.log.read())
         if was_open:
             self.open()
             self.snapshot()
         return len(doomed)
 
-    def add_logged(self, episodes: list[EpisodeRecorder]) -> None:
-        """Log episodes without applying them (a closed namespace replays them when it opens)."""
+    def _settled(self, entries: list[LogEntry]) -> list[LogEntry]:
+        """The log with every tombstone carried out: when an episode a tombstone forgot is still
+        in the log (just forgotten, or a kill came between the tombstone and the rewrite), the
+        snapshot that may hold it goes, the log is rewritten without it, and its images and cache
+        entries leave the store. Returns the entries as they now are."""
+        live = live_episodes(entries)
+        kept = {e.seq for e in live}
+        doomed = [e for e in entries if e.episode is not None and e.seq not in kept]
+        if not doomed:
+            return entries
+        self.state.remove_snapshot(self.folder)
+        entries = [e for e in entries if e.episode is None or e.seq in kept]
+        self.log.rewrite(entries)
+        self.files.count(live)
+        self.files.drop_images(path for e in doomed for path in episode_images(e.episode))
+        self.files.drop_keys(doomed)
+        self.live_count, self.bytes_used = len(live), self.files.bytes_used(self.log.path)
+        return entries
+
+    def add_logged(self, drafts: list[EpisodeDraft | EpisodeRecorder]) -> None:
+        """Store and log episodes without applying them (a closed namespace replays them when it
+        opens)."""
         self.state.claim(self.user)
         self.log.read()
-        for episode in episodes:
-            self.log.append_episode(episode.to_dict(), received=time.time())
+        for draft in drafts:
+            draft = draft if isinstance(draft, EpisodeDraft) else EpisodeDraft.of(draft)
+            episode = draft.build(self.store.put_image)
+            self.log.append_episode(self._owned(episode.to_dict()), received=time.time())
         self.log.close()
 
     def episodes(self) -> list[EpisodeRecorder]:
@@ -224,23 +343,19 @@ class UserMemory:
 
     # --- helpers -------------------------------------------------------------------------
 
+    def _owned(self, episode: dict[str, Any]) -> dict[str, Any]:
+        """The episode as this namespace holds it: its `metadata.user` is this namespace's."""
+        metadata = episode.get("metadata") or {}
+        if metadata.get(USER_KEY) == self.user:
+            return episode
+        return {**episode, "metadata": {**metadata, USER_KEY: self.user}}
+
     def _entries(self) -> list[LogEntry]:
         """The whole log, read without disturbing the append handle."""
         return EpisodeLog(self.log.path).read()
 
-    def _drop_images(self, doomed: list[LogEntry], live: list[LogEntry]) -> None:
-        """Images only forgotten episodes used. (A shipped image is linked in again when the
-        namespace opens.)"""
-        kept = {ref.path for e in live for ref in EpisodeRecorder.from_dict(e.episode).images()}
-        for entry in doomed:
-            for ref in EpisodeRecorder.from_dict(entry.episode).images():
-                if ref.path not in kept:
-                    (self.folder / STORE / ref.path).unlink(missing_ok=True)
-
     def _died(self, exc: SandboxError) -> None:
-        if self.memory is not None:
-            self.memory.close()
-            self.memory = None
+        self._shut()
         self.log.close()
         raise NamespaceDead(exc.kind) from None
 

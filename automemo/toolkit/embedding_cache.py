@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -28,6 +29,8 @@ class EmbeddingCache:
         self._conn: sqlite3.Connection | None = None
         self.hits = 0
         self.misses = 0
+        self._recording: set[str] | None = None  # `recording()`: the keys asked for meanwhile
+        self._transient = False                  # `transient()`: nothing new reaches the file
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
@@ -41,8 +44,62 @@ class EmbeddingCache:
                 )
         self._matrices: dict[str, np.ndarray] = {}
 
+    @contextmanager
+    def recording(self) -> Iterator[set[str]]:
+        """The keys asked for (found or computed) while the block runs: what one served episode's
+        update embedded, so that forgetting the episode can drop exactly those (`drop`)."""
+        keys: set[str] = set()
+        self._recording = keys
+        try:
+            yield keys
+        finally:
+            self._recording = None
+
+    @contextmanager
+    def transient(self) -> Iterator[None]:
+        """What is computed while the block runs stays in this process's memory, never in the
+        file: a served recall's question is no episode, and the file holds episodes only."""
+        self._transient = True
+        try:
+            yield
+        finally:
+            self._transient = False
+
+    def drop(self, keys: set[str] | list[str]) -> None:
+        """Remove these entries, from memory and from the file."""
+        keys = list(keys)
+        with self._lock:
+            for key in keys:
+                self._memory.pop(key, None)
+                self._matrices.pop(key, None)
+            if self._conn is not None and keys:
+                with self._conn:
+                    for start in range(0, len(keys), 500):
+                        chunk = keys[start : start + 500]
+                        marks = ",".join("?" * len(chunk))
+                        self._conn.execute(f"delete from embeddings where key in ({marks})", chunk)
+                        self._conn.execute(f"delete from token_embeddings where key in ({marks})", chunk)
+
+    def stored_keys(self) -> set[str]:
+        """Every key the file holds."""
+        if self._conn is None:
+            return set()
+        with self._lock:
+            return {k for (k,) in self._conn.execute("select key from embeddings union select key from token_embeddings")}
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def _asked(self, keys: list[str]) -> None:
+        if self._recording is not None:
+            self._recording.update(keys)
+
     def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
+        self._asked(keys)
         with self._lock:
             for key in keys:
                 if key in self._memory:
@@ -68,7 +125,7 @@ class EmbeddingCache:
         with self._lock:
             for key, vector in items.items():
                 self._memory[key] = np.asarray(vector, dtype=np.float32)
-            if self._conn is not None:
+            if self._conn is not None and not self._transient:
                 with self._conn:
                     self._conn.executemany(
                         "insert or replace into embeddings values (?, ?, ?)",
@@ -78,6 +135,7 @@ class EmbeddingCache:
     def get_matrices(self, keys: list[str]) -> dict[str, np.ndarray]:
         """Token matrices (rows x dim, float16) stored under `keys`, as `get_many` for vectors."""
         found: dict[str, np.ndarray] = {}
+        self._asked(keys)
         with self._lock:
             for key in keys:
                 if key in self._matrices:
@@ -96,7 +154,7 @@ class EmbeddingCache:
         with self._lock:
             stored = {k: np.asarray(m, dtype=np.float16) for k, m in items.items()}
             self._matrices.update(stored)
-            if self._conn is not None:
+            if self._conn is not None and not self._transient:
                 with self._conn:
                     self._conn.executemany(
                         "insert or replace into token_embeddings values (?, ?, ?, ?)",
