@@ -81,6 +81,19 @@ def test_transfer_pairs_the_selection_with_the_hand_design_as_a_hand_computation
     printed = capsys.readouterr().out
     assert f"{d['difference']:+.3f} ± {d['se']:.3f}" in printed
 
+    # A run that kept its hand design: the selection is that seed, and the best generated
+    # candidate of its confirmation is carried over beside it, paired the same way.
+    run.write_final({**final, "node_id": hand_design, "confirmation": {
+        "bar": hand_design, "candidates": [{"node_id": selection}]}})
+    assert main(["bench", "transfer", "--from", str(run.path), "--benchmark", "longmemeval",
+                 *[a for k, v in options.items() for a in ("--option", f"{k}={v}")],
+                 "--sandbox", "unsafe", "--out", str(out), "--workdir", str(tmp_path / "w")]) == 0
+    kept = json.loads(out.read_text())
+    assert kept["kept_hand_design"] and kept["selection_vs_hand_design"]["difference"] == 0.0
+    assert kept["programs"]["best_candidate"]["node_id"] == selection
+    assert kept["best_candidate_vs_hand_design"] == pytest.approx(d)
+    assert "kept its best hand design" in capsys.readouterr().out
+
 
 def test_transfer_from_a_folder_that_is_no_finished_run_says_so(tmp_path, capsys):
     code = main(["bench", "transfer", "--from", str(tmp_path), "--benchmark", "longmemeval",

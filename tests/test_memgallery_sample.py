@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from automemo.paths import SHIPPED_DATA_DIR, shipped_data
-from automemo.search.heldout import _paired, sentences
+from automemo.search.heldout import paired_difference, sentences
 
 
 def test_the_sample_ships_ten_scenarios_with_their_licence_and_source():
@@ -71,5 +71,5 @@ def test_the_last_lines_say_in_plain_words_how_the_selection_compares():
 def test_the_paired_test_difference_by_hand():
     a = {"q1": 1.0, "q2": 1.0, "q3": 0.0, "q4": 1.0}
     b = {"q1": 1.0, "q2": 0.0, "q3": 0.0, "q4": 0.0, "q9": 1.0}
-    d = _paired(a, b)  # diffs (0, 1, 0, 1): mean .5, sd sqrt(1/3), SE .2887
+    d = paired_difference(a, b)  # diffs (0, 1, 0, 1): mean .5, sd sqrt(1/3), SE .2887
     assert d["tasks"] == 4 and d["difference"] == pytest.approx(0.5) and d["se"] == pytest.approx(0.288675, abs=1e-6)

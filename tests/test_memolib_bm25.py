@@ -42,3 +42,19 @@ def test_b_zero_ignores_length_and_bad_parameters_are_refused():
     assert s[0] == pytest.approx(s[1])
     with pytest.raises(ValueError, match="b in 0..1"):
         BM25Index(b=1.5)
+
+
+def test_documents_added_between_searches_and_snapshots_are_all_found():
+    """Postings wait in lists until the next read: a search, or a snapshot, after any mix of adds
+    sees every document, and a restored index ranks as the one it was taken from."""
+    import pickle
+
+    index = BM25Index()
+    index.add_many(DOCS[:2])
+    assert [r for r, _ in index.search("lyon", 10)] == [0]
+    index.add_many(DOCS[2:])  # pending: added after the search
+    restored = pickle.loads(pickle.dumps(index))
+    assert [r for r, _ in index.search("lyon", 10)] == [2, 0]
+    assert restored.search("lyon", 10) == index.search("lyon", 10)
+    restored.add("Lyon again")
+    assert sorted(r for r, _ in restored.search("lyon", 10)) == [0, 2, 4]

@@ -46,15 +46,21 @@ def run_programs(run_path: Path) -> dict[str, dict[str, Any]]:
     if not final or final.get("node_id") is None:
         raise UserError(f"{run_path}: the run has no selection yet (no final.json); finish or resume it first")
     view = RunView.load(run)
-    confirmation = view.confirmation or {}
+    confirmation = final.get("confirmation") or view.confirmation or {}
     try:
         bar = confirmation.get("bar")
         bar = bar if bar is not None else policy.reference(Tree.from_rundir(run).stats()).id
     except ValueError:
         raise UserError(f"{run_path}: the run evaluated no hand design (root or seed) to compare with") from None
+    chosen = int(final["node_id"])
+    roles = {"selection": chosen, "hand_design": int(bar)}
+    if chosen == bar and confirmation.get("candidates"):
+        # The run kept its hand design: its best generated candidate is carried over beside it,
+        # as the held-out comparison does, so the lines say what choosing it would have given.
+        roles["best_candidate"] = int(confirmation["candidates"][0]["node_id"])
     return {role: {"node_id": node_id, "summary": view.node(node_id).summary, "validation": view.node(node_id).mean,
                    "source": run.program_source(node_id)}
-            for role, node_id in (("selection", int(final["node_id"])), ("hand_design", int(bar)))}
+            for role, node_id in roles.items()}
 
 
 def transfer_overrides(args, run_config: dict[str, Any]) -> dict[str, Any]:
@@ -73,13 +79,20 @@ def score_both(evaluator: Any, programs: dict[str, dict[str, Any]]) -> dict[str,
     """Both programs on the test split, and selection − hand design paired over shared questions."""
     from automemo.search.heldout import paired_difference, task_scores
 
-    scores, means = {}, {}
-    for role, program in programs.items():
-        result = evaluator.evaluate(program["source"], split="test")
-        scores[role], means[role] = task_scores(result), float(result.mean)
-    return {"programs": {role: {k: v for k, v in p.items() if k != "source"} | {"test": means[role]}
-                         for role, p in programs.items()},
-            "selection_vs_hand_design": paired_difference(scores["selection"], scores["hand_design"])}
+    by_node: dict[int, tuple[dict[str, float], float]] = {}
+    for program in programs.values():
+        if program["node_id"] not in by_node:  # a kept hand design is the selection: scored once
+            result = evaluator.evaluate(program["source"], split="test")
+            by_node[program["node_id"]] = (task_scores(result), float(result.mean))
+    scores = {role: by_node[p["node_id"]][0] for role, p in programs.items()}
+    out: dict[str, Any] = {
+        "kept_hand_design": programs["selection"]["node_id"] == programs["hand_design"]["node_id"],
+        "programs": {role: {k: v for k, v in p.items() if k != "source"} | {"test": by_node[p["node_id"]][1]}
+                     for role, p in programs.items()},
+        "selection_vs_hand_design": paired_difference(scores["selection"], scores["hand_design"])}
+    if "best_candidate" in programs:
+        out["best_candidate_vs_hand_design"] = paired_difference(scores["best_candidate"], scores["hand_design"])
+    return out
 
 
 def run(args) -> int:
@@ -120,8 +133,13 @@ def run(args) -> int:
         validation = "—" if p["validation"] is None else f"{p['validation']:.3f}"
         table.add_row(role.replace("_", " "), f"#{p['node_id']}", validation, f"{p['test']:.3f}")
     console.print(table)
-    d = doc["selection_vs_hand_design"]
-    console.print(f"selection − hand design on {args.benchmark}: {d['difference']:+.3f} ± {d['se']:.3f} "
-                  f"(paired SE over {d['tasks']} questions)")
+    for name, key in (("selection", "selection_vs_hand_design"), ("best candidate", "best_candidate_vs_hand_design")):
+        if key not in doc or (key == "selection_vs_hand_design" and doc["kept_hand_design"]):
+            continue
+        d = doc[key]
+        console.print(f"{name} − hand design on {args.benchmark}: {d['difference']:+.3f} ± {d['se']:.3f} "
+                      f"(paired SE over {d['tasks']} questions)")
+    if doc["kept_hand_design"]:
+        console.print("the run kept its best hand design: its selection is that seed")
     console.print(f"written: {args.out}")
     return 0

@@ -5,7 +5,8 @@ embeddings blur (names, places, numbers, rare words).
 with `idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))` (never negative). Rows are numbered in
 insertion order; `search` has the same signature as `DenseIndex.search`, so the two fuse
 (`fusion.rrf`). Postings are growing numpy buffers (`buffers.GrowingArray`), kept as documents
-arrive: an add costs its own terms (amortised O(1) each), a search reads the postings of the
+arrive (appended to lists, moved into the buffers in one block at the next read): an add costs
+its own terms (amortised O(1) each), a search reads the postings of the
 terms that can change its top k (MaxScore pruning, exact: `search`) and looks the others up by
 binary search, so a common word's long postings are not read (no per-row Python loop, nothing
 rebuilt per add).
@@ -24,6 +25,31 @@ from automemo.toolkit.memolib.text import tokens as default_tokens
 from automemo.toolkit.memolib.vectors import allowed_rows, top_indices
 
 
+class _Postings:
+    """A term's rows and term frequencies. An add appends to two Python lists (a document adds
+    one posting per distinct term: two numpy scalar stores each cost ten times a list append, and
+    indexing a LongMemEval haystack is millions of postings); the first read after moves them into
+    the numpy buffers in one block, so each posting is still converted once."""
+
+    __slots__ = ("rows", "tfs", "new_rows", "new_tfs")
+
+    def __init__(self) -> None:
+        self.rows, self.tfs = GrowingArray(np.int64, capacity=4), GrowingArray(np.float64, capacity=4)
+        self.new_rows: list[int] = []
+        self.new_tfs: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.rows) + len(self.new_rows)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, tfs) as numpy views, valid until the next add."""
+        if self.new_rows:
+            self.rows.extend(self.new_rows)
+            self.tfs.extend(self.new_tfs)
+            self.new_rows, self.new_tfs = [], []
+        return self.rows.view, self.tfs.view
+
+
 class BM25Index:
     """Add documents (texts), search them by a query text; `k1` saturates term frequency, `b`
     normalises by document length. `tokenize` defaults to `memolib.tokens` (lower-cased words
@@ -33,7 +59,7 @@ class BM25Index:
         if k1 < 0 or not 0.0 <= b <= 1.0:
             raise ValueError(f"BM25Index: k1 must be >= 0 and b in 0..1, got k1={k1}, b={b}")
         self.k1, self.b, self.tokenize = k1, b, tokenize
-        self._postings: dict[str, tuple[GrowingArray, GrowingArray]] = {}  # term -> (rows, tfs)
+        self._postings: dict[str, _Postings] = {}  # term -> its rows and tfs
         self._lengths = GrowingArray(np.float64)  # each row's token count
         self._total_length = 0.0
         self._shortest: dict[str, dict[int, float]] = {}  # term -> {tf: shortest row holding it tf times}
@@ -45,16 +71,17 @@ class BM25Index:
     def add(self, text: str) -> int:
         """Index one document; returns its row."""
         row = len(self._lengths)
-        counts = Counter(self.tokenize(text or ""))
-        for term, tf in counts.items():
-            postings = self._postings.get(term)
-            if postings is None:
-                postings = self._postings[term] = (GrowingArray(np.int64, capacity=4), GrowingArray(np.float64, capacity=4))
-            postings[0].append(row)
-            postings[1].append(tf)
-        length = sum(counts.values())
-        for term, tf in counts.items():
-            shortest = self._shortest.setdefault(term, {})
+        terms = self.tokenize(text or "")
+        length = len(terms)
+        postings, shortests = self._postings, self._shortest
+        for term, tf in Counter(terms).items():  # one pass per distinct term: the hot loop of indexing
+            held = postings.get(term)
+            if held is None:
+                held = postings[term] = _Postings()
+                shortests[term] = {}
+            held.new_rows.append(row)
+            held.new_tfs.append(tf)
+            shortest = shortests[term]
             if length < shortest.get(tf, math.inf):
                 shortest[tf] = float(length)
         self._lengths.append(length)
@@ -70,11 +97,12 @@ class BM25Index:
     def __getstate__(self) -> dict:
         state = {k: v for k, v in vars(self).items() if k not in ("_postings", "_shortest")}
         terms = list(self._postings)
-        counts = np.fromiter((len(self._postings[t][0]) for t in terms), dtype=np.int64, count=len(terms))
+        arrays = [self._postings[t].arrays() for t in terms]
+        counts = np.fromiter((len(rows) for rows, _ in arrays), dtype=np.int64, count=len(terms))
         state["_terms"] = terms
         state["_offsets"] = np.concatenate([[0], np.cumsum(counts)])
-        state["_rows"] = np.concatenate([self._postings[t][0].view for t in terms]) if terms else np.zeros(0, np.int64)
-        state["_tfs"] = np.concatenate([self._postings[t][1].view for t in terms]) if terms else np.zeros(0)
+        state["_rows"] = np.concatenate([rows for rows, _ in arrays]) if terms else np.zeros(0, np.int64)
+        state["_tfs"] = np.concatenate([tfs for _, tfs in arrays]) if terms else np.zeros(0)
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -82,15 +110,15 @@ class BM25Index:
         vars(self).update(state)
         self._postings = {}
         for i, term in enumerate(terms):
-            term_rows, term_tfs = GrowingArray(np.int64, capacity=4), GrowingArray(np.float64, capacity=4)
-            term_rows.extend(rows[offsets[i]:offsets[i + 1]])
-            term_tfs.extend(tfs[offsets[i]:offsets[i + 1]])
-            self._postings[term] = (term_rows, term_tfs)
+            held = self._postings[term] = _Postings()
+            held.rows.extend(rows[offsets[i]:offsets[i + 1]])
+            held.tfs.extend(tfs[offsets[i]:offsets[i + 1]])
         lengths = self._lengths.view
         self._shortest = {}
-        for term, (rows, tfs) in self._postings.items():
+        for term, held in self._postings.items():
             shortest = self._shortest[term] = {}
-            for tf, length in zip(tfs.view.tolist(), lengths[rows.view].tolist()):
+            term_rows, term_tfs = held.arrays()
+            for tf, length in zip(term_tfs.tolist(), lengths[term_rows].tolist()):
                 if length < shortest.get(int(tf), math.inf):
                     shortest[int(tf)] = float(length)
 
@@ -112,7 +140,7 @@ class BM25Index:
         return sorted(terms, key=lambda t: (-self._upper_bound(t), t))
 
     def _idf(self, term: str) -> float:
-        n, df = len(self._lengths), len(self._postings[term][0])
+        n, df = len(self._lengths), len(self._postings[term])
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     def _norm(self, lengths: np.ndarray) -> np.ndarray:
@@ -126,7 +154,7 @@ class BM25Index:
     def _contributions(self, terms: Sequence[str]):
         """Each term's postings rows and its score contribution there."""
         for term in terms:
-            rows, tfs = (buffer.view for buffer in self._postings[term])
+            rows, tfs = self._postings[term].arrays()
             yield rows, self._contribution(term, rows, tfs)
 
     def _upper_bound(self, term: str) -> float:
@@ -181,7 +209,7 @@ class BM25Index:
         candidates = np.flatnonzero(partial)
         scores = partial[candidates]
         for term in terms[read:]:  # the unread terms, at the candidates only
-            rows, tfs = (buffer.view for buffer in self._postings[term])
+            rows, tfs = self._postings[term].arrays()
             at = np.searchsorted(rows, candidates)
             hit = at < len(rows)
             hit[hit] = rows[at[hit]] == candidates[hit]
