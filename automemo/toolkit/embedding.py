@@ -140,8 +140,8 @@ class CachedTextEncoder(_CachedEncoder):
             with self._expected_lock:
                 expected, self._expected_tokens = self._expected_tokens, {}
             ahead = {k: t for k, t in expected.items() if k not in todo}
-            ahead = {k: t for k, t in ahead.items() if k not in self.cache.get_matrices(list(ahead))}
-            batch = {**todo, **ahead}
+            cached = self.cache.get_matrices(list(ahead))  # a resumed run's file may hold them
+            batch = {**todo, **{k: t for k, t in ahead.items() if k not in cached}}
             fresh = self.encoder.encode_tokens(list(batch.values()), node=node)
             computed = {k: np.asarray(m, dtype=np.float16) for k, m in zip(batch, fresh)}
             self.cache.put_matrices(computed)
