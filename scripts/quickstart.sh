@@ -8,7 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+SECONDS=0
 bash scripts/install.sh search
 bash scripts/start-dockerd.sh
 automemo sandbox build
 automemo search --preset memgallery-sample "$@"
+echo "quickstart: done in $((SECONDS / 60)) min $((SECONDS % 60)) s (install, sandbox image, search, held-out comparison)"

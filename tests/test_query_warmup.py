@@ -35,9 +35,10 @@ class RecordingTokenText(RecordingText):
         super().__init__()
         self.token_calls: list[list[str]] = []
 
-    def embed_tokens(self, texts, *, node=None):
-        self.token_calls.append(list(texts))
-        return [np.ones((3, self.dim), dtype=np.float16) for _ in texts]
+        self.expected: list[list[str]] = []
+
+    def expect_tokens(self, texts):
+        self.expected.append(list(texts))
 
 
 class RecordingEncoders:
@@ -80,11 +81,11 @@ def test_the_evaluator_embeds_a_splits_questions_once_in_one_call(store):
     assert text.calls[0] == [f"what is key{i}?" for i in range(N_RETRIEVE)]
 
 
-def test_token_matrices_are_warmed_when_the_encoder_has_them():
+def test_token_matrices_are_announced_when_the_encoder_has_them():
     text = RecordingTokenText()
     questions = [partial("q1", "what did Ann bake?"), partial("q2", "where is Rex?")]
     assert warm_question_embeddings(RecordingEncoders(text), questions) == 2
-    assert text.calls == text.token_calls == [["what did Ann bake?", "where is Rex?"]]
+    assert text.calls == text.expected == [["what did Ann bake?", "where is Rex?"]]
     plain = RecordingText()  # pooled vectors only: no token call is made
     assert warm_question_embeddings(RecordingEncoders(plain), questions) == 2
     assert plain.calls == [["what did Ann bake?", "where is Rex?"]]

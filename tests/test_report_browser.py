@@ -191,6 +191,28 @@ def test_single_node_run_renders(tmp_path, page):
     assert page.problems.items == []
 
 
+def test_the_held_out_verdict_is_on_the_page_in_a_browser(tmp_path, page):
+    """search.heldout_test: the verdict, both test scores and the per-type table render and are
+    visible above the tree, and their links open the programs' pages."""
+    import json
+
+    from test_heldout_report import _doc
+
+    run = write_synthetic_run(tmp_path, nodes=6, tasks_per_eval=3, screenshots_per_task=0, run_id="held")
+    final = json.loads((run.path / "final.json").read_text())
+    run.write_final({**final, "heldout_test": _doc()})
+    page.goto(build_report(run, quiet=True).as_uri())
+    section = page.locator("#heldout")
+    assert section.is_visible() and section.bounding_box()["y"] < page.locator("#tree").bounding_box()["y"]
+    assert page.locator("#heldout .verdict").inner_text() == "The discovered program beats the best hand design."
+    assert "+0.500 ± 0.289" in page.locator("#heldout-difference").inner_text()
+    assert page.locator("#heldout-types tr").count() == 1 + 2  # header, temporal, visual
+    _shot(page, "report-heldout.png")
+    page.locator("#heldout a", has_text="#5").click()
+    page.wait_for_url("**/nodes/5.html")
+    assert page.problems.items == []
+
+
 def test_unfinished_run_renders_and_a_rerun_refreshes_it(tmp_path, page):
     run = write_synthetic_run(tmp_path, nodes=5, tasks_per_eval=3, screenshots_per_task=1,
                               finished=False, run_id="mid")

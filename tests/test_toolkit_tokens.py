@@ -37,6 +37,30 @@ class WordEncoder:
         return [np.stack([self._vector(w) for w in t.split()]).astype(np.float32) for t in texts]
 
 
+class CountingWordEncoder(WordEncoder):
+    def __init__(self):
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def encode_tokens(self, texts, *, node=None):
+        self.batches.append(list(texts))
+        return super().encode_tokens(texts, node=node)
+
+
+def test_expected_questions_wait_for_the_first_token_call_and_join_its_batch():
+    encoder = CountingWordEncoder()
+    cached = CachedTextEncoder(encoder, EmbeddingCache())
+    cached.expect_tokens(["where is Rex", "what did Ann bake"])
+    assert encoder.batches == []  # announced only: a run without late interaction pays nothing
+    first = cached.embed_tokens(["a b c"])
+    assert encoder.batches == [["a b c", "where is Rex", "what did Ann bake"]]  # one batch
+    assert first[0].shape == (3, 8)
+    assert cached.embed_tokens(["what did Ann bake"])[0].shape == (4, 8) and len(encoder.batches) == 1
+    cached.expect_tokens(["where is Rex"])  # already cached: never computed again
+    cached.embed_tokens(["new text"])
+    assert encoder.batches[-1] == ["new text"]
+
+
 def test_wire_format_round_trips_float16_and_is_smaller_than_json_floats():
     matrix = np.random.default_rng(0).standard_normal((37, 384)).astype(np.float16)
     packed = token_wire.pack(matrix)

@@ -27,6 +27,8 @@ BENCHES = {
                   "tokens, Mini-Gallery test score of the selection",
     "cost": "what a QA-mode evaluation costs in LLM calls and tokens (fake agent and judge, read from "
             "the ledger), and a search's cost projected with and without a question budget",
+    "quickstart": "the quickstart's search and held-out comparison timed end to end, against the 6-minute "
+                  "quickstart, and whether MiniLM had to run (the sample ships its vectors)",
     "discovery": "the search's selection on test against every seed, best-of-seeds, random and greedy "
                  "search at equal steps, and --parallel K at equal wall-clock, on one benchmark",
     "transfer": "a run's selection and its best hand design scored on another benchmark's test split, "

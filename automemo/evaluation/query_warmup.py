@@ -40,9 +40,11 @@ def question_texts(partials: Iterable[PartialRecorder]) -> list[str]:
 
 
 def warm_question_embeddings(encoders: Any, partials: Iterable[PartialRecorder]) -> int:
-    """Embed the questions' texts through `encoders.text` (cached by content), and their token
-    matrices when the encoder has them; returns how many texts were asked for (0 when there is
-    no text encoder or it failed)."""
+    """Embed the questions' texts through `encoders.text` (cached by content); their token
+    matrices, when the encoder has them, are announced (`expect_tokens`) and computed in one
+    batch with the first token matrices a program asks for, so a run without late interaction
+    never computes them. Returns how many texts were asked for (0 when there is no text encoder
+    or it failed)."""
     text_encoder = getattr(encoders, "text", None)
     if text_encoder is None:
         return 0
@@ -52,7 +54,7 @@ def warm_question_embeddings(encoders: Any, partials: Iterable[PartialRecorder])
     try:
         text_encoder.embed(texts)
         if getattr(text_encoder, "has_tokens", False):  # late interaction's query side (TokenIndex)
-            text_encoder.embed_tokens(texts)
+            text_encoder.expect_tokens(texts)
     except Exception as exc:  # noqa: BLE001 - any encoder failure: the program's own call reports it
         log.debug("question embeddings not warmed: %s", exc)
         return 0

@@ -14,6 +14,7 @@ candidate a lookup.
 from __future__ import annotations
 
 import io
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Sequence
@@ -89,6 +90,8 @@ class CachedTextEncoder(_CachedEncoder):
         before the encoder; None: none are."""
         super().__init__(encoder, cache)
         self.shipped = shipped if shipped is not None and shipped_packs(encoder.name, shipped) else None
+        self._expected_tokens: dict[str, str] = {}  # key -> text, see `expect_tokens`
+        self._expected_lock = threading.Lock()
 
     def embed(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
         keys = [content_key(self.encoder.name, t.encode("utf-8")) for t in texts]
@@ -114,17 +117,33 @@ class CachedTextEncoder(_CachedEncoder):
         returns pooled vectors only)."""
         return hasattr(self.encoder, "encode_tokens")
 
+    def _token_key(self, text: str) -> str:
+        return content_key(self.encoder.name + "/tokens", text.encode("utf-8"))
+
+    def expect_tokens(self, texts: Sequence[str]) -> None:
+        """Texts whose token matrices a program may ask for (a split's questions): computed in
+        the same batch as the first `embed_tokens` call that has to run the encoder, not now.
+        Only late interaction reads token matrices; a run whose programs never do (the
+        quickstart's) then never pays for them, or for loading the model to make them."""
+        with self._expected_lock:
+            self._expected_tokens.update((self._token_key(t), t) for t in texts)
+
     def embed_tokens(self, texts: Sequence[str], *, node: Any = None) -> list[np.ndarray]:
         """Each text's token matrix (tokens x dim, float16, rows L2-normalised), cached by
         content like `embed`."""
         if not self.has_tokens:
             raise NotImplementedError(f"{self.name} has no token embeddings")
-        keys = [content_key(self.encoder.name + "/tokens", t.encode("utf-8")) for t in texts]
+        keys = [self._token_key(t) for t in texts]
         found = self.cache.get_matrices(keys)
         todo = {k: t for k, t in zip(keys, texts) if k not in found}
         if todo:
-            fresh = self.encoder.encode_tokens(list(todo.values()), node=node)
-            computed = {k: np.asarray(m, dtype=np.float16) for k, m in zip(todo, fresh)}
+            with self._expected_lock:
+                expected, self._expected_tokens = self._expected_tokens, {}
+            ahead = {k: t for k, t in expected.items() if k not in todo}
+            cached = self.cache.get_matrices(list(ahead))  # a resumed run's file may hold them
+            batch = {**todo, **{k: t for k, t in ahead.items() if k not in cached}}
+            fresh = self.encoder.encode_tokens(list(batch.values()), node=node)
+            computed = {k: np.asarray(m, dtype=np.float16) for k, m in zip(batch, fresh)}
             self.cache.put_matrices(computed)
             found.update(computed)
         return [found[k] for k in keys]
