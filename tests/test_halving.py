@@ -165,3 +165,22 @@ def test_a_race_interrupted_mid_way_resumes_to_the_same_choice(tmp_path, monkeyp
     assert resumed["node_id"] == final["node_id"]
     assert resumed["confirmation"] == final["confirmation"]
     assert resumed["questions"]["scored"] == final["questions"]["scored"] <= 330
+
+
+def test_a_confirmation_whose_evaluation_breaks_ends_the_race_instead_of_asking_again(tmp_path, monkeypatch):
+    from tests import test_question_budget as planted
+
+    evaluate = planted.PlantedQuestions.evaluate
+    race_file = tmp_path / "runs" / "r" / "confirmation.json"
+
+    def breaks_in_the_race(self, source, **kw):
+        if race_file.exists():
+            raise RuntimeError("the scorer broke")
+        return evaluate(self, source, **kw)
+
+    monkeypatch.setattr(planted.PlantedQuestions, "evaluate", breaks_in_the_race)
+    run, _, final, _ = _search(tmp_path, steps=6, budget=200, sample=10)
+    confirms = [a for a in run.actions() if a["kind"] == "confirm"]
+    assert len(confirms) == 1 and confirms[0]["outcome"] == "eval_error"
+    assert any(e["kind"] == "race" and "ended" in e["message"] for e in run.events())
+    assert final["node_id"] is not None

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from automemo.llm import BudgetExceeded
 from automemo.runs.journal import StepJournal, inflight, record_event, record_inflight
-from automemo.runs.records import SEARCH_STEP_KINDS, ActionRecord
+from automemo.runs.records import SEARCH_STEP_KINDS, ActionRecord, Outcome
 from automemo.search import halving, question_policy
 from automemo.search.questions import write_race
 from automemo.search.pending import PendingAction, reserve, reserve_questions, with_pending
@@ -218,7 +218,11 @@ class Scheduler:
             questions = reserve_questions(self.tree, [], target.node_id, target.questions)
             action = PendingAction(step, "confirm", target.node_id, 0.0, k=k, questions=questions)
             record_inflight(self.run, step, {"step": step, "action": action.to_dict(), "candidates": []})
-            self.tell(*self.runner.execute(action, self.tree, []))
+            journal, record = self.runner.execute(action, self.tree, [])
+            self.tell(journal, record)
+            if record.outcome is not Outcome.EVALUATED:  # the same step would be chosen again
+                record_event(self.run, "race", f"final confirmation ended: {record.detail}")
+                return
 
     def _check_caps(self, in_flight: int) -> None:
         if self.llm is None:
