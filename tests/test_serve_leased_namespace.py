@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import io
 import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from servetools import make_export
+from servetools import PNG, data_url, make_export
 from automemo.contract import EpisodeRecorder, Step
 from automemo.serve.episode_log import EpisodeLog
+from automemo.serve.lease import LeaseLost
 from automemo.serve.leased_namespace import Evicted, LeasedNamespace, NotOwner
 from automemo.serve.ray_engine import prepare
-from automemo.serve.state_folder import LOG, user_key
+from automemo.serve.requests import RequestLimits, remember_request
+from automemo.serve.state_folder import LOG, STORE, user_key
+from automemo.toolkit.embedding_cache import EmbeddingCache
 
 
 def _episode(task_id: str, text: str) -> EpisodeRecorder:
@@ -41,7 +45,7 @@ def test_a_replica_that_lost_its_lease_refuses_and_drops_what_it_did_not_log(pre
         return asyncio.run(namespace.call(lambda memory: memory.remember(_episode(task_id, text)), threads))[0]
 
     def recall(namespace: LeasedNamespace, text: str) -> str:
-        return asyncio.run(namespace.call(lambda memory: memory.recall(text, (), ""), threads))[0].text
+        return asyncio.run(namespace.call(lambda memory: memory.recall(text, (), "")[0], threads))[0].text
 
     a = opened("replica-a")
     assert remember(a, "t1", "the boat is red")[0].seq == 1
@@ -68,3 +72,60 @@ def test_a_replica_that_lost_its_lease_refuses_and_drops_what_it_did_not_log(pre
     assert a.lease.token == 3
     a.close()
     threads.shutdown()
+
+
+def test_a_replica_without_the_lease_writes_no_image_no_cache_entry_and_no_log_line(tmp_path):
+    """The write paths the hardened server added (a remember's images, the embedding cache an
+    update fills, a recall's question image, a forget's removals), each called on the memory of a
+    replica whose lease another took: refused before a byte is written."""
+    from PIL import Image
+    from test_serve_tenancy import EMBEDDING_MEMORY, services_for
+
+    export = make_export(tmp_path / "export", program=EMBEDDING_MEMORY)
+    prepared = prepare(export, tmp_path / "state", sandbox="unsafe", unsafe=True, services_for=services_for,
+                       notice=lambda message: None)
+    threads = ThreadPoolExecutor(2)
+    a = LeasedNamespace("ana", prepared.state_root, prepared.program, "replica-a", notice=print, wait_seconds=0.0)
+    folder = a.memory.folder
+    asyncio.run(a.call(lambda memory: memory.remember(_draft("t1", "my locker code is 5521", PNG)), threads))
+
+    def on_disk() -> tuple:
+        images = sorted(str(p.relative_to(folder)) for p in (folder / STORE / "images").rglob("*") if p.is_file())
+        cache = EmbeddingCache(folder / STORE / "embeddings.sqlite")
+        try:
+            return images, cache.stored_keys(), (folder / LOG).read_bytes()
+        finally:
+            cache.close()
+    before = on_disk()
+    assert len(before[0]) == 1 and len(before[1]) == 1
+
+    fcntl.flock(a.lease._lock_fh, fcntl.LOCK_UN)  # a's lock is lost behind its back; b takes the lease
+    b = LeasedNamespace("ana", prepared.state_root, prepared.program, "replica-b", notice=print, wait_seconds=0.0)
+    other = io.BytesIO()
+    Image.new("RGB", (2, 2), "green").save(other, format="PNG")
+    stale_writes = {
+        "an image file": lambda: a.memory.remember(_draft("t2", "my bike is red", other.getvalue())),
+        "a cache entry": lambda: a.memory.remember(_draft("t3", "my kite is blue")),
+        "a question's image": lambda: a.memory.recall("what is my locker code", (other.getvalue(),), ""),
+        "a forget's removals": lambda: a.memory.forget("t1"),
+    }
+    for what, write in stale_writes.items():
+        with pytest.raises(LeaseLost):
+            write()
+        assert on_disk() == before, what
+    with pytest.raises(NotOwner):  # through the replica's own path: refused, and a's program is dropped
+        asyncio.run(a.call(lambda memory: memory.remember(_draft("t4", "my hat is grey", other.getvalue())),
+                           threads))
+    assert on_disk() == before and not a.memory.is_open
+
+    text = asyncio.run(b.call(lambda memory: memory.recall("what is my locker code", (), "")[0], threads))[0].text
+    assert "5521" in text and "bike" not in text and "kite" not in text
+    b.close()
+    a.close()
+    threads.shutdown()
+
+
+def _draft(task_id: str, text: str, image: bytes | None = None):
+    body = {"content": text, "user": "ana", "task_id": task_id, **({"images": [data_url(image)]} if image else {})}
+    return remember_request(body, RequestLimits(), "minigallery", allow_paths=False,
+                            user_for=lambda named: named).draft

@@ -84,7 +84,7 @@ def ray_app(export, tmp_path_factory):
     state = tmp_path_factory.mktemp("ray") / "state"
     # snapshots every 3 remembers: a reopened namespace loads a snapshot and replays a tail
     prepared = prepare(export, state, sandbox="bwrap", unsafe=False, max_open=4, snapshot_every=3)
-    lock = StateFolder(prepared.state_root).lock(prepared.manifest)
+    lock = prepared.lock()
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
