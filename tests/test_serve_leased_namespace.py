@@ -14,6 +14,7 @@ import pytest
 
 from servetools import PNG, data_url, make_export
 from automemo.contract import EpisodeRecorder, Step
+from automemo.deploy import DeployError
 from automemo.serve.episode_log import EpisodeLog
 from automemo.serve.lease import LeaseLost
 from automemo.serve.leased_namespace import Evicted, LeasedNamespace, NotOwner
@@ -129,3 +130,28 @@ def _draft(task_id: str, text: str, image: bytes | None = None):
     body = {"content": text, "user": "ana", "task_id": task_id, **({"images": [data_url(image)]} if image else {})}
     return remember_request(body, RequestLimits(), "minigallery", allow_paths=False,
                             user_for=lambda named: named).draft
+
+
+def test_a_replicas_user_starts_empty_unless_the_shipped_episodes_are_shared(tmp_path):
+    """`serve --engine ray [--shared-experience]`: the driver prepares the base as chosen, holds the
+    folder with that choice (a folder prepared the other way is refused), and a replica's
+    namespace starts from it."""
+    from test_serve_tenancy import EMBEDDING_MEMORY, services_for
+
+    export = make_export(tmp_path / "export", program=EMBEDDING_MEMORY)
+    threads = ThreadPoolExecutor(1)
+    for shared, shipped_rows in ((False, 0), (True, 3)):
+        prepared = prepare(export, tmp_path / f"state-{shared}", sandbox="unsafe", unsafe=True,
+                           services_for=services_for, notice=lambda message: None, shared_experience=shared)
+        assert prepared.served.shared_experience is shared
+        prepared.lock().close()
+        with pytest.raises(DeployError, match="--shared-experience"):
+            prepare(export, prepared.state_root, sandbox="unsafe", unsafe=True, services_for=services_for,
+                    notice=lambda message: None, shared_experience=not shared)
+        namespace = LeasedNamespace("ana", prepared.state_root, prepared.program, "replica", notice=print,
+                                    wait_seconds=0.0)
+        payload = asyncio.run(namespace.call(lambda memory: memory.recall("shipped colour", (), "")[0], threads))[0]
+        assert payload.metadata["n_memories"] == shipped_rows
+        assert "" not in payload.metadata["users"]  # the program never sees an empty user
+        namespace.close()
+    threads.shutdown()

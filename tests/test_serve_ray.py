@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import os
 import re
@@ -37,7 +38,7 @@ from automemo.serve.http_policy import HttpPolicy  # noqa: E402
 from automemo.serve.lease import NamespaceLease  # noqa: E402
 from automemo.serve.ray_engine import APP_NAME, deploy, prepare  # noqa: E402
 from automemo.serve.requests import RequestLimits  # noqa: E402
-from automemo.serve.state_folder import LOG, StateFolder, user_key  # noqa: E402
+from automemo.serve.state_folder import LOG, user_key  # noqa: E402
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.slow]
 
@@ -131,6 +132,15 @@ def _mcp(name: str, arguments: dict) -> dict:
     return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
 
+def _png(colour: str) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (2, 2), colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+QUESTION_PNG = _png("green")  # a recall's picture, unlike any remembered one
 SCRIPT = [  # (method, path, body, token); every face, refusals included
     ("POST", "/v1/remember", {"messages": [{"role": "user", "content": "My cat is called Miso",
                                             "images": [data_url(PNG)]}], "user": "ana", "task_id": "a1",
@@ -141,9 +151,11 @@ SCRIPT = [  # (method, path, body, token); every face, refusals included
                               "final_answer": "ordered", "reward": 1.0, "metadata": {"user": "ana"}}, ALL),
     ("POST", "/v1/remember", {"task_id": "p1", "instruction": "poison", "steps": [], "metadata": {"user": "ana"}},
      ALL),
+    ("POST", "/v1/remember", {"content": "the spare key is under the blue pot", "task_id": "d1"}, ALL),  # default
     ("POST", "/v1/recall", {"query": "what is my cat called", "user": "ana"}, ALL),
+    ("POST", "/v1/recall", {"query": "where is the spare key"}, ALL),  # the default user's, nobody else's
     ("POST", "/v1/recall", {"instruction": "where do I live", "user_id": "bob"}, ALL),
-    ("POST", "/v1/recall", {"instruction": "umbrella", "images": [data_url(PNG)]}, TOKENS["ANA_TOKEN"]),
+    ("POST", "/v1/recall", {"instruction": "umbrella", "images": [data_url(QUESTION_PNG)]}, TOKENS["ANA_TOKEN"]),
     ("POST", "/v1/recall", {"instruction": "where do I live", "user": "bob"}, TOKENS["ANA_TOKEN"]),  # 403
     ("POST", "/v1/recall", {"user": "ana"}, ALL),  # 400: no instruction
     ("POST", "/v1/recall", {"instruction": "x", "colour": "red"}, ALL),  # 400: unknown field
@@ -152,6 +164,7 @@ SCRIPT = [  # (method, path, body, token); every face, refusals included
     ("POST", "/v1/recall", {"query": "blue umbrella", "user": "ana"}, ALL),
     ("GET", "/v1/export?user=ana", None, ALL),
     ("POST", "/mcp", _mcp("recall", {"query": "cat called", "user": "ana"}), ALL),
+    ("POST", "/mcp", _mcp("recall", {"query": "spare key"}), ALL),
     ("POST", "/mcp", _mcp("remember", {"content": "my dog is Rex", "user": "carol", "task_id": "c1"}), ALL),
     ("POST", "/mcp", _mcp("forget", {"user": "bob"}), ALL),
     ("POST", "/v1/recall", {"instruction": "where do I live", "user": "bob"}, ALL),
@@ -162,12 +175,18 @@ TIMINGS = re.compile(rb'"(retrieve_ms|queued_ms)": ?[0-9.]+|\\"(retrieve_ms|queu
 
 
 def test_the_same_answers_as_the_single_process_server(ray_app, single):
-    client, _ = ray_app
+    client, state = ray_app
     for method, path, body, token in SCRIPT:
         ray_status, ray_raw = client.request(method, path, body, token=token)
         single_status, single_raw = single.request(method, path, body, token=token)
         assert (ray_status, TIMINGS.sub(b"T", ray_raw)) == (single_status, TIMINGS.sub(b"T", single_raw)), \
             (method, path, body)
+    # a call that names no user acted on the namespace "default" (never "")
+    logged = live_episodes(EpisodeLog(state / "users" / user_key("default") / LOG).read())
+    assert [(e.task_id, e.episode["metadata"]["user"]) for e in logged] == [("d1", "default")]
+    assert not (state / "users" / user_key("")).exists()
+    # the recall images left with their answers: ana's store holds her one remembered picture
+    assert len([p for p in (state / "users" / user_key("ana") / "store" / "images").rglob("*") if p.is_file()]) == 1
     # an import (NDJSON) of one user's export into another
     exported = single.request("GET", "/v1/export?user=ana")[1]
     imported = [server.json("POST", "/v1/import?user=dave", raw=exported, content_type="application/x-ndjson")
