@@ -16,9 +16,9 @@ from typing import Any
 from ray import serve
 from ray.exceptions import ActorUnavailableError, RayActorError
 
-from automemo.serve.episode_draft import EpisodeDraft
 from automemo.serve.access import TokenTable
 from automemo.serve.defaults import ROUTE_ATTEMPTS, ROUTE_BACKOFF_SECONDS
+from automemo.serve.episode_draft import EpisodeDraft
 from automemo.serve.http_face import build_app
 from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.ray_replica import Reply, model_id
