@@ -3,6 +3,7 @@
 
 - the same answers as the single-process server, byte for byte but for the timings, on every
   face (REST, MCP at /mcp, /openapi.json, the guard's refusals with a token bound to one user);
+  a call that names no user lands in the namespace "default", a recall's picture leaves the store;
 - 8 users' memories isolated while spread over both replicas;
 - a call whose user's lease is held elsewhere is refused by every replica, nothing written, and
   sent again by the ingress until the lease is free;
