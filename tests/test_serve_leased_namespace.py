@@ -16,10 +16,15 @@ from servetools import PNG, data_url, make_export
 from automemo.contract import EpisodeRecorder, Step
 from automemo.deploy import DeployError
 from automemo.serve.episode_log import EpisodeLog
+from automemo.serve.access import LOCAL, namespace_for
+from automemo.serve.defaults import DEFAULT_USER
 from automemo.serve.lease import LeaseLost
-from automemo.serve.leased_namespace import Evicted, LeasedNamespace, NotOwner
+from automemo.serve.leased_namespace import Evicted, LeasedNamespace, LeasedPool, NotOwner
 from automemo.serve.ray_engine import prepare
-from automemo.serve.requests import RequestLimits, remember_request
+from automemo.serve.requests import RecallRequest, RequestLimits, remember_request
+from automemo.serve.service import MemoryService, ServiceError
+from automemo.serve.transfer import read_lines
+from automemo.serve.user_memory import Quota
 from automemo.serve.state_folder import LOG, STORE, user_key
 from automemo.toolkit.embedding_cache import EmbeddingCache
 
@@ -153,5 +158,46 @@ def test_a_replicas_user_starts_empty_unless_the_shipped_episodes_are_shared(tmp
         payload = asyncio.run(namespace.call(lambda memory: memory.recall("shipped colour", (), "")[0], threads))[0]
         assert payload.metadata["n_memories"] == shipped_rows
         assert "" not in payload.metadata["users"]  # the program never sees an empty user
+        namespace.close()
+    threads.shutdown()
+
+
+def test_a_replicas_service_is_memoryservices_calls_quotas_and_whole_imports_included(tmp_path):
+    """What a replica runs (`MemoryService.over` a `LeasedPool`), without Ray: a call naming no
+    user reaches "default"; a user's quota refuses a remember with 429 and an import that does not
+    fit whole, storing nothing."""
+    export = make_export(tmp_path / "export")
+    prepared = prepare(export, tmp_path / "state", sandbox="unsafe", unsafe=True, notice=lambda message: None,
+                       quota=Quota(episodes=2, bytes=10_000_000))
+    threads = ThreadPoolExecutor(2)
+    opened: dict[str, LeasedNamespace] = {}
+
+    async def load(user: str) -> LeasedNamespace:
+        if user not in opened:
+            opened[user] = LeasedNamespace(user, prepared.state_root, prepared.program, "replica", notice=print,
+                                           wait_seconds=0.0)
+        return opened[user]
+    service = MemoryService.over(prepared.served, LeasedPool(load, threads))
+
+    def remember(body: dict) -> dict:
+        asked = remember_request(body, RequestLimits(), service.benchmark, allow_paths=False,
+                                 user_for=lambda named: namespace_for(LOCAL, named))
+        return asyncio.run(service.remember(asked.user, asked.draft))
+
+    assert remember({"content": "the spare key is under the pot", "task_id": "d1"})["user"] == DEFAULT_USER
+    answer = asyncio.run(service.recall(RecallRequest(instruction="spare key", scope=DEFAULT_USER)))
+    assert "spare key" in answer["text"]
+    remember({"content": "my bike is red", "user": "ana", "task_id": "a1"})
+    lines = [json.dumps({"task_id": f"i{i}", "instruction": f"fact {i}", "steps": []}) for i in range(2)]
+    drafts = read_lines("\n".join(lines), RequestLimits(), service.benchmark, user="ana")
+    with pytest.raises(ServiceError, match="quota") as refused:
+        asyncio.run(service.import_episodes("ana", drafts))
+    assert refused.value.status == 429
+    remember({"content": "my kite is blue", "user": "ana", "task_id": "a2"})
+    with pytest.raises(ServiceError, match="quota") as refused:
+        remember({"content": "my hat is grey", "user": "ana", "task_id": "a3"})
+    assert refused.value.status == 429
+    assert [e.task_id for e in opened["ana"].memory.episodes()] == ["a1", "a2"]
+    for namespace in opened.values():
         namespace.close()
     threads.shutdown()
