@@ -74,7 +74,12 @@ def test_a_holder_whose_lock_was_broken_is_fenced_out(tmp_path):
 def test_fenced_state_folder_refuses_snapshots_and_drops_without_the_lease(tmp_path):
     lease = NamespaceLease(tmp_path, "k", "a")
     state = FencedStateFolder(tmp_path, lease)
+    with pytest.raises(LeaseLost, match="not held"):
+        state.claim("ana")
+    assert not state.user_dir("ana").exists()
+    lease.acquire()
     folder = state.claim("ana")
+    lease.release()
     meta = SnapshotMeta(seq=1, sha256="x", bytes=3, program_sha256="p", seconds=0.0)
     with pytest.raises(LeaseLost, match="not held"):
         state.write_snapshot(folder, b"abc", meta)

@@ -3,6 +3,7 @@
 
 - the same answers as the single-process server, byte for byte but for the timings, on every
   face (REST, MCP at /mcp, /openapi.json, the guard's refusals with a token bound to one user);
+  a call that names no user lands in the namespace "default", a recall's picture leaves the store;
 - 8 users' memories isolated while spread over both replicas;
 - a call whose user's lease is held elsewhere is refused by every replica, nothing written, and
   sent again by the ingress until the lease is free;
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import os
 import re
@@ -37,7 +39,7 @@ from automemo.serve.http_policy import HttpPolicy  # noqa: E402
 from automemo.serve.lease import NamespaceLease  # noqa: E402
 from automemo.serve.ray_engine import APP_NAME, deploy, prepare  # noqa: E402
 from automemo.serve.requests import RequestLimits  # noqa: E402
-from automemo.serve.state_folder import LOG, StateFolder, user_key  # noqa: E402
+from automemo.serve.state_folder import LOG, user_key  # noqa: E402
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.slow]
 
@@ -84,7 +86,7 @@ def ray_app(export, tmp_path_factory):
     state = tmp_path_factory.mktemp("ray") / "state"
     # snapshots every 3 remembers: a reopened namespace loads a snapshot and replays a tail
     prepared = prepare(export, state, sandbox="bwrap", unsafe=False, max_open=4, snapshot_every=3)
-    lock = StateFolder(prepared.state_root).lock(prepared.manifest)
+    lock = prepared.lock()
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
@@ -131,6 +133,15 @@ def _mcp(name: str, arguments: dict) -> dict:
     return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
 
+def _png(colour: str) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (2, 2), colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+QUESTION_PNG = _png("green")  # a recall's picture, unlike any remembered one
 SCRIPT = [  # (method, path, body, token); every face, refusals included
     ("POST", "/v1/remember", {"messages": [{"role": "user", "content": "My cat is called Miso",
                                             "images": [data_url(PNG)]}], "user": "ana", "task_id": "a1",
@@ -141,9 +152,11 @@ SCRIPT = [  # (method, path, body, token); every face, refusals included
                               "final_answer": "ordered", "reward": 1.0, "metadata": {"user": "ana"}}, ALL),
     ("POST", "/v1/remember", {"task_id": "p1", "instruction": "poison", "steps": [], "metadata": {"user": "ana"}},
      ALL),
+    ("POST", "/v1/remember", {"content": "the spare key is under the blue pot", "task_id": "d1"}, ALL),  # default
     ("POST", "/v1/recall", {"query": "what is my cat called", "user": "ana"}, ALL),
+    ("POST", "/v1/recall", {"query": "where is the spare key"}, ALL),  # the default user's, nobody else's
     ("POST", "/v1/recall", {"instruction": "where do I live", "user_id": "bob"}, ALL),
-    ("POST", "/v1/recall", {"instruction": "umbrella", "images": [data_url(PNG)]}, TOKENS["ANA_TOKEN"]),
+    ("POST", "/v1/recall", {"instruction": "umbrella", "images": [data_url(QUESTION_PNG)]}, TOKENS["ANA_TOKEN"]),
     ("POST", "/v1/recall", {"instruction": "where do I live", "user": "bob"}, TOKENS["ANA_TOKEN"]),  # 403
     ("POST", "/v1/recall", {"user": "ana"}, ALL),  # 400: no instruction
     ("POST", "/v1/recall", {"instruction": "x", "colour": "red"}, ALL),  # 400: unknown field
@@ -152,6 +165,7 @@ SCRIPT = [  # (method, path, body, token); every face, refusals included
     ("POST", "/v1/recall", {"query": "blue umbrella", "user": "ana"}, ALL),
     ("GET", "/v1/export?user=ana", None, ALL),
     ("POST", "/mcp", _mcp("recall", {"query": "cat called", "user": "ana"}), ALL),
+    ("POST", "/mcp", _mcp("recall", {"query": "spare key"}), ALL),
     ("POST", "/mcp", _mcp("remember", {"content": "my dog is Rex", "user": "carol", "task_id": "c1"}), ALL),
     ("POST", "/mcp", _mcp("forget", {"user": "bob"}), ALL),
     ("POST", "/v1/recall", {"instruction": "where do I live", "user": "bob"}, ALL),
@@ -162,12 +176,18 @@ TIMINGS = re.compile(rb'"(retrieve_ms|queued_ms)": ?[0-9.]+|\\"(retrieve_ms|queu
 
 
 def test_the_same_answers_as_the_single_process_server(ray_app, single):
-    client, _ = ray_app
+    client, state = ray_app
     for method, path, body, token in SCRIPT:
         ray_status, ray_raw = client.request(method, path, body, token=token)
         single_status, single_raw = single.request(method, path, body, token=token)
         assert (ray_status, TIMINGS.sub(b"T", ray_raw)) == (single_status, TIMINGS.sub(b"T", single_raw)), \
             (method, path, body)
+    # a call that names no user acted on the namespace "default" (never "")
+    logged = live_episodes(EpisodeLog(state / "users" / user_key("default") / LOG).read())
+    assert [(e.task_id, e.episode["metadata"]["user"]) for e in logged] == [("d1", "default")]
+    assert not (state / "users" / user_key("")).exists()
+    # the recall images left with their answers: ana's store holds her one remembered picture
+    assert len([p for p in (state / "users" / user_key("ana") / "store" / "images").rglob("*") if p.is_file()]) == 1
     # an import (NDJSON) of one user's export into another
     exported = single.request("GET", "/v1/export?user=ana")[1]
     imported = [server.json("POST", "/v1/import?user=dave", raw=exported, content_type="application/x-ndjson")

@@ -69,7 +69,7 @@ def _ray_levels(export: Path, state: Path, args, counts: list[int], levels: list
     from automemo.serve.state_folder import StateFolder
 
     prepared = prepare(export, state, sandbox=args.sandbox, unsafe=args.sandbox == "unsafe", services=encoder)
-    lock = StateFolder(prepared.state_root).lock(prepared.manifest)
+    lock = prepared.lock()
     results = {}
     try:
         ray.init(num_cpus=max(os.cpu_count() or 1, max(counts)), include_dashboard=False, log_to_driver=False,

@@ -197,7 +197,7 @@ def _serve_ray(args, folder: Path, state: Path, backend: str, tokens: TokenTable
         serve_on_ray(folder, state, address=args.address, replicas=args.replicas, port=args.port,
                      max_open=args.max_open_users, limits=RequestLimits(), policy=policy, tokens=tokens, say=say,
                      sandbox=backend, unsafe=backend == NO_SANDBOX, snapshot_every=args.snapshot_every,
-                     progress=sys.stdout.isatty())
+                     progress=sys.stdout.isatty(), shared_experience=args.shared_experience)
     except DeployError as exc:
         raise UserError(str(exc)) from None
     return 0

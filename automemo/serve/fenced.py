@@ -1,15 +1,28 @@
 """A namespace's writes, each checked against its lease first (`lease.NamespaceLease.check`): the
-log's appends and rewrites, its snapshots, dropping its folder. A writer whose lease moved gets
-`LeaseLost` before a byte is written. Same files, same formats as the single-process server."""
+log's appends (with the cache keys each episode's update used) and rewrites, its snapshots, its
+user file, dropping its folder, storing an image (a remember's or a recall's question), removing
+images and cache entries (a forget, a recall's cleanup, the sweeps on open), and the program's
+update (which fills the embedding cache). A writer whose lease moved gets `LeaseLost` before a
+byte is written. Same files, same formats as the single-process server.
+
+A writer that loses its lease in the middle of a remember may leave an image it stored before
+the loss: it must not remove it (the new owner may hold the same content-addressed file), and
+the next owner's open sweeps every file no logged episode uses."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Iterable
 
+from typing import Any
+
+from automemo.contract import ImageRef
+from automemo.episode_store import EpisodeStore
 from automemo.serve.episode_log import EpisodeLog, LogEntry
 from automemo.serve.lease import NamespaceLease
+from automemo.serve.namespace_files import NamespaceFiles
 from automemo.serve.state_folder import SnapshotMeta, StateFolder
+from automemo.toolkit.embedding_cache import EmbeddingCache
 
 
 class FencedEpisodeLog(EpisodeLog):
@@ -29,12 +42,60 @@ class FencedEpisodeLog(EpisodeLog):
         super().rewrite(entries)
 
 
+class FencedNamespaceFiles(NamespaceFiles):
+    def __init__(self, store: Path, shipped: frozenset[str], lease: NamespaceLease) -> None:
+        super().__init__(store, shipped)
+        self.lease = lease
+
+    def drop_images(self, paths: Iterable[str]) -> int:
+        self.lease.check()
+        return super().drop_images(paths)
+
+    def sweep(self) -> int:
+        self.lease.check()
+        return super().sweep()
+
+    def drop_keys(self, forgotten: Iterable[LogEntry], cache: EmbeddingCache | None = None) -> None:
+        self.lease.check()
+        super().drop_keys(forgotten, cache)
+
+    def sweep_keys(self, live: list[LogEntry]) -> int:
+        self.lease.check()
+        return super().sweep_keys(live)
+
+
+class FencedEpisodeStore(EpisodeStore):
+    def __init__(self, root: Path, lease: NamespaceLease) -> None:
+        super().__init__(root)
+        self.lease = lease
+
+    def put_image(self, image: Any, caption: str | None = None) -> ImageRef:
+        self.lease.check()
+        return super().put_image(image, caption)
+
+
 class FencedStateFolder(StateFolder):
     """The state folder as one leased namespace writes it."""
 
     def __init__(self, root: Path, lease: NamespaceLease) -> None:
         super().__init__(root)
         self.lease = lease
+
+    def episode_log(self, path: Path) -> FencedEpisodeLog:
+        return FencedEpisodeLog(path, self.lease)
+
+    def namespace_files(self, store: Path, shipped: frozenset[str]) -> FencedNamespaceFiles:
+        return FencedNamespaceFiles(store, shipped, self.lease)
+
+    def episode_store(self, root: Path) -> FencedEpisodeStore:
+        return FencedEpisodeStore(root, self.lease)
+
+    def fence(self) -> None:
+        self.lease.check()
+
+    def claim(self, user: str) -> Path:
+        self.lease.check()
+        return super().claim(user)
 
     def write_snapshot(self, folder: Path, data: bytes, meta: SnapshotMeta) -> None:
         self.lease.check()

@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Awaitable, Callable, TypeVar
 
 from automemo.errors import AutomemoError
-from automemo.serve.fenced import FencedEpisodeLog, FencedStateFolder
+from automemo.serve.fenced import FencedStateFolder
 from automemo.serve.lease import LeaseHeld, LeaseLost, NamespaceLease
-from automemo.serve.service import MemoryService
 from automemo.serve.state_folder import user_key
 from automemo.serve.user_memory import Program, UserMemory
 
@@ -44,9 +43,10 @@ class LeasedNamespace:
         self.lease = NamespaceLease(root, user_key(user), holder)
         self._wait_seconds = wait_seconds
         self._take_lease()
+        # every write of the memory (log, images, cache entries, snapshots) goes through the
+        # fenced folder's writers
         self.memory = UserMemory(user, FencedStateFolder(root, self.lease), program, notice)
-        # UserMemory makes a plain log; a leased namespace appends only through the fenced one.
-        self.memory.log = self.log = FencedEpisodeLog(self.memory.log.path, self.lease)
+        self.log = self.memory.log
         self._turn = asyncio.Lock()        # arrival order between calls
         self._busy = threading.Lock()      # a call's work against `close` from another thread
         self._closed = False
@@ -135,13 +135,3 @@ class LeasedPool:
             memory.close(snapshot=False)
             return memory.state.drop(memory.user)
         return (await self.call(user, erase))[0]
-
-
-class ReplicaService(MemoryService):
-    """`MemoryService`'s calls (recall, remember, forget, export, import), the same code and so the
-    same answers, over a `LeasedPool`. Its constructor is not MemoryService's on purpose: that one
-    takes the state folder for one process and opens the shipped base, which the engine's driver
-    does once for every replica."""
-
-    def __init__(self, pool: LeasedPool) -> None:  # noqa: D107 - see the class docstring
-        self.pool = pool

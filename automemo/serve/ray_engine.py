@@ -24,7 +24,7 @@ from automemo.serve.access import TokenTable
 from automemo.serve.defaults import LEASE_WAIT_SECONDS, RAY_MAX_ONGOING, RAY_REPLICA_CPUS
 from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.requests import RequestLimits
-from automemo.serve.service import MemoryService, StartReport
+from automemo.serve.service import MemoryService, ServedExport, StartReport
 from automemo.serve.state_folder import StateFolder
 from automemo.serve.user_memory import Program
 
@@ -43,10 +43,20 @@ class PreparedState:
     """What the driver learned preparing the state folder, for every replica and the ingress."""
 
     state_root: Path
-    manifest: dict[str, Any]
-    benchmark: str
-    program: Program
-    start: StartReport
+    served: ServedExport    # the manifest, the start, the choices every face reads
+    program: Program        # what every replica's namespaces share
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return self.served.manifest
+
+    @property
+    def start(self) -> StartReport:
+        return self.served.start
+
+    def lock(self) -> Any:
+        """Hold the state folder (as the single-process server does) while the application runs."""
+        return StateFolder(self.state_root).lock(self.manifest, shared_experience=self.served.shared_experience)
 
 
 def prepare(folder: Path, state: Path, **service_args: Any) -> PreparedState:
@@ -55,8 +65,7 @@ def prepare(folder: Path, state: Path, **service_args: Any) -> PreparedState:
     the namespaces."""
     service = MemoryService(folder, state, **service_args)
     try:
-        return PreparedState(state_root=service.state.root, manifest=service.manifest, benchmark=service.benchmark,
-                             program=service.pool.program, start=service.start)
+        return PreparedState(state_root=service.state.root, served=service.served, program=service.pool.program)
     finally:
         service.close()
 
@@ -73,30 +82,34 @@ def deploy(prepared: PreparedState, *, replicas: int, max_open: int, limits: Req
     memory = MemoryReplica.options(
         num_replicas=replicas, max_ongoing_requests=RAY_MAX_ONGOING, ray_actor_options={"num_cpus": replica_cpus},
         logging_config=QUIET,
-    ).bind(ReplicaConfig(state_root=prepared.state_root, program=prepared.program, max_open=max_open,
-                         lease_wait_seconds=LEASE_WAIT_SECONDS))
+    ).bind(ReplicaConfig(state_root=prepared.state_root, served=prepared.served, program=prepared.program,
+                         max_open=max_open, lease_wait_seconds=LEASE_WAIT_SECONDS))
     ingress = MemoryIngress.options(
         max_ongoing_requests=INGRESS_MAX_ONGOING, ray_actor_options={"num_cpus": 0}, logging_config=QUIET,
-    ).bind(memory, IngressConfig(manifest=prepared.manifest, benchmark=prepared.benchmark,
-                                 state_root=prepared.state_root, start=prepared.start, max_open=max_open,
-                                 replicas=replicas, limits=limits, policy=policy, tokens=tokens))
+    ).bind(memory, IngressConfig(served=prepared.served, max_open=max_open, replicas=replicas, limits=limits,
+                                 policy=policy, tokens=tokens))
     return serve.run(ingress, name=APP_NAME, route_prefix="/")
 
 
 def serve_on_ray(folder: Path, state: Path, *, address: str | None, replicas: int, port: int, max_open: int,
                  limits: RequestLimits, policy: HttpPolicy, tokens: TokenTable, say: Callable[[str], None],
-                 **service_args: Any) -> None:
+                 shared_experience: bool = False, **service_args: Any) -> None:
     """Prepare, start (or join) the cluster, deploy, serve until SIGINT or SIGTERM, then stop the
-    application (its replicas snapshot their open namespaces) and let the state folder go."""
+    application (its replicas snapshot their open namespaces) and let the state folder go.
+    `shared_experience`: every user starts from the shipped episodes (`serve --shared-experience`),
+    else empty; `service_args` are MemoryService's (sandbox, snapshot_every, ...)."""
     try:
         import ray
         from ray import serve
     except ImportError:
         raise RayServeUnavailable("--engine ray needs Ray Serve: pip install 'automemo[ray]'") from None
-    prepared = prepare(folder, state, max_open=max_open, **service_args)
-    say(f"state folder ready in {prepared.start.seconds:.1f} s ({prepared.start.shipped_episodes} shipped episodes "
-        f"as every user's base, {prepared.start.users} users; state {prepared.state_root})")
-    lock = StateFolder(prepared.state_root).lock(prepared.manifest)
+    prepared = prepare(folder, state, max_open=max_open, shared_experience=shared_experience, **service_args)
+    start = prepared.start
+    say(f"state folder ready in {start.seconds:.1f} s ("
+        + (f"{start.shipped_episodes} shipped episodes as every user's base, " if start.shared_experience
+           else "every user starts empty, ")
+        + f"{start.users} users; state {prepared.state_root})")
+    lock = prepared.lock()
     stop = threading.Event()
     try:
         try:

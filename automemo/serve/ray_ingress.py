@@ -11,31 +11,26 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ray import serve
 from ray.exceptions import ActorUnavailableError, RayActorError
 
-from automemo.contract import EpisodeRecorder
 from automemo.serve.access import TokenTable
 from automemo.serve.defaults import ROUTE_ATTEMPTS, ROUTE_BACKOFF_SECONDS
+from automemo.serve.episode_draft import EpisodeDraft
 from automemo.serve.http_face import build_app
 from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.ray_replica import Reply, model_id
 from automemo.serve.requests import RecallRequest, RequestLimits
-from automemo.serve.service import MemoryService, ServiceError, StartReport
-from automemo.serve.state_folder import StateFolder
+from automemo.serve.service import MemoryService, ServedExport, ServiceError
 
 REPLICA_DIED = (RayActorError, ActorUnavailableError)
 
 
 @dataclass(frozen=True)
 class IngressConfig:
-    manifest: dict[str, Any]
-    benchmark: str
-    state_root: Path
-    start: StartReport
+    served: ServedExport     # the export as the driver prepared it
     max_open: int            # per replica
     replicas: int
     limits: RequestLimits
@@ -44,23 +39,27 @@ class IngressConfig:
 
 
 class RoutedService(MemoryService):
-    """`MemoryService`'s face for `build_app` and `build_mcp`: the manifest, the images a remember
-    stores before it is routed, the health; every memory call goes to a replica. Its constructor
-    is not MemoryService's on purpose: the memories live in the replicas."""
+    """`MemoryService`'s face for `build_app` and `build_mcp` (the manifest, the served choices,
+    the health); every memory call goes to a replica, a remember's images still in its draft (the
+    replica stores them in the namespace's turn, under its lease). Made by `routed`, not by
+    MemoryService's constructor: the memories live in the replicas."""
 
-    def __init__(self, memory: Any, config: IngressConfig) -> None:  # noqa: D107 - see the class docstring
-        self._memory = memory            # the memory deployment's handle
-        self.manifest = config.manifest
-        self.benchmark = config.benchmark
-        self.state = StateFolder(config.state_root)
-        self.start = config.start
-        self._max_open = config.max_open * config.replicas
-        self._open_by_replica: dict[str, int] = {}
+    _memory: Any                         # the memory deployment's handle
+    _max_open: int
+    _open_by_replica: dict[str, int]
+
+    @classmethod
+    def routed(cls, memory: Any, config: IngressConfig) -> RoutedService:
+        service = cls.over(config.served, pool=None)
+        service._memory = memory
+        service._max_open = config.max_open * config.replicas
+        service._open_by_replica = {}
+        return service
 
     async def recall(self, request: RecallRequest) -> dict[str, Any]:
         return await self._route(request.scope, "recall", request, reads_only=True)
 
-    async def remember(self, user: str, episode: EpisodeRecorder) -> dict[str, Any]:
+    async def remember(self, user: str, episode: EpisodeDraft) -> dict[str, Any]:
         return await self._route(user, "remember", user, episode)
 
     async def forget(self, user: str, task_id: str | None = None) -> dict[str, Any]:
@@ -69,7 +68,7 @@ class RoutedService(MemoryService):
     async def export(self, user: str) -> list[str]:
         return await self._route(user, "export", user, reads_only=True)
 
-    async def import_episodes(self, user: str, episodes: list[EpisodeRecorder]) -> dict[str, Any]:
+    async def import_episodes(self, user: str, episodes: list[EpisodeDraft]) -> dict[str, Any]:
         return await self._route(user, "import_episodes", user, episodes)
 
     async def _route(self, user: str, method: str, *args: Any, reads_only: bool = False) -> Any:
@@ -110,7 +109,7 @@ def _call_name(method: str) -> str:
 @serve.ingress()
 class MemoryIngress:
     def __init__(self, memory: Any, config: IngressConfig) -> None:
-        self._app = build_app(RoutedService(memory, config), limits=config.limits, policy=config.policy,
+        self._app = build_app(RoutedService.routed(memory, config), limits=config.limits, policy=config.policy,
                               tokens=config.tokens)
 
     def __serve_build_asgi_app__(self) -> Any:

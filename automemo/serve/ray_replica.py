@@ -24,14 +24,16 @@ from typing import Any, Awaitable
 
 from ray import serve
 
-from automemo.contract import EpisodeRecorder
-from automemo.serve.leased_namespace import LeasedNamespace, LeasedPool, NotOwner, ReplicaService
+from automemo.serve.episode_draft import EpisodeDraft
+from automemo.serve.leased_namespace import LeasedNamespace, LeasedPool, NotOwner
 from automemo.serve.requests import RecallRequest
-from automemo.serve.service import ServiceError
+from automemo.serve.service import MemoryService, ServedExport, ServiceError
 from automemo.serve.user_memory import Program
 
 log = logging.getLogger("automemo.serve")
-MODEL_PREFIX = "u/"  # Ray refuses an empty model id, and the default user is ""
+# Ray refuses an empty model id. A call that names no user is the default user's (never ""), but
+# the prefix stays so that no user id, whatever a caller sends, makes an empty or special one.
+MODEL_PREFIX = "u/"
 
 
 def model_id(user: str) -> str:
@@ -41,6 +43,7 @@ def model_id(user: str) -> str:
 @dataclass(frozen=True)
 class ReplicaConfig:
     state_root: Path
+    served: ServedExport     # the export as the driver prepared it (its manifest, start, choices)
     program: Program
     max_open: int            # namespaces a replica keeps open (each a sandboxed guest)
     lease_wait_seconds: float
@@ -76,12 +79,15 @@ class MemoryReplica:
 
         # Wired here rather than on the class: the number of namespaces a replica keeps is a flag.
         self.load_namespace = serve.multiplexed(max_num_models_per_replica=config.max_open)(open_namespace)
-        self.service = ReplicaService(LeasedPool(lambda user: self.load_namespace(model_id(user)), self._threads))
+        # MemoryService's own calls over the leased namespaces: the single-process server's answers
+        self.service = MemoryService.over(
+            config.served, LeasedPool(lambda user: self.load_namespace(model_id(user)), self._threads))
 
     async def recall(self, request: RecallRequest) -> Reply:
         return await self._answer(request.scope, self.service.recall(request))
 
-    async def remember(self, user: str, episode: EpisodeRecorder) -> Reply:
+    async def remember(self, user: str, episode: EpisodeDraft) -> Reply:
+        """The draft's images are stored in the namespace's turn, under its lease."""
         return await self._answer(user, self.service.remember(user, episode))
 
     async def forget(self, user: str, task_id: str | None) -> Reply:
@@ -90,7 +96,7 @@ class MemoryReplica:
     async def export(self, user: str) -> Reply:
         return await self._answer(user, self.service.export(user))
 
-    async def import_episodes(self, user: str, episodes: list[EpisodeRecorder]) -> Reply:
+    async def import_episodes(self, user: str, episodes: list[EpisodeDraft]) -> Reply:
         return await self._answer(user, self.service.import_episodes(user, episodes))
 
     async def _answer(self, user: str, call: Awaitable[Any]) -> Reply:

@@ -55,6 +55,18 @@ class StartReport:
     seconds: float
 
 
+@dataclass(frozen=True)
+class ServedExport:
+    """What every face reads of the served export, whichever process holds the memories (the
+    single-process server, or each part of `serve --engine ray`)."""
+
+    manifest: dict[str, Any]
+    benchmark: str
+    shared_experience: bool                # every namespace starts from the shipped episodes
+    question_time_keys: frozenset[str]     # the retrieve metadata keys a recall may carry
+    start: StartReport
+
+
 class MemoryService:
     def __init__(self, folder: Path, state_dir: Path, *, sandbox: str = "auto", unsafe: bool = False,
                  services: Any = None, progress: bool = False, max_open: int = MAX_OPEN_NAMESPACES,
@@ -98,6 +110,23 @@ class MemoryService:
             logged_episodes=default.live_count, users=len(self.state.users()),
             snapshots=program.base_snapshot is not None, seconds=time.perf_counter() - started,
         )
+
+    @classmethod
+    def over(cls, served: ServedExport, pool: Any) -> MemoryService:
+        """The calls of a service whose export was prepared elsewhere, over `pool` (what
+        `NamespacePool` offers: `call`, `drop`), holding no state folder of its own: a replica of
+        `serve --engine ray` over its leased namespaces (`serve.leased_namespace`), or its ingress
+        (whose calls go to the replicas; `pool` None). The same code, so the same answers."""
+        service = cls.__new__(cls)
+        service.manifest, service.benchmark = served.manifest, served.benchmark
+        service.shared_experience, service.question_time_keys = served.shared_experience, served.question_time_keys
+        service.start, service.pool, service._lock_fh = served.start, pool, None
+        return service
+
+    @property
+    def served(self) -> ServedExport:
+        return ServedExport(manifest=self.manifest, benchmark=self.benchmark, shared_experience=self.shared_experience,
+                            question_time_keys=self.question_time_keys, start=self.start)
 
     def _base_snapshot(self, open_args: dict[str, Any], progress: bool) -> Path | None:
         """Every namespace's starting state (the program empty, or after the shipped episodes),
@@ -226,7 +255,8 @@ class MemoryService:
         try:
             self.pool.close()
         finally:
-            self._lock_fh.close()
+            if self._lock_fh is not None:
+                self._lock_fh.close()
 
 
 def question_time_keys(benchmark: str) -> frozenset[str]:

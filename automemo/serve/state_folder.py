@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from automemo.contract import EpisodeRecorder
-from automemo.episode_store import atomic_write
+from automemo.episode_store import EpisodeStore, atomic_write
 from automemo.errors import DataError
 from automemo.serve.defaults import DEFAULT_USER
 from automemo.serve.episode_log import EpisodeLog, fsync_file, live_episodes
+from automemo.serve.namespace_files import NamespaceFiles
 
 IDENTITY = "program.json"
 BASE = "base"
@@ -196,6 +197,24 @@ class StateFolder:
             log.close()
         os.replace(legacy, self.root / (LEGACY_LOG + ".adopted"))
         fsync_file(self.root)
+
+    # --- a namespace's writers ----------------------------------------------------------
+    # `UserMemory` writes only through these. Here they are plain: the folder's lock keeps every
+    # other process out. A leased namespace's folder (`serve.fenced`, the Ray engine) returns
+    # writers that check its lease before each write.
+
+    def episode_log(self, path: Path) -> EpisodeLog:
+        return EpisodeLog(path)
+
+    def namespace_files(self, store: Path, shipped: frozenset[str]) -> NamespaceFiles:
+        return NamespaceFiles(store, shipped)
+
+    def episode_store(self, root: Path) -> EpisodeStore:
+        return EpisodeStore(root)
+
+    def fence(self) -> None:
+        """Before a write none of the writers above makes: the program's update, which fills the
+        namespace's embedding cache. Nothing to check for the one process holding the folder."""
 
     # --- snapshots ------------------------------------------------------------------------
 

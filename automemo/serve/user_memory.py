@@ -30,7 +30,7 @@ from automemo.errors import AutomemoError
 from automemo.sandbox.base import ProgramError, SandboxError
 from automemo.serve.episode_draft import EpisodeDraft
 from automemo.serve.episode_log import EpisodeLog, LogEntry, fsync_file, live_episodes
-from automemo.serve.namespace_files import NamespaceFiles, episode_images
+from automemo.serve.namespace_files import episode_images
 from automemo.serve.state_folder import LOG, STORE, SnapshotMeta, StateFolder
 from automemo.toolkit.embedding_cache import EmbeddingCache
 
@@ -86,8 +86,9 @@ class UserMemory:
         self.state = state
         self.program = program
         self.folder = state.user_dir(user)
-        self.log = EpisodeLog(self.folder / LOG)
-        self.files = NamespaceFiles(self.folder / STORE, program.shipped_images if program else frozenset())
+        # every write goes through the state folder's writers (a leased namespace's check its lease)
+        self.log = state.episode_log(self.folder / LOG)
+        self.files = state.namespace_files(self.folder / STORE, program.shipped_images if program else frozenset())
         self.memory: DeployedMemory | None = None
         self.cache: EmbeddingCache | None = None  # the open program's embedding cache, when the service owns it
         self.unsnapshotted = 0       # log entries since the last snapshot
@@ -101,7 +102,7 @@ class UserMemory:
 
     @property
     def store(self) -> EpisodeStore:
-        return EpisodeStore(self.folder / STORE)
+        return self.state.episode_store(self.folder / STORE)
 
     # --- opening and closing -------------------------------------------------------------
 
@@ -130,6 +131,8 @@ class UserMemory:
             tail = live
             memory = self._load(snapshot=self.program.base_snapshot)
         try:
+            if tail:
+                self.state.fence()  # the replay fills the embedding cache
             for entry in tail:
                 try:
                     memory.update(self._owned(entry.episode), checked=True)  # logged from a checked episode
@@ -211,7 +214,8 @@ class UserMemory:
         are in the store only while it is answered; what the question made the encoder compute
         stays out of the cache file."""
         self.open()
-        refs = tuple(self.memory.put_image(data) for data in images)
+        store = self.store
+        refs = tuple(store.put_image(data) for data in images)
         # What the contract lets a retrieve task carry: the scope, the time, and the question-time
         # keys the request carried (already limited to the served benchmark's allow-list)
         named = {k: v for k, v in ((USER_KEY, self.user), (TIME_KEY, time_)) if v}
@@ -246,6 +250,7 @@ class UserMemory:
             fsync_file(self.folder / STORE / path)
             fsync_file((self.folder / STORE / path).parent)
         applied, keys = True, None
+        self.state.fence()  # the update fills the embedding cache
         try:
             if self.cache is not None:
                 with self.cache.recording() as keys:
