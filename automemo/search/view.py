@@ -326,7 +326,8 @@ def confirmation_lines(confirmation: Mapping[str, Any]) -> list[str]:
              f"final confirmation, a race against the best hand design #{c['bar']} (μ {c['bar_mean']:.3f}, "
              f"asked {c['tasks']} questions):"]
     for i, r in enumerate(c.get("race") or ()):
-        ranked = ", ".join(f"#{a} {m:.3f}" for a, m in r["means"].items())
+        # best first (final.json is written with sorted keys, so the order is not kept there)
+        ranked = ", ".join(f"#{a} {m:.3f}" for a, m in sorted(r["means"].items(), key=lambda x: -x[1]))
         lines.append(f"  race round {i + 1} on the first {r['questions']} questions: {ranked}; "
                      f"dropped {', '.join(f'#{d}' for d in r['dropped'])}")
     for x in c["candidates"]:
