@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from automemo.bench.stand_ins.fakellm import FakeLLM
@@ -32,4 +34,8 @@ def torch_cpu_shim():
             _TORCHVISION_SCHEMAS.append(lib)  # the definitions live as long as this object
         except RuntimeError:
             pass  # already defined in this process (e.g. by tests/seedtools.py)
+    # A text encoder loaded earlier in this process without the shim hid the broken torchvision
+    # from transformers (toolkit/text_encoders.py); with the schemas defined it imports again.
+    if "torchvision" in sys.modules and sys.modules["torchvision"] is None:
+        del sys.modules["torchvision"]
     yield

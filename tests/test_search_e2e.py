@@ -23,9 +23,10 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 MURAG = seed_path("murag").read_text()
 TRAJECTORY = seed_path("trajectory_retrieval").read_text()
-GOOD = MURAG.replace("TOP_K = 10  # tunable", "TOP_K = 8  # tunable")
-# Valid Python that fails the exam's update check; the repair removes the marked line.
-FIXABLE = MURAG.replace(
+# Valid Python that fails the exam's update check; the repair removes the marked line. Its
+# repaired form is a program of its own (TOP_K 9): a repair that lands on a program the tree
+# already has is a duplicate, not examined again.
+FIXABLE = MURAG.replace("TOP_K = 10  # tunable", "TOP_K = 9  # tunable").replace(
     "        order = self.episodes\n",
     "        raise RuntimeError('BROKEN_FIXABLE')\n        order = self.episodes\n", 1,
 )
@@ -34,7 +35,7 @@ HOPELESS = TRAJECTORY.replace(
     "    def retrieve(self, task: PartialRecorder) -> MemoryPayload:\n",
     "    def retrieve(self, task: PartialRecorder) -> MemoryPayload:\n        return 'NEVER_PASSES'\n", 1,
 )
-assert GOOD != MURAG and FIXABLE != MURAG and HOPELESS != TRAJECTORY
+assert FIXABLE != MURAG and HOPELESS != TRAJECTORY
 
 FEEDBACK = {
     "summary": "Memory is missing: the root returns nothing.",
@@ -50,13 +51,19 @@ def fenced(lang: str, body: str) -> str:
 
 
 class MetaScript:
-    """Answers by prompt kind; generated programs come in a fixed order, then GOOD forever."""
+    """Answers by prompt kind; generated programs come in a fixed order, then GOOD with a smaller
+    top-k each time (each a new program: a repeat of the tree would be a duplicate step)."""
 
     def __init__(self) -> None:
         self.programs = [("index rounds densely", MURAG), ("add a store that breaks", FIXABLE),
                          ("return a string", HOPELESS)]
         self.kinds: list[str] = []
+        self.top_k = 9
         self._lock = threading.Lock()
+
+    def _smaller(self) -> str:
+        self.top_k -= 1
+        return MURAG.replace("TOP_K = 10  # tunable", f"TOP_K = {self.top_k}  # tunable")
 
     def __call__(self, request: dict) -> str:
         content = request["messages"][-1]["content"]
@@ -68,7 +75,7 @@ class MetaScript:
                 return fenced("json", json.dumps(FEEDBACK) + "\n")
             if text.startswith("# Task: write an improved"):
                 self.kinds.append("generate")
-                summary, program = self.programs.pop(0) if self.programs else ("smaller top-k", GOOD)
+                summary, program = self.programs.pop(0) if self.programs else ("smaller top-k", self._smaller())
                 return f"SUMMARY: {summary}\n" + fenced("python", program)
             if text.startswith("# Task: repair"):
                 self.kinds.append("repair")

@@ -32,7 +32,7 @@ class NotOwner(AutomemoError, RuntimeError):
     """Another process holds this namespace: the call is to be retried where it is open."""
 
 
-class Evicted(RuntimeError):
+class Evicted(AutomemoError, RuntimeError):
     """Internal: the namespace object was closed by its replica; load it again."""
 
 

@@ -100,16 +100,18 @@ class LLMMetaAgent(MetaAgent):
         ask: Callable[[list[dict]], T], *, completion_tokens: int, start: int = 0,
     ) -> tuple[T, int]:
         """`ask(messages)` with the messages of the first trim level from `start` that fits the
-        model's context; on a context-length refusal, once more one level further. (result, level)."""
+        model's context; on a context-length refusal, again one level further, until the last
+        level (a refusal costs no completion; the estimate of an unknown context is a guess and
+        the fixed part of the prompt grows with memolib). (result, level)."""
         room = self._room(completion_tokens)
         messages, level = fit(build, room, start=start)
-        try:
-            return ask(messages), level
-        except PromptTooLong:
-            if level == len(TRIMS) - 1:
-                raise
-            messages, level = fit(build, room, start=level + 1)
-            return ask(messages), level
+        while True:
+            try:
+                return ask(messages), level
+            except PromptTooLong:
+                if level == len(TRIMS) - 1:
+                    raise
+                messages, level = fit(build, room, start=level + 1)
 
     # --- what the tree tells the agent ----------------------------------------------------------
 

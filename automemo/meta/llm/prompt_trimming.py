@@ -4,7 +4,7 @@ A small local model (8,192 tokens, say) cannot take the paper's evidence caps (5
 of observation per episode): sent as built, the prompt is refused with a server error and the
 step is lost. When the meta role declares its `context_tokens`, each prompt is rendered at the
 first trim level that fits, from nothing given up to the bare program; a context-length refusal
-all the same (the estimate is only an estimate) moves one level further, once.
+all the same (the estimate is only an estimate) moves one level further, until the last.
 """
 
 from __future__ import annotations

@@ -38,6 +38,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
+from automemo.errors import DataError
+
 _WORD = re.compile(r"[a-z0-9]+")
 
 CROSS_FIT_FOLDS = 10
@@ -45,9 +47,10 @@ CROSS_FIT_FOLDS = 10
 round-robin); up to 10 train conversations, every conversation is held out on its own."""
 
 
-class UnheldQuestion(LookupError):
+class UnheldQuestion(DataError, LookupError):
     """A question of a train conversation that the router's held-out table lacks: answering it
-    with the router fitted on every train question could route it by its own label."""
+    with the router fitted on every train question could route it by its own label. The program
+    and the data disagree (its router was fitted on other question texts than retrieve reads)."""
 
 
 def question_key(question: str) -> str:
