@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from automemo import configtools
-from automemo.contract import INTERFACE_VERSION, SUPPORTED_INTERFACE_VERSIONS, Budget, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder
+from automemo.benchmarks import question_time_keys
+from automemo.contract import (INTERFACE_VERSION, SUPPORTED_INTERFACE_VERSIONS, Budget, EpisodeRecorder, ImageRef,
+                               MemoryPayload, PartialRecorder, question_time_task)
 from automemo.episode_store import EpisodeStore
 from automemo.errors import DataError
 from automemo.export import EXPERIENCE, FORMAT, MANIFEST, PROGRAM, sha256_file
@@ -32,6 +34,12 @@ from automemo.sandbox.base import HostServices, Limits, ProgramError, Sandbox, S
 
 class DeployError(DataError, RuntimeError):
     """The exported folder cannot be loaded; the message says what is wrong and what to do."""
+
+
+def manifest_question_time_keys(manifest: Mapping[str, Any]) -> frozenset[str]:
+    """The question-time keys of the benchmark an export was searched on (none for a user's own
+    benchmark file: a deployed memory does not import it)."""
+    return question_time_keys(str((manifest.get("benchmark") or {}).get("name") or ""), load_plugins=False)
 
 
 def read_manifest(folder: str | Path) -> dict[str, Any]:
@@ -97,6 +105,7 @@ class DeployedMemory:
         self.store = store
         self.budget = budget
         self.limits = limits
+        self.question_time_keys = manifest_question_time_keys(manifest)
         self.update_failures: list[dict[str, str]] = []
         self._workdir = workdir
 
@@ -113,8 +122,11 @@ class DeployedMemory:
         self.session.call("update", {"episode": episode}, self.limits.timeout("update"))
 
     def retrieve(self, task: PartialRecorder | dict) -> MemoryPayload:
-        """The program's payload for `task`, cut to the run's budget."""
+        """The program's payload for `task`, cut to the run's budget. The program sees `task` as
+        the search's harness showed it its questions (`contract.question_time_task`): metadata cut
+        to the contract's allow-list and the benchmark's question-time keys, and the run's budget."""
         task = task if isinstance(task, PartialRecorder) else PartialRecorder.from_dict(task)
+        task = question_time_task(task, self.question_time_keys, self.budget.to_dict())[0]
         result = self.session.call("retrieve", {"task": task.to_dict()}, self.limits.timeout("retrieve"))
         return MemoryPayload.from_dict(result).truncated(self.budget)
 

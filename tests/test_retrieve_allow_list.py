@@ -100,3 +100,18 @@ def test_the_llm_meta_agent_shows_the_benchmarks_declared_keys_in_its_data_excer
     assert not any(f'"{key}"' in excerpt for key in SMUGGLED)
     # The budget reaches retrieve in every evaluation, so the excerpt shows it too.
     assert f'"{BUDGET_KEY}"' in excerpt and '"max_chars"' in excerpt
+
+
+def test_a_deployed_memory_hands_retrieve_what_the_harness_did(tmp_path):
+    """`load_memory` (and the served memory, which recalls through it) shows a program a task as
+    the search's harness did: the allow-list plus the searched benchmark's question-time keys, and
+    the run's budget; a label an application passes along never reaches it."""
+    from automemo.bench.stand_ins.serve_export import write_export
+    from automemo.deploy import load_memory
+
+    export = write_export(tmp_path / "export", PROBE, [], benchmark="miniwob")  # declares env, seed, site
+    task = PartialRecorder("q1", "miniwob", "Click OK", metadata={"user": "ana", "site": "s", "answer": "x",
+                                                                  "category": "click"})
+    with load_memory(export, sandbox="unsafe", unsafe=True) as memory:
+        seen = memory.retrieve(task).metadata["seen"]
+    assert seen == sorted([BUDGET_KEY, "site", "user"]), seen

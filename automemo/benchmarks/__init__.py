@@ -74,6 +74,19 @@ def benchmark_class(name: str) -> type[Benchmark]:
     return getattr(importlib.import_module(module), cls)
 
 
+def question_time_keys(name: str, *, load_plugins: bool = True) -> frozenset[str]:
+    """The metadata keys benchmark `name` declares known at question time
+    (`Benchmark.question_time_keys`), which a retrieve task may carry beside the contract's own.
+    None for an unknown name or a plug-in that no longer loads; with `load_plugins=False`, none for
+    any plug-in either (a server does not import a user's benchmark file a manifest names)."""
+    if is_plugin_spec(name) and not load_plugins:
+        return frozenset()
+    try:
+        return frozenset(benchmark_class(name).question_time_keys)
+    except (ValueError, ImportError, OSError):
+        return frozenset()
+
+
 def checked_options(name: str, options: Mapping[str, Any] | None = None) -> tuple[type[Benchmark], Any]:
     """Benchmark `name`'s class and its typed `options` (a plain mapping, e.g. a TOML table),
     without building the benchmark. Unknown names and unknown or mistyped options raise

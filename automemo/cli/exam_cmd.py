@@ -149,18 +149,8 @@ def load_inputs(root: Path, update_group: str, retrieve_group: str, limit: int,
     return episodes, allowed
 
 
-def _question_time_keys(benchmark: str) -> frozenset[str]:
-    """The keys the configured benchmark declares known at question time (none for an unknown
-    name: the exam then keeps only the contract's own)."""
-    from automemo.benchmarks import benchmark_class
-
-    try:
-        return frozenset(benchmark_class(benchmark).question_time_keys)
-    except (ValueError, ImportError, OSError):  # a plug-in that no longer loads declares nothing here
-        return frozenset()
-
-
 def run(args) -> int:
+    from automemo.benchmarks import question_time_keys
     from automemo.cli.eval_cmd import read_program
 
     program = args.program
@@ -177,7 +167,7 @@ def run(args) -> int:
     root = store_root(args.episodes.resolve())
     group = update_group(root, args.update_group)
     episodes, partials = load_inputs(root, group, args.retrieve_group, config.search.exam_tasks,
-                                     _question_time_keys(config.benchmark.name), config.budget.to_dict())
+                                     question_time_keys(config.benchmark.name), config.budget.to_dict())
 
     from automemo.assembly import AssemblyError, memo_services, open_sandbox
     from automemo.exam import quick_exam

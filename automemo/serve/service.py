@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from automemo.contract import EpisodeRecorder
-from automemo.deploy import DeployError, load_memory, read_manifest
+from automemo.deploy import DeployError, load_memory, manifest_question_time_keys, read_manifest
 from automemo.export import EXPERIENCE
 from automemo.errors import AutomemoError
 from automemo.sandbox.base import ProgramError, SandboxError
@@ -81,7 +81,7 @@ class MemoryService:
         self.manifest = read_manifest(self.folder)
         self.benchmark = str((self.manifest.get("benchmark") or {}).get("name") or "serve")
         self.shared_experience = shared_experience
-        self.question_time_keys = question_time_keys(self.benchmark)
+        self.question_time_keys = manifest_question_time_keys(self.manifest)
         self._services_for = services_for
         self._notice = notice or _stderr_notice
         self.state = StateFolder(state_dir)
@@ -97,7 +97,7 @@ class MemoryService:
                 open_args=open_args, base_snapshot=self._base_snapshot(open_args, progress),
                 snapshot_every=snapshot_every, shared_experience=shared_experience,
                 shipped_images=self._shipped_images() if shared_experience else frozenset(), quota=quota,
-                services_for=services_for, question_time_keys=self.question_time_keys,
+                services_for=services_for,
             )
             self.pool = NamespacePool(self.state, program, max_open=max_open, notice=self._notice)
             default = self.pool.open_now(DEFAULT_USER)
@@ -257,17 +257,6 @@ class MemoryService:
         finally:
             if self._lock_fh is not None:
                 self._lock_fh.close()
-
-
-def question_time_keys(benchmark: str) -> frozenset[str]:
-    """The keys a retrieve task may carry on a built-in benchmark besides the contract's own
-    (`Benchmark.question_time_keys`); none for another name (a user's own benchmark file is
-    not imported into the server to ask)."""
-    from automemo.benchmarks import REGISTRY, benchmark_class
-
-    if benchmark not in REGISTRY:
-        return frozenset()
-    return frozenset(benchmark_class(benchmark).question_time_keys)
 
 
 def _stderr_notice(message: str) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from automemo.contract import TIME_KEY, USER_KEY, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder, retrieve_metadata
+from automemo.contract import TIME_KEY, USER_KEY, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder
 from automemo.deploy import DeployError, DeployedMemory, default_services, load_memory, read_manifest
 from automemo.episode_store import EpisodeStore
 from automemo.errors import AutomemoError
@@ -74,7 +74,6 @@ class Program:
     # each namespace's host services over its own store (its own embedding cache); None: the
     # export's own configuration (`deploy.default_services`). Unused when open_args has services.
     services_for: Callable[[Path], Any] | None = None
-    question_time_keys: frozenset[str] = frozenset()  # the served benchmark's own retrieve metadata keys
 
 
 class UserMemory:
@@ -216,10 +215,10 @@ class UserMemory:
         self.open()
         store = self.store
         refs = tuple(store.put_image(data) for data in images)
-        # What the contract lets a retrieve task carry: the scope, the time, and the question-time
-        # keys the request carried (already limited to the served benchmark's allow-list)
+        # The scope, the time and the question-time keys the request carried (the request
+        # refused any other); the deployed memory hands the program the harness's view of it.
         named = {k: v for k, v in ((USER_KEY, self.user), (TIME_KEY, time_)) if v}
-        metadata = retrieve_metadata({**(metadata or {}), **named}, self.program.question_time_keys)[0]
+        metadata = {**(metadata or {}), **named}
         task = PartialRecorder(task_id=f"recall-{uuid.uuid4().hex[:12]}", benchmark=self.program.benchmark,
                                instruction=instruction, task_images=refs, metadata=metadata)
         try:
