@@ -1,28 +1,101 @@
-"""A request carrying images is parsed off the event loop, on the image workers; a light one in
-place."""
+"""A request carrying images is parsed off the event loop, in an image worker process at a lower
+CPU priority; a light one in place. A refusal crosses back whole; a dead worker fails its request
+with a clear 503 and is replaced; a killed server leaves no worker behind."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import threading
+import os
+import signal
+import subprocess
+import sys
+import time
+from functools import partial
 
 import pytest
 
-from automemo.serve.offload import Offload
+from automemo.serve.offload import Offload, WorkerLost
 from automemo.serve.requests import BadRequest
 
 
-def test_a_request_with_images_is_parsed_on_a_worker_and_a_light_one_in_place():
-    def where(body):
-        return threading.current_thread().name, body
+def where(body):
+    return os.getpid(), os.getpriority(os.PRIO_PROCESS, 0), body
 
-    async def parse(raw):
-        return await Offload().parse(raw, where)
 
-    heavy = json.dumps({"images": ["data:image/png;base64,AAAA"]}).encode()
+def refuse(body):
+    raise BadRequest("too large", 413)
+
+
+def die(body):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _run(offload, raw, parse):
+    async def go():
+        return await offload.parse(raw, parse)
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def offload():
+    made = Offload()
+    yield made
+    made.close()
+
+
+HEAVY = json.dumps({"images": ["data:image/png;base64,AAAA"]}).encode()
+
+
+def test_a_request_with_images_is_parsed_in_a_niced_worker_and_a_light_one_in_place(offload):
+    pid, nice, body = _run(offload, HEAVY, where)
+    assert pid != os.getpid() and nice >= os.getpriority(os.PRIO_PROCESS, 0) + 1
+    assert body == {"images": ["data:image/png;base64,AAAA"]}
     light = json.dumps({"query": "where is my bike"}).encode()
-    assert asyncio.run(parse(heavy))[0].startswith("automemo-images")
-    assert asyncio.run(parse(light)) == (threading.current_thread().name, {"query": "where is my bike"})
+    assert _run(offload, light, where)[0] == os.getpid()
     with pytest.raises(BadRequest, match="not valid JSON"):
-        asyncio.run(parse(b"{not json"))
+        _run(offload, b"{not json", where)
+
+
+def test_a_refusal_in_the_worker_keeps_its_message_and_status(offload):
+    with pytest.raises(BadRequest, match="too large") as refused:
+        _run(offload, HEAVY, refuse)
+    assert refused.value.status == 413
+
+
+def test_a_dead_worker_fails_its_request_with_a_503_and_is_replaced(offload):
+    with pytest.raises(WorkerLost, match="send the request again") as lost:
+        _run(offload, HEAVY, die)
+    assert lost.value.status == 503
+    assert _run(offload, HEAVY, where)[2]["images"]  # a new worker serves the next one
+
+
+def test_a_killed_server_leaves_no_worker_behind(tmp_path):
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import asyncio, json, os, sys, time\n"
+        "from automemo.serve.offload import Offload\n"
+        "async def main():\n"
+        "    print(await Offload().parse(json.dumps({'images': ['data:image']}).encode(), "
+        "partial_pid), flush=True)\n"
+        "    time.sleep(60)\n"
+        "def partial_pid(body):\n"
+        "    return os.getpid()\n"
+        "if __name__ == '__main__':\n"
+        "    asyncio.run(main())\n")
+    server = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=tmp_path,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    worker = int(server.stdout.readline())
+    server.kill()
+    server.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline and os.path.exists(f"/proc/{worker}") and _state(worker) != "Z":
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{worker}") or _state(worker) == "Z", "the worker outlived the server"
+
+
+def _state(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

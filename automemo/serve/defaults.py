@@ -28,7 +28,7 @@ MAX_STEPS = 2_000              # steps of one episode
 MAX_ID_CHARS = 200             # task_id, user, role
 MAX_TIME_CHARS = 100           # time
 MAX_METADATA_CHARS = 10_000    # a recall's question-time metadata, as JSON
-IMAGE_WORKERS = 1              # threads decoding requests' images: a flood of large images queues on
+IMAGE_WORKERS = 1              # processes decoding requests' images (nice +10): a flood of large images queues on
                                # them, the other cores stay with the other tenants' calls
 
 # --- one namespace (a user) ------------------------------------------------------------------

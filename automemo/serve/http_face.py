@@ -24,7 +24,7 @@ from automemo.serve.access import NamespaceRefused, TokenTable, namespace_for, p
 from automemo.serve.guard import build_guard
 from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.mcp_face import build_mcp
-from automemo.serve.offload import Offload, json_of
+from automemo.serve.offload import Offload, WorkerLost, json_of
 from automemo.serve.openapi import openapi_schema
 from automemo.serve.requests import (BadRequest, RequestLimits, export_request, forget_request, recall_request,
                                      remember_request)
@@ -37,8 +37,8 @@ NDJSON = "application/x-ndjson"
 
 def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPolicy = HttpPolicy(),
               tokens: TokenTable = TokenTable()) -> Any:
-    mcp = build_mcp(service, limits, allow_paths=False)
     offload = Offload()
+    mcp = build_mcp(service, limits, allow_paths=False, offload=offload)
 
     def route(path: str, methods: list[str]):
         def wrap(handler: Callable[[Request], Awaitable[Any]]):
@@ -46,7 +46,7 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
                 try:
                     answer = await handler(request)
                     return answer if isinstance(answer, Response) else JSONResponse(answer)
-                except (BadRequest, NamespaceRefused, ServiceError) as exc:
+                except (BadRequest, NamespaceRefused, ServiceError, WorkerLost) as exc:
                     return _error(str(exc), exc.status)
                 except Exception:  # the client gets a sentence, the operator the traceback
                     log.exception("%s failed", path)

@@ -20,7 +20,7 @@ from mcp_types import CallToolResult, ImageContent, TextContent
 
 from automemo.serve import request_model as model
 from automemo.serve.access import NamespaceRefused, Principal, namespace_for, principal_of
-from automemo.serve.offload import Offload
+from automemo.serve.offload import Offload, WorkerLost
 from automemo.serve.requests import BadRequest, RequestLimits, UserFor, forget_request, recall_request, remember_request
 from automemo.serve.service import MemoryService, ServiceError
 
@@ -29,14 +29,14 @@ log = logging.getLogger("automemo.serve")
 
 
 def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: bool,
-              caller: Principal | None = None) -> MCPServer:
+              caller: Principal | None = None, offload: Offload | None = None) -> MCPServer:
     """The MCP server over `service`. `caller` is who calls when no HTTP request carries a
     principal (stdio: `LOCAL`); None (HTTP) refuses such calls."""
 
     def user_for(ctx: Context | None) -> UserFor:
         return _user_for(ctx, caller)
 
-    offload = Offload()  # images decode on its workers, never on the event loop
+    offload = offload or Offload()  # images decode in its workers, never on the event loop
 
     node = (service.manifest.get("node") or {}).get("id")
     server = MCPServer(
@@ -112,7 +112,7 @@ async def _answered(what: str, call: Callable[[], Awaitable[dict[str, Any]]]) ->
     for anything unexpected, a sentence for the client and the traceback for the operator."""
     try:
         return await call()
-    except (BadRequest, NamespaceRefused, ServiceError) as exc:
+    except (BadRequest, NamespaceRefused, ServiceError, WorkerLost) as exc:
         return _error(str(exc))
     except Exception:
         log.exception("%s failed", what)

@@ -1,49 +1,103 @@
-"""Where a request's heavy parsing runs: never on the event loop. A request carrying images
-(base64 to decode, pixels to check) is parsed on the image workers, few on purpose: a tenant
-flooding large images queues on them instead of taking every core from other tenants' calls.
-They also run at a lower CPU priority (a higher nice value), so that on a busy machine another
-tenant's recall gets the core first. A request without images is parsed in place: a thread hop
-would cost it more than its parse."""
+"""Where a request's heavy parsing runs: never on the event loop, and not in the server's process.
+
+A request carrying images (base64 to decode, pixels to check) is parsed in an image worker
+process, few on purpose and at a lower CPU priority (nice +10): a tenant flooding large images
+queues on them, and on a busy machine another tenant's recall gets the core first.
+
+Why a process and not a thread: base64 decoding, JSON scanning and Pillow's Python-level tile
+loop hold the interpreter lock, and CPython hands the lock to a waiting thread only every 5 ms
+(the switch interval). A decoding thread in the server therefore added up to 5 ms to each of
+another tenant's calls, which alone take 2-3 ms. In a process of its own the decoding shares
+nothing with the event loop but the CPU, and the CPU it yields.
+
+A request without images is parsed in place: a hop would cost it more than its parse. What the
+workers run and return crosses a pipe, so it must pickle: module-level functions and their
+`functools.partial`s of plain values (the request parsers are). A worker that dies (killed, out
+of memory) fails the requests it held with `WorkerLost` (503, retry) and is replaced; workers die
+with the server (Linux: a parent-death signal), so a killed server leaves no process behind."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
 import os
+import signal
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from typing import Any, Callable, TypeVar
 
+from automemo.errors import AutomemoError
 from automemo.serve.defaults import IMAGE_WORKERS
 from automemo.serve.requests import BadRequest
 
 T = TypeVar("T")
 _LIGHT_BYTES = 64_000  # a body below this without a data URL holds no image and parses in microseconds
+_NICE = 10
+
+
+class WorkerLost(AutomemoError):
+    """The image worker holding the request died; a new one has started. HTTP 503: retry."""
+
+    status = 503
 
 
 class Offload:
     def __init__(self, workers: int = IMAGE_WORKERS) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="automemo-images",
-                                        initializer=_yield_cpu)
+        self._workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
 
     async def parse(self, raw: bytes, parse: Callable[[Any], T]) -> T:
-        """`parse(the JSON of raw)`, on the image workers unless `raw` is light."""
+        """`parse(the JSON of raw)`, in an image worker unless `raw` is light."""
         if len(raw) < _LIGHT_BYTES and b"data:image" not in raw:
             return parse(json_of(raw))
-        return await asyncio.get_running_loop().run_in_executor(self._pool, partial(_parsed, raw, parse))
+        return await self.run(partial(_parsed, raw, parse))
 
     async def run(self, work: Callable[[], T]) -> T:
-        """`work()` on the image workers."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, work)
+        """`work()` in an image worker (the workers start with the first call)."""
+        pool = self._executor()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, work)
+        except BrokenProcessPool:
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None  # the next call starts new workers
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise WorkerLost("the worker decoding this request's images stopped; send the request again") from None
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _executor(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                # spawn, not fork: the server has threads (and their locks) a fork would copy
+                self._pool = ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_start_worker, initargs=(os.getpid(),))
+            return self._pool
 
 
-def _yield_cpu() -> None:
-    """This thread (Linux schedules threads one by one) at nice +10."""
+def _start_worker(server_pid: int) -> None:
+    """A worker: dies with the server, runs at nice +10."""
     try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-    except (AttributeError, OSError):
-        pass  # not Linux: the workers' small number is the bound
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # not Linux: the pool's own shutdown at exit ends the workers
+    if os.getppid() != server_pid:  # the server died before the signal was asked for
+        os._exit(0)
+    try:
+        os.nice(_NICE)
+    except OSError:
+        pass
 
 
 def _parsed(raw: bytes, parse: Callable[[Any], T]) -> T:

@@ -42,6 +42,9 @@ class BadRequest(DataError, ValueError):
         super().__init__(message)
         self.status = status
 
+    def __reduce__(self) -> tuple[Any, ...]:  # raised in an image worker, it crosses a pipe whole
+        return type(self), (str(self), self.status)
+
 
 @dataclass(frozen=True)
 class RequestLimits:
