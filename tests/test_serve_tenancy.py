@@ -212,6 +212,35 @@ def test_open_finishes_an_interrupted_forget_and_sweeps_images_no_log_line_names
         service.close()
 
 
+def test_an_offline_import_gets_its_cache_keys_when_replayed_so_a_forget_keeps_the_rest(tmp_path):
+    from automemo.serve.user_memory import UserMemory
+
+    service = open_service(tmp_path)
+    remember(service, {"content": "my bike is red", "user": "ana", "task_id": "bike"})
+    service.close()
+    # `automemo memory import` while no server runs: logged, not applied, no keys recorded
+    state = StateFolder(tmp_path / "state")
+    offline = UserMemory("ana", state, program=None, notice=lambda message: None)
+    offline.add_logged(read_lines("\n".join(json.dumps({"task_id": t, "instruction": t, "steps": [
+        {"observation": text}]}) for t, text in (("locker", "my locker code is 5521"), ("boat", "the boat is blue"))),
+        RequestLimits(), service.benchmark, user="ana"))
+    folder = state.user_dir("ana")
+    assert [e.keys for e in live_episodes(EpisodeLog(folder / LOG).read())][1:] == [None, None]
+    service = open_service(tmp_path)
+    try:
+        assert "5521" in recall(service, "what is my locker code", "ana")["text"]  # replayed, keys recorded
+        logged = live_episodes(EpisodeLog(folder / LOG).read())
+        assert all(e.keys for e in logged)
+        cache = EmbeddingCache(folder / STORE / "embeddings.sqlite")
+        assert cache.stored_keys() == {k for e in logged for k in e.keys}
+        assert asyncio.run(service.forget("ana", "locker"))["forgotten"] == 1
+        kept = cache.stored_keys()
+        assert len(kept) == 2 and kept == {k for e in live_episodes(EpisodeLog(folder / LOG).read()) for k in e.keys}
+        cache.close()
+    finally:
+        service.close()
+
+
 def test_an_import_with_a_bad_later_line_is_refused_whole():
     good = json.dumps({"task_id": "a", "instruction": "x", "steps": [{"observation": "y",
                                                                         "screenshot": data_url(PNG)}]})

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -129,23 +129,46 @@ class UserMemory:
         if memory is None:
             tail = live
             memory = self._load(snapshot=self.program.base_snapshot)
+        recorded: dict[int, tuple[str, ...]] = {}
         try:
             if tail:
                 self.state.fence()  # the replay fills the embedding cache
             for entry in tail:
-                try:
-                    memory.update(self._owned(entry.episode), checked=True)  # logged from a checked episode
-                except ProgramError:
-                    pass  # it raised when it was remembered too: the same skip, the same state
+                keys = self._replay(memory, entry)
+                if keys is not None:
+                    recorded[entry.seq] = keys
         except SandboxError as exc:
             self.memory = memory
             self._shut()
             raise DeployError(f"replaying the memory of one user stopped the program ({exc.kind}); the log "
                               f"is kept, nothing was lost") from None
         self.memory = memory
+        if recorded:
+            # episodes logged without their cache keys (an offline import) now have them, so
+            # forgetting one drops its own entries, not the whole cache
+            entries = [replace(e, keys=recorded[e.seq]) if e.seq in recorded else e for e in entries]
+            self.log.rewrite(entries)
+            self.files.count(live_episodes(entries))
         self.unsnapshotted = len(tail)
         if self.unsnapshotted >= self.program.snapshot_every:
             self.snapshot()
+
+    def _replay(self, memory: DeployedMemory, entry: LogEntry) -> tuple[str, ...] | None:
+        """Apply a logged episode again; returns the cache keys its update asked for when the log
+        did not record them and this memory's cache can (None otherwise)."""
+        episode = self._owned(entry.episode)
+        if entry.keys is not None or self.cache is None:
+            try:
+                memory.update(episode, checked=True)  # logged from a checked episode
+            except ProgramError:
+                pass  # it raised when it was remembered too: the same skip, the same state
+            return None
+        with self.cache.recording() as keys:
+            try:
+                memory.update(episode, checked=True)
+            except ProgramError:
+                pass
+        return tuple(sorted(keys))
 
     def _load(self, snapshot: Path | None) -> DeployedMemory:
         """The program in a new sandbox session over this namespace's store. Its embedding
