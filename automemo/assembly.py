@@ -274,7 +274,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
             root_seed=config.search.root, train_questions=train_questions(setup.evaluator),
             benchmark=setup.benchmark.describe(),
             question_time_keys=setup.benchmark.question_time_keys,
-            fit_ranker=ranker_fit(setup, run.path / "ranking", model=config.meta.ranker_model),
+            fit_ranker=ranker_fit(setup, run.path / "ranking", model=config.meta.offline.ranker_model),
         )
     except BaseException:
         setup.close()
