@@ -130,3 +130,16 @@ def test_a_train_conversation_is_scored_by_its_held_out_trees_where_a_leak_would
                                "fresh", frozenset(c.replace("leaky/", "fresh/") for c in q.clues)) for q in leaky]
     assert first_hit_share(renamed) == 1.0     # the trees fitted on all learnt "leaky"'s pattern
     assert first_hit_share(leaky) == 0.0       # "leaky" itself: its fold's trees, fitted without it
+
+
+def test_without_lightgbm_the_blend_is_the_linear_ranker_and_trees_are_refused(monkeypatch):
+    examples = both_fairly_high(conversations=2, questions=5)
+
+    def no_lightgbm(*args, **kwargs):
+        raise ImportError("No module named 'lightgbm'")
+
+    monkeypatch.setattr(ranking, "fit_trees", no_lightgbm)
+    assert "model" not in cross_fit(examples, COLUMNS, model="blend")
+    assert "model" not in cross_fit(examples, COLUMNS, model="auto")
+    with pytest.raises(ImportError):
+        cross_fit(examples, COLUMNS, model="trees")
