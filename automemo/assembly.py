@@ -274,7 +274,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
             root_seed=config.search.root, train_questions=train_questions(setup.evaluator),
             benchmark=setup.benchmark.describe(),
             question_time_keys=setup.benchmark.question_time_keys,
-            fit_ranker=ranker_fit(setup, run.path / "ranking"),
+            fit_ranker=ranker_fit(setup, run.path / "ranking", model=config.meta.offline.ranker_model),
         )
     except BaseException:
         setup.close()
@@ -348,7 +348,7 @@ def train_questions(evaluator: Any) -> list[tuple[str, str, str, str]]:
             for t in evaluator.split("train").retrieve]
 
 
-def ranker_fit(setup: EvaluationSetup, state_dir: Path) -> Callable[[Any], dict[str, Any]]:
+def ranker_fit(setup: EvaluationSetup, state_dir: Path, model: str = "blend") -> Callable[[Any], dict[str, Any]]:
     """The meta agent's ranking-stage fit (router params -> ranker params), run on the host
     when the generator first proposes the stage: the train split's update episodes and its
     questions as `retrieve` sees them, with their gold clues, embedded by the run's own
@@ -357,7 +357,8 @@ def ranker_fit(setup: EvaluationSetup, state_dir: Path) -> Callable[[Any], dict[
 
     Without late interaction: with it, the fit on the dev data's five train conversations took
     18.5 min on a loaded 2-core machine (every round's token matrix embedded), and every
-    evaluation of a ranked program would move each round's token matrix into the sandbox."""
+    evaluation of a ranked program would move each round's token matrix into the sandbox.
+    `model`: the ranker's model (linear, trees, blend or auto; automemo.meta.offline.ranking)."""
 
     def fit(router: Any) -> dict[str, Any]:
         from automemo.meta.offline.ranking import RankingQuestion, fit_ranker
@@ -375,7 +376,7 @@ def ranker_fit(setup: EvaluationSetup, state_dir: Path) -> Callable[[Any], dict[
         # Every question embedded in one batch first: the fit then asks the cache one by one.
         toolkit.embed_text([q.query for q in questions])
         return fit_ranker(evaluator.update_episodes("train"), questions, toolkit.embed_text,
-                          toolkit.embedding_dims()["text"], router=router)
+                          toolkit.embedding_dims()["text"], router=router, model=model)
 
     return fit
 

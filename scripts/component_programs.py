@@ -3,14 +3,16 @@
 and the same recipe with one of memolib's retrieval components switched on.
 
     PYTHONPATH=. python3 scripts/component_programs.py OUT_DIR   (from the repository root)
-    PYTHONPATH=. python3 scripts/component_programs.py OUT_DIR --fit memgallery path=DATA [cache_path=FILE]
+    PYTHONPATH=. python3 scripts/component_programs.py OUT_DIR --fit memgallery path=DATA [cache_path=FILE] [model=trees]
 
 Each `OUT_DIR/<name>.py` is a plain rendered recipe (`automemo.meta.source.recipe.render_recipe`).
 With `--fit BENCHMARK OPTION=VALUE ...` the ranking stage is fitted on that benchmark's train
 split as a search fits it (the question router cross-fitted by conversation, then the ranker on
 the train questions' evidence, cross-fitted the same way) and `rank.py` (the baseline with the
 fitted ranker) and `multi_rank.py` (the multi-view recipe with it) are written too; `cache_path`
-names the embedding cache the evaluations use, so nothing is embedded twice.
+names the embedding cache the evaluations use, so nothing is embedded twice; `model` the
+ranker's model (linear, the default here; trees or auto), whose programs are named
+`rank_<model>.py` and `multi_rank_<model>.py`.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ COMPONENTS = {
 }
 
 
-def fitted_ranker(benchmark: str, options: dict[str, str]) -> tuple[dict, dict]:
-    """(router params, ranker params) fitted on `benchmark`'s train split, as a search fits them."""
+def fitted_ranker(benchmark: str, options: dict[str, str], model: str = "linear") -> tuple[dict, dict]:
+    """(router params, ranker params) fitted on `benchmark`'s train split, as a search fits them
+    (`model`: linear, trees or auto, automemo.meta.offline.ranking)."""
     from automemo.assembly import build_evaluation, ranker_fit, train_questions
     from automemo.config import build_run_config
     from automemo.meta import fit_question_router
@@ -53,9 +56,12 @@ def fitted_ranker(benchmark: str, options: dict[str, str]) -> tuple[dict, dict]:
             rows = train_questions(setup.evaluator)
             router = fit_question_router([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
             started = time.monotonic()
-            ranker = ranker_fit(setup, Path(scratch) / "ranking")(router)
-            print(f"ranker fitted in {time.monotonic() - started:.0f} s: {len(ranker['weights'])} weights, "
-                  f"{len(ranker.get('folds', []))} folds", file=sys.stderr)
+            ranker = ranker_fit(setup, Path(scratch) / "ranking", model=model)(router)
+            parts = [ranker[m] for m in ("linear", "trees")] if ranker.get("model") == "blend" else [ranker]
+            size = " + ".join(f"{len(p['trees'])} trees" if p.get("model") == "trees" else f"{len(p['weights'])} weights"
+                              for p in parts)
+            print(f"{ranker.get('model', 'linear')} ranker fitted in {time.monotonic() - started:.0f} s: {size}, "
+                  f"{len(parts[0].get('folds', []))} folds, held-out gain {ranker.get('held_out_gain')}", file=sys.stderr)
     return router, ranker
 
 
@@ -63,9 +69,12 @@ def main(out: Path, fit: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     programs = {name: with_values(BASELINE, changes) for name, changes in COMPONENTS.items()}
     if fit:
-        router, ranker = fitted_ranker(fit[0], dict(option.split("=", 1) for option in fit[1:]))
+        options = dict(option.split("=", 1) for option in fit[1:])
+        model = options.pop("model", "linear")
+        router, ranker = fitted_ranker(fit[0], options, model)
+        suffix = "" if model == "linear" else f"_{model}"
         for name, base in (("rank", BASELINE), ("multi_rank", Recipe(unit="multi"))):
-            programs[name] = dataclasses.replace(with_values(base, {"rank": True}), router=router, ranker=ranker)
+            programs[name + suffix] = dataclasses.replace(with_values(base, {"rank": True}), router=router, ranker=ranker)
     for name, recipe in programs.items():
         (out / f"{name}.py").write_text(render_recipe(recipe))
         print(out / f"{name}.py")

@@ -32,7 +32,7 @@ NEW_STAGES = {"latest": "text", "coverage": "always", "listing": "text", "rank":
 @pytest.fixture(scope="module")
 def ranker():
     episodes, questions = planted()
-    return fit_ranker(episodes, questions, embed, 16)
+    return fit_ranker(episodes, questions, embed, 16, model="linear")
 
 
 def scored(node_id: int, recipe: Recipe, scores: dict[str, list[float]]) -> ScoredProgram:
@@ -118,10 +118,13 @@ def test_the_held_out_gain_compares_each_question_s_fold_order_with_the_fused_or
     import numpy as np
 
     from automemo.meta.offline.ranking import Example, held_out_gain
+    from automemo.toolkit.memolib import LinearRanker
 
     columns = ["bm25_rank", "bm25_window_rank", "dense_rank", "dense_window_rank", "position"]
     # Two candidates: fusion puts the irrelevant one first; "position" marks the relevant one.
     features = np.array([[1.0, 1.0, 1.0, 1.0, 0.0], [0.5, 0.5, 0.5, 0.5, 1.0]])
     example = Example("a", features, np.array([False, True]))
-    assert held_out_gain([example], columns, [{"position": 10.0}], {"a": 0}, k=1) == 1.0
-    assert held_out_gain([example], columns, [{"position": -10.0}], {"a": 0}, k=1) == 0.0
+    # The fold that held "a" out scores it; the weights fitted on all (here the opposite) do not.
+    up, down = {"position": 10.0}, {"position": -10.0}
+    assert held_out_gain([example], columns, LinearRanker(down, (up,), {"a": 0}), k=1) == 1.0
+    assert held_out_gain([example], columns, LinearRanker(up, (down,), {"a": 0}), k=1) == 0.0

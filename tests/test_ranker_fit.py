@@ -19,7 +19,7 @@ from rankingtools import HashToolkit, ask, embed, planted, session
 @pytest.fixture(scope="module")
 def fitted():
     episodes, questions = planted()
-    return episodes, questions, fit_ranker(episodes, questions, embed, 16)
+    return episodes, questions, fit_ranker(episodes, questions, embed, 16, model="linear")
 
 
 def program(episodes, ranker, extra=()):

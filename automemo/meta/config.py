@@ -89,6 +89,12 @@ class OfflineMetaConfig:
     # (learning to rank; applies to a recipe parent without it when a ranker can be fitted).
     # Its rate comes out of the stage edits' (tune, swap, remove) and recombine's.
     rank_rate: float = 0.07
+    # The fitted ranking stage's model: "linear" (a pairwise logistic model, one weight per
+    # signal and context), "trees" (LambdaMART: gradient-boosted trees, LightGBM's lambdarank),
+    # "blend" (both, their orders fused by reciprocal rank; the linear model alone without
+    # LightGBM) or "auto" (all three fitted on the same examples and folds; the largest
+    # cross-fitted held-out gain is kept).
+    ranker_model: str = "blend"
     recombine_rate: float = 0.04
     tune_stage_rate: float = 0.05
     add_stage_rate: float = 0.05

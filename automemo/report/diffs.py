@@ -88,8 +88,17 @@ def _rows(tag: str, a: list[str], b: list[str], i1: int, i2: int, j1: int, j2: i
     return rows
 
 
+MARK_CHARS = 2_000
+"""Longer lines are marked whole: a character diff costs the product of the two lengths, and a
+crossover of crossovers holds its parents' sources as one string literal each (a line of 87 000
+characters on the dev data, against its parent's; the report stalled on it)."""
+
+
 def mark_changes(old_line: str, new_line: str) -> tuple[Markup, Markup]:
-    """Both lines escaped, with the characters that differ wrapped in <del> / <ins>."""
+    """Both lines escaped, with the characters that differ wrapped in <del> / <ins> (the whole
+    line when either is longer than `MARK_CHARS`)."""
+    if len(old_line) > MARK_CHARS or len(new_line) > MARK_CHARS:
+        return Markup("<del>%s</del>") % old_line, Markup("<ins>%s</ins>") % new_line
     matcher = difflib.SequenceMatcher(None, old_line, new_line, autojunk=False)
     left, right = [], []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

@@ -19,8 +19,12 @@ from automemo.meta.context import ScoredProgram, weak_types
 from automemo.prompting import render
 from automemo.toolkit.memolib import QuestionRouter, held_out_recall
 
-MAX_SOURCE_CHARS = 120_000
-"""A crossover of crossovers nests its parents' sources; past this size it is not proposed."""
+MAX_SOURCE_CHARS = 1_000_000
+"""A crossover of crossovers nests its parents' sources; past this size it is not proposed. A
+recipe with the fitted ranking stage carries its fitted constants (the linear ranker's weights,
+about 110 000 characters on the dev data; with the blend's trees, about 480 000): its crossover
+with a seed, which is how the best programs of a search came about, stays below the limit, and
+so does one of two ranked recipes; a crossover of those does not."""
 
 FUSION_K = 5
 """The reciprocal-rank constant of a new crossover. With the usual 60, unequal weights let the

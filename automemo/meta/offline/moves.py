@@ -194,8 +194,14 @@ def rank(recipe: Recipe, ranker: Mapping[str, Any], router: Mapping[str, Any] | 
     per-type weights read the routed type)."""
     child = dataclasses.replace(with_values(recipe, {"rank": True}), ranker=dict(ranker),
                                 router=recipe.router or (dict(router) if router else None))
-    n = len(ranker.get("weights") or {})
-    return child, Move("rank", f"add stage rank (RANK True: a pairwise linear ranker, {n} weights fitted "
+    if ranker.get("model") == "trees":
+        what = f"LambdaMART, {len(ranker.get('trees') or ())} trees"
+    elif ranker.get("model") == "blend":
+        what = (f"a pairwise linear ranker and LambdaMART's {len(ranker['trees'].get('trees') or ())} trees, "
+                f"fused by reciprocal rank,")
+    else:
+        what = f"a pairwise linear ranker, {len(ranker.get('weights') or {})} weights"
+    return child, Move("rank", f"add stage rank (RANK True: {what} fitted "
                                f"on the train split, cross-fitted by conversation)",
                        _changed(recipe, {"rank": True}))
 

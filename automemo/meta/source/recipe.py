@@ -106,7 +106,7 @@ class Recipe:
     pipeline: Pipeline = Pipeline()
     routes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # type -> pipeline changes
     router: Mapping[str, Any] | None = None   # memolib.QuestionRouter params (fitted on train)
-    ranker: Mapping[str, Any] | None = None   # memolib.LinearRanker params (fitted on train)
+    ranker: Mapping[str, Any] | None = None   # memolib.ranker_from_params params (fitted on train)
 
     def pipeline_for(self, question_type: str) -> Pipeline:
         return dataclasses.replace(self.pipeline, **self.routes.get(question_type, {}))

@@ -29,7 +29,7 @@ sandbox. A fix here lands in every program that uses it.
 | `latest` | `is_state_question`, `latest_state`: the latest unit stating a value ranks above earlier ones |
 | `coverage` | `is_count_question`, `coverage`: per-session quotas fill k slots for counting and series questions |
 | `listing` | `is_list_question`, `session_expand`: a list question's best hits widened inside their session |
-| `ranker` | `RankingSignals`, `LinearRanker`: a pairwise linear ranker (RankSVM-style) over every ranking's signals, weights fitted on the host |
+| `ranker` | `RankingSignals`, `LinearRanker`, `TreeRanker`, `BlendRanker`, `ranker_from_params`: a pairwise linear ranker (RankSVM-style), LambdaMART trees, or both fused by reciprocal rank, over every ranking's signals, fitted on the host |
 """
 
 from automemo.toolkit.memolib.bm25 import BM25Index
@@ -43,7 +43,8 @@ from automemo.toolkit.memolib.late import TokenIndex, maxsim
 from automemo.toolkit.memolib.coverage import coverage, is_count_question
 from automemo.toolkit.memolib.latest import is_state_question, latest_state
 from automemo.toolkit.memolib.listing import is_list_question, session_expand
-from automemo.toolkit.memolib.ranker import LinearRanker, RankingSignals, question_cues
+from automemo.toolkit.memolib.ranker import (BlendRanker, LinearRanker, RankingSignals, TreeRanker, question_cues,
+                                             ranker_from_params)
 from automemo.toolkit.memolib.speakers import named_speakers, speaker_ranking
 from automemo.toolkit.memolib.temporal import DateIndex, DateSpan, date_mentions, is_time_question
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
@@ -76,5 +77,5 @@ __all__ = [
     "expanded_search", "feedback_terms",
     "named_speakers", "speaker_ranking",
     "coverage", "is_count_question", "is_state_question", "latest_state", "is_list_question", "session_expand",
-    "LinearRanker", "RankingSignals", "question_cues",
+    "BlendRanker", "LinearRanker", "RankingSignals", "TreeRanker", "question_cues", "ranker_from_params",
 ]

@@ -246,3 +246,176 @@ class LinearRanker:
         scores = self.scores(candidates, question, question_type, scope)
         order = sorted(range(len(candidates.rows)), key=lambda i: (-scores[i], i))
         return [(candidates.rows[i], float(scores[i])) for i in order]
+
+
+def tree_features(contexts: Sequence[str], signals: Sequence[str] = SIGNALS) -> list[str]:
+    """The tree ranker's feature names: the `signals` it splits on (the fit chooses them), then
+    one 0/1 flag per context a question can read (its cues, its routed types), so a tree splits
+    on "a time question" where the linear ranker needs a copy of every signal per context."""
+    return [*signals, *(f"is:{c}" for c in contexts if c)]
+
+
+def tree_matrix(values: np.ndarray, contexts: Sequence[str], features: Sequence[str]) -> np.ndarray:
+    """The candidates' signals in `features` order, with the flags of the question's `contexts` on."""
+    at = {name: j for j, name in enumerate(SIGNALS)}
+    out = np.zeros((values.shape[0], len(features)))
+    for i, name in enumerate(features):
+        if name in at:
+            out[:, i] = values[:, at[name]]
+        elif name.startswith("is:") and name[3:] in contexts:
+            out[:, i] = 1.0
+    return out
+
+
+def _compiled(trees: Sequence[Mapping[str, Sequence[float]]]) -> tuple[tuple[np.ndarray, ...], ...]:
+    return tuple((np.asarray(t["feature"], dtype=int), np.asarray(t["threshold"], dtype=float),
+                  np.asarray(t["left"], dtype=int), np.asarray(t["right"], dtype=int),
+                  np.asarray(t["value"], dtype=float)) for t in trees)
+
+
+def _forest_scores(x: np.ndarray, forest: Sequence[tuple[np.ndarray, ...]]) -> np.ndarray:
+    """The sum of the trees' leaf values for each row of `x`: each tree walked from node 0, left
+    when the node's feature is <= its threshold, until a leaf (feature -1)."""
+    total = np.zeros(len(x))
+    for feature, threshold, left, right, value in forest:
+        node = np.zeros(len(x), dtype=int)
+        while True:
+            at = np.flatnonzero(feature[node] >= 0)
+            if not len(at):
+                break
+            here = node[at]
+            go_left = x[at, feature[here]] <= threshold[here]
+            node[at] = np.where(go_left, left[here], right[here])
+        total += value[node]
+    return total
+
+
+class TreeRanker:
+    """Gradient-boosted regression trees fitted with the LambdaMART objective (LambdaRank's
+    gradients on boosted trees: Burges, "From RankNet to LambdaRank to LambdaMART: An Overview",
+    Microsoft Research TR-2010-82; the boosting is Friedman's gradient boosting, Annals of
+    Statistics 2001). Where the linear ranker adds one weight per signal (per context), trees
+    score interactions: "ranked high by dates AND a time question", "BM25 says nothing but the
+    session is the best one". The fit runs on the host (LightGBM's `lambdarank` objective,
+    `automemo.meta.offline.ranking`); the program carries the trees as readable constants, one
+    dict per tree: for each node its `feature` (an index into `features`, -1 at a leaf), its
+    `threshold` (left when the feature is <= it), its `left` and `right` children and, at a
+    leaf, its `value`; a candidate's score is the sum of its leaves' values. Cross-fitted by
+    conversation exactly as `LinearRanker` is (`folds`, `fold_of`)."""
+
+    kind = "trees"
+
+    def __init__(self, features: Sequence[str], trees: Sequence[Mapping[str, Any]],
+                 folds: Sequence[Sequence[Mapping[str, Any]]] = (), fold_of: Mapping[str, int] | None = None,
+                 late: bool = False, pool: int = POOL, held_out_gain: float = 0.0) -> None:
+        self.features = tuple(features)
+        self.trees = tuple(dict(t) for t in trees)
+        self.folds = tuple(tuple(dict(t) for t in fold) for fold in folds)
+        self.fold_of = dict(fold_of or {})
+        self.late, self.pool, self.held_out_gain = late, pool, held_out_gain
+        self._forest = _compiled(self.trees)
+        self._fold_forests = tuple(_compiled(f) for f in self.folds)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> TreeRanker:
+        return cls([str(f) for f in params["features"]], params["trees"],
+                   [fold["trees"] for fold in params.get("folds") or ()],
+                   {str(s): int(i) for s, i in (params.get("fold_of") or {}).items()},
+                   bool(params.get("late", False)), int(params.get("pool", POOL)),
+                   float(params.get("held_out_gain", 0.0)))
+
+    def params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"model": self.kind, "pool": self.pool, "late": self.late,
+                               "features": list(self.features), "trees": [dict(t) for t in self.trees]}
+        if self.folds:
+            out["folds"] = [{"trees": [dict(t) for t in fold]} for fold in self.folds]
+            out["fold_of"] = dict(sorted(self.fold_of.items()))
+            out["held_out_gain"] = self.held_out_gain
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TreeRanker) and self.params() == other.params()
+
+    def forest_for(self, scope: str = "") -> tuple[tuple[np.ndarray, ...], ...]:
+        """A train conversation's held-out trees; every other conversation's, the trees fitted
+        on all (a fold table naming a fold it does not hold raises, as `LinearRanker`'s does)."""
+        fold = self.fold_of.get(scope) if scope else None
+        if fold is None:
+            return self._forest
+        if not 0 <= fold < len(self._fold_forests):
+            raise ValueError(f"TreeRanker: conversation {scope!r} is held out by fold {fold}, "
+                             f"but the ranker carries {len(self._fold_forests)} folds")
+        return self._fold_forests[fold]
+
+    def scores(self, candidates: Candidates, question: str, question_type: str = "", scope: str = "") -> np.ndarray:
+        if not candidates.rows:
+            return np.zeros(0)
+        x = tree_matrix(candidates.values, contexts_of(question, question_type), self.features)
+        return _forest_scores(x, self.forest_for(scope))
+
+    def rank(self, candidates: Candidates, question: str, question_type: str = "", scope: str = "") -> list[tuple[int, float]]:
+        """The pool best first by the trees' score (ties in pool order)."""
+        scores = self.scores(candidates, question, question_type, scope)
+        order = sorted(range(len(candidates.rows)), key=lambda i: (-scores[i], i))
+        return [(candidates.rows[i], float(scores[i])) for i in order]
+
+
+BLEND_K = 60
+"""The reciprocal-rank constant of the blend (Cormack et al., SIGIR 2009's k)."""
+
+
+def _reciprocal_ranks(scores: np.ndarray) -> np.ndarray:
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    out = np.zeros(len(scores))
+    for rank, i in enumerate(order):
+        out[i] = 1.0 / (BLEND_K + rank)
+    return out
+
+
+class BlendRanker:
+    """The linear ranker and the trees, both fitted on the same examples and folds, their two
+    orders fused by reciprocal rank (k = `BLEND_K`): an ensemble of two learners that err
+    differently (the linear model cannot score interactions, the trees overfit narrow ranges), as
+    rank fusion of several rankers is standard in IR (Cormack, Clarke and Buettcher, SIGIR 2009).
+    RANKER holds both models' params under "linear" and "trees"."""
+
+    kind = "blend"
+
+    def __init__(self, linear: LinearRanker, trees: TreeRanker, held_out_gain: float = 0.0) -> None:
+        self.linear, self.trees, self.held_out_gain = linear, trees, held_out_gain
+        self.late, self.pool = linear.late or trees.late, max(linear.pool, trees.pool)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> BlendRanker:
+        return cls(LinearRanker.from_params(params["linear"]), TreeRanker.from_params(params["trees"]),
+                   float(params.get("held_out_gain", 0.0)))
+
+    def params(self) -> dict[str, Any]:
+        return {"model": self.kind, "pool": self.pool, "late": self.late, "held_out_gain": self.held_out_gain,
+                "linear": self.linear.params(), "trees": self.trees.params()}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BlendRanker) and self.params() == other.params()
+
+    def scores(self, candidates: Candidates, question: str, question_type: str = "", scope: str = "") -> np.ndarray:
+        return (_reciprocal_ranks(self.linear.scores(candidates, question, question_type, scope))
+                + _reciprocal_ranks(self.trees.scores(candidates, question, question_type, scope)))
+
+    def rank(self, candidates: Candidates, question: str, question_type: str = "", scope: str = "") -> list[tuple[int, float]]:
+        """The pool best first by the fused order (ties in pool order)."""
+        scores = self.scores(candidates, question, question_type, scope)
+        order = sorted(range(len(candidates.rows)), key=lambda i: (-scores[i], i))
+        return [(candidates.rows[i], float(scores[i])) for i in order]
+
+
+def ranker_from_params(params: Mapping[str, Any]) -> LinearRanker | TreeRanker | BlendRanker:
+    """The fitted ranker a program's RANKER describes: its "model" ("linear", the default,
+    "trees" or "blend")."""
+    kind = params.get("model", "linear")
+    if kind == "trees":
+        return TreeRanker.from_params(params)
+    if kind == "blend":
+        return BlendRanker.from_params(params)
+    if kind == "linear":
+        return LinearRanker.from_params(params)
+    raise ValueError(f"RANKER: unknown model {kind!r} (linear, trees or blend)")
