@@ -4,17 +4,17 @@ A request carrying images (base64 to decode, pixels to check) is parsed in an im
 process, few on purpose and at a lower CPU priority (nice +10): a tenant flooding large images
 queues on them, and on a busy machine another tenant's recall gets the core first.
 
-Why a process and not a thread: base64 decoding, JSON scanning and Pillow's Python-level tile
-loop hold the interpreter lock, and CPython hands the lock to a waiting thread only every 5 ms
-(the switch interval). A decoding thread in the server therefore added up to 5 ms to each of
-another tenant's calls, which alone take 2-3 ms. In a process of its own the decoding shares
-nothing with the event loop but the CPU, and the CPU it yields.
+Why a process: the bytes are a stranger's. A decoder that crashes or runs away on a crafted
+file takes down one worker (its request is answered 503 and a new worker starts), not the server
+and every tenant's memory with it. It also keeps base64 decoding, JSON scanning and Pillow's
+Python-level tile loop off the server's interpreter lock, which a waiting thread gets only every
+5 ms. (Measured, `automemo bench serve --tenants` on a quiet 2-core machine: this alone did not
+change user A's p95 under another tenant's image flood; see docs/serve.md.)
 
 A request without images is parsed in place: a hop would cost it more than its parse. What the
 workers run and return crosses a pipe, so it must pickle: module-level functions and their
-`functools.partial`s of plain values (the request parsers are). A worker that dies (killed, out
-of memory) fails the requests it held with `WorkerLost` (503, retry) and is replaced; workers die
-with the server (Linux: a parent-death signal), so a killed server leaves no process behind."""
+`functools.partial`s of plain values (the request parsers are). Workers die with the server
+(Linux: a parent-death signal), so a killed server leaves no process behind."""
 
 from __future__ import annotations
 
