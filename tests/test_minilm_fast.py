@@ -55,3 +55,11 @@ def test_fast_has_its_own_name_and_cache_entries(torch_cpu_shim, monkeypatch, tm
     again = default_encoders(EmbeddingConfig(text="minilm_fast", cache_path=cache))
     again.text.embed(SHORT[:2])
     assert again.text.cache.misses == 0  # the fast vectors, read back under the fast name
+
+
+def test_only_the_longmemeval_preset_selects_the_fast_path():
+    from automemo.resolution import load_run_config
+
+    assert load_run_config("longmemeval").embeddings.text == "minilm_fast"
+    for preset in ("default", "minigallery", "miniwob", "memgallery-sample"):
+        assert load_run_config(preset).embeddings.text == "minilm"
