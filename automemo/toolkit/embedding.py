@@ -17,7 +17,7 @@ import io
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
 
@@ -95,7 +95,10 @@ class CachedTextEncoder(_CachedEncoder):
         self._expected_tokens: dict[str, str] = {}  # key -> text, see `expect_tokens`
         self._expected_lock = threading.Lock()
 
-    def embed(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
+    def embed(self, texts: Sequence[str], *, node: Any = None,
+              before_encode: Callable[[int], None] | None = None) -> np.ndarray:
+        """`before_encode(n)` is called with the number of texts the encoder is about to compute
+        (neither cached nor shipped), before it runs: a session's quota counts those."""
         keys = [content_key(self.encoder.name, t.encode("utf-8")) for t in texts]
         found = self.cache.get_many(keys)
         todo = {k: t for k, t in zip(keys, texts) if k not in found}  # dict: duplicates once
@@ -107,6 +110,8 @@ class CachedTextEncoder(_CachedEncoder):
                 found.update(shipped)
                 todo = {k: t for k, t in todo.items() if k not in shipped}
         if todo:
+            if before_encode is not None:
+                before_encode(len(todo))
             fresh = self.encoder.encode(list(todo.values()), node=node)
             computed = dict(zip(todo, fresh))
             self.cache.put_many(computed)
