@@ -6,9 +6,12 @@
         [--questions 500] [--sessions 50] [--turns 10] [--pool 2000] [--words 170] [--seed 0]
 
 Each question gets `--sessions` sessions of `--turns` turns (user and assistant in turn, about
-`--words` words each, ~230 MiniLM tokens, as S's ~115k tokens over ~500 turns per question): its
-evidence sessions (one, or two for multi-session and knowledge-update questions), each stating a
-fact the question asks about in a turn marked `has_answer`, and filler sessions drawn from a pool
+`--words` words each, as S's ~115k tokens over ~500 turns per question; the made-up words split
+into ~3.5 MiniLM word pieces each, so a turn is ~590 of them, past both MiniLM paths' windows of
+256 and 128, where S's English turns average ~230: the file overstates per-turn encoding cost):
+its evidence sessions (one, or two for multi-session and knowledge-update questions), each
+stating a fact the question asks about at the start of a turn marked `has_answer` (so truncation
+never cuts it off, as it may in real turns), and filler sessions drawn from a pool
 of `--pool` sessions shared between haystacks, as the release shares sessions. The six question
 types take turns; every tenth question is an abstention question (`_abs`).
 """
@@ -84,7 +87,7 @@ def main() -> None:
         fillers = rng.sample(pool, args.sessions - n_evidence)
         haystack = fillers + evidence
         rng.shuffle(haystack)
-        days = sorted(rng.sample(range(365), len(haystack)))
+        days = sorted(rng.sample(range(max(365, len(haystack))), len(haystack)))  # M: 500 sessions
         dates = [stamp(start + timedelta(days=d, minutes=rng.randrange(600))) for d in days]
         items.append({
             "question_id": qid, "question_type": qtype,

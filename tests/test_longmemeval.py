@@ -287,3 +287,24 @@ def test_qa_judge_gets_each_types_instructions(release, tmp_path, fake_llm, monk
     assert "off-by-one" in tr and "off-by-one" not in ms
     assert "updated value" in ku and "rubric" in ssp.lower() and "Rubric:" in ssp
     assert "cannot be answered" in abstention and "You mentioned a dog" in abstention
+
+
+def test_image_dir_is_no_option_of_the_text_only_release(release):
+    """LongMemEval has no images: `image_dir`, an option of Mem-Gallery and LoCoMo, is refused
+    rather than accepted and ignored."""
+    from automemo.configtools import ConfigError
+
+    assert not hasattr(_bench(release).options, "image_dir")
+    with pytest.raises(ConfigError, match="unknown config key.*image_dir"):
+        _bench(release, image_dir="/tmp")
+
+
+def test_the_loader_reads_the_file_one_question_at_a_time(release, monkeypatch):
+    """The file is never parsed whole (the M file is ~2.7 GB): `json.loads` is not called."""
+    import automemo.benchmarks.conversation.files as files
+
+    def whole(*args, **kwargs):
+        raise AssertionError("the whole file was parsed at once")
+
+    monkeypatch.setattr(files.json, "loads", whole)
+    assert len(_bench(release).data.questions) == len(longmemeval_items())

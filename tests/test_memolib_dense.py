@@ -29,7 +29,7 @@ def test_an_empty_index_finds_nothing_and_long_texts_are_cut():
     index = DenseIndex(lambda texts: seen.extend(texts) or bag(texts), max_chars=10)
     assert index.search("bike", 3) == []
     index.add("bike " * 100)
-    assert len(seen[0]) == 10
+    assert index.size == 1 and len(seen[0]) == 10
 
 
 def test_a_faiss_backed_index_ranks_as_numpy_past_its_faiss_threshold(monkeypatch):
@@ -52,3 +52,25 @@ def test_a_faiss_backed_index_ranks_as_numpy_past_its_faiss_threshold(monkeypatc
         assert [r for r, _ in got] == [r for r, _ in want]
         assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-5)
     assert [r for r, _ in backed.search(query, 2)] == [10, 50]
+
+
+def test_added_texts_are_embedded_in_batches_and_read_as_if_embedded_at_once(monkeypatch):
+    """`add_many` numbers texts at once and embeds them EMBED_BATCH at a time (or at the next
+    read): an encoder handed ten texts a call spends far more a text than one handed 64."""
+    from automemo.toolkit.memolib import dense
+
+    monkeypatch.setattr(dense, "EMBED_BATCH", 8)
+    calls = []
+    lazy = DenseIndex(lambda texts: calls.append(len(texts)) or bag(texts))
+    eager = DenseIndex(bag)
+    words = ["bike", "car", "lyon", "cat", "bike lyon"]
+    for start in range(0, 15, 3):  # five "episodes" of three texts
+        texts = [words[(start + i) % 5] for i in range(3)]
+        assert lazy.add_many(texts) == list(range(start, start + 3))
+        eager.add_many(texts)
+    assert calls == [9]  # the first 9 once 8 waited; the other 6 wait for a read
+    assert lazy.search("bike", 4) == eager.search("bike", 4)  # the read embeds them
+    assert calls == [9, 6, 1] and lazy.size == 15  # 1: the query
+    assert np.array_equal(lazy.matrix, eager.matrix)
+    assert lazy.add("cat") == 15 and lazy.add_vectors([[0, 0, 0, 1]]) == [16]  # in order
+    assert [r for r, _ in lazy.search("cat", 3, allowed=[3, 15, 16])] == [3, 15, 16]

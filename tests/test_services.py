@@ -118,14 +118,30 @@ def test_embed_image_reads_the_store_and_refuses_escapes(encoders, store, tmp_pa
 def test_embed_text_and_dims_and_item_quota(torch_cpu_shim, encoders, store, tmp_path):
     services = _services(encoders, store, max_embed_items=3)
     toolkit = Toolkit(tmp_path / "state", store.root, services.handle)
-    vectors = toolkit.embed_text(["a cat", "a kitten"])
+    vectors = toolkit.embed_text(["a cat (quota test)", "a kitten (quota test)"])
     assert np.asarray(vectors).shape == (2, 384)
     assert toolkit.embedding_dims() == {"text": 384, "image": 320}
     with pytest.raises(QuotaExceeded, match="embedded items"):
-        toolkit.embed_text(["one", "two"])
+        toolkit.embed_text(["one (quota test)", "two (quota test)"])
     with pytest.raises(ServiceError, match="list of strings"):
         services.handle("embed_text", {"texts": "not a list"})
     assert services.usage() == {"llm_calls": 0, "embed_items": 2}
+
+
+def test_the_item_quota_counts_only_texts_the_encoder_computes(torch_cpu_shim, encoders, store, tmp_path):
+    """A cached text costs a lookup, not the encoder: the same turns asked for again (a session
+    shared by many LongMemEval haystacks) spend nothing of the quota."""
+    services = _services(encoders, store, max_embed_items=3)
+    toolkit = Toolkit(tmp_path / "state", store.root, services.handle)
+    first = toolkit.embed_text(["a red umbrella (cached)", "tax forms (cached)"])
+    for _ in range(5):
+        again = toolkit.embed_text(["tax forms (cached)", "a red umbrella (cached)", "tax forms (cached)"])
+        assert np.allclose(again[1], first[0])
+    assert services.usage()["embed_items"] == 2
+    toolkit.embed_text(["a red umbrella (cached)", "a third text (cached)"])
+    assert services.usage()["embed_items"] == 3
+    with pytest.raises(QuotaExceeded, match="3 embedded items used, this call asks 1 more"):
+        toolkit.embed_text(["a fourth text (cached)", "tax forms (cached)"])
 
 
 def test_unknown_method_names_the_known_ones(encoders, store):

@@ -17,7 +17,7 @@ import io
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
 
@@ -40,7 +40,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    text: Literal["minilm", "openai"] = "minilm"      # local all-MiniLM-L6-v2, or the memo role's endpoint
+    # local all-MiniLM-L6-v2; minilm_fast: the same truncated at 128 tokens, bfloat16 where the CPU
+    # has it (~4x less CPU a long text, its own cache entries); or the memo role's endpoint
+    text: Literal["minilm", "minilm_fast", "openai"] = "minilm"
     openai_model: str = "text-embedding-3-small"      # embedding model name when text = "openai"
     image: Literal["auto", "perceptual", "open_clip"] = "auto"  # auto: open_clip iff clip_pretrained is set
     clip_model: str = "ViT-B-32"                      # open_clip architecture name
@@ -93,7 +95,10 @@ class CachedTextEncoder(_CachedEncoder):
         self._expected_tokens: dict[str, str] = {}  # key -> text, see `expect_tokens`
         self._expected_lock = threading.Lock()
 
-    def embed(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
+    def embed(self, texts: Sequence[str], *, node: Any = None,
+              before_encode: Callable[[int], None] | None = None) -> np.ndarray:
+        """`before_encode(n)` is called with the number of texts the encoder is about to compute
+        (neither cached nor shipped), before it runs: a session's quota counts those."""
         keys = [content_key(self.encoder.name, t.encode("utf-8")) for t in texts]
         found = self.cache.get_many(keys)
         todo = {k: t for k, t in zip(keys, texts) if k not in found}  # dict: duplicates once
@@ -105,6 +110,8 @@ class CachedTextEncoder(_CachedEncoder):
                 found.update(shipped)
                 todo = {k: t for k, t in todo.items() if k not in shipped}
         if todo:
+            if before_encode is not None:
+                before_encode(len(todo))
             fresh = self.encoder.encode(list(todo.values()), node=node)
             computed = dict(zip(todo, fresh))
             self.cache.put_many(computed)
@@ -213,7 +220,7 @@ def default_encoders(config: EmbeddingConfig = EmbeddingConfig(), llm: LLMClient
             )
         text: Any = OpenAIEmbeddingEncoder(llm, config.openai_model)
     else:
-        text = MiniLMEncoder(batch_size=config.batch_size)
+        text = MiniLMEncoder(batch_size=config.batch_size, fast=config.text == "minilm_fast")
     use_clip = image_encoder_kind(config) == "open_clip"
     if use_clip and not config.clip_pretrained:
         raise ConfigError(

@@ -22,7 +22,7 @@ from automemo.llm.budget import BudgetExceeded
 from automemo.llm.messages import user_message
 from automemo.toolkit.api import ToolkitUnavailable
 from automemo.toolkit import token_wire
-from automemo.toolkit.embedding import Encoders
+from automemo.toolkit.embedding import CachedTextEncoder, Encoders
 
 if TYPE_CHECKING:
     from automemo.llm import LLMClient
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class MemoQuota:
     max_llm_calls: int = 500              # per session; a program summarising every episode fits
-    max_embed_items: int = 100_000        # texts + images embedded per session
+    max_embed_items: int = 100_000        # texts computed (cache hits free) + images embedded per session
     max_images_per_llm_call: int = 8      # images attached to one toolkit.llm call
     max_tokens_per_llm_call: int = 4096   # completion cap a program may ask for
     max_prompt_chars: int = 200_000       # text of one toolkit.llm prompt
@@ -152,6 +152,11 @@ class MemoServices:
         texts = params.get("texts")
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise ServiceError("toolkit.embed_text: texts must be a list of strings")
+        if isinstance(self.encoders.text, CachedTextEncoder):
+            # Only what the encoder computes counts: a cached text costs a lookup. A LongMemEval
+            # test split is 124,000 turns over ~27,000 distinct texts.
+            spend = lambda n: self._spend("embed_items", n, self.quota.max_embed_items, "embedded items")  # noqa: E731
+            return self.encoders.text.embed(texts, node=self.node, before_encode=spend).tolist()
         self._spend("embed_items", len(texts), self.quota.max_embed_items, "embedded items")
         return self.encoders.text.embed(texts, node=self.node).tolist()
 

@@ -1,4 +1,5 @@
-"""Text encoders: the local all-MiniLM-L6-v2 (default) and an OpenAI-compatible endpoint.
+"""Text encoders: the local all-MiniLM-L6-v2 (default; a faster truncated bfloat16 variant) and an
+OpenAI-compatible endpoint.
 
 Every encoder returns float32 rows, L2-normalised, so that a dot product is a cosine.
 """
@@ -112,26 +113,76 @@ def _load_minilm() -> Any:
         return _MODEL
 
 
+FAST_MAX_TOKENS = 128
+"""The fast path's truncation: all-MiniLM-L6-v2 was trained on 128-token inputs; the plain
+encoder reads up to 256. Attention and the linear layers cost per token, so half the tokens is
+about half the compute for turn-length texts."""
+
+_FAST_MODELS: dict[bool, Any] = {}
+
+
+def bf16_supported() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX, as oneDNN reports).
+    Without it bfloat16 is emulated and slower than float32, so the fast path stays float32."""
+    try:
+        import torch
+
+        return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except Exception:  # noqa: BLE001 - a private op: absent or failing means no
+        return False
+
+
+def _load_fast_minilm(bf16: bool) -> Any:
+    """A second copy of the model for the fast path: bfloat16 weights (when `bf16`) and
+    `FAST_MAX_TOKENS` truncation. The plain model is left as it is."""
+    with _MODEL_LOCK:
+        if bf16 not in _FAST_MODELS:
+            import torch
+
+            SentenceTransformer = _import_sentence_transformer()
+            model = SentenceTransformer(minilm_model_dir(), device="cpu", local_files_only=True)
+            model.max_seq_length = FAST_MAX_TOKENS
+            if bf16:
+                model = model.to(torch.bfloat16)
+            _FAST_MODELS[bf16] = model
+        return _FAST_MODELS[bf16]
+
+
 class MiniLMEncoder:
-    name = "all-MiniLM-L6-v2"
+    """all-MiniLM-L6-v2 on the CPU. `fast=True`: the same model truncated at `FAST_MAX_TOKENS`
+    tokens instead of 256, in bfloat16 where the CPU multiplies it natively (`bf16_supported`):
+    about 4x less CPU a turn-length text on this machine, with vectors that differ from the
+    plain encoder's for texts longer than 128 tokens (docs/benchmarks.md, "longmemeval: cost").
+    Its vectors are its own: its `name` differs, so the content-keyed cache and the shipped
+    packs (both keyed by encoder name) never mix the two."""
+
+    base_name = "all-MiniLM-L6-v2"
+    name = base_name
     dim = MINILM_DIM
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 64, *, fast: bool = False) -> None:
         self.batch_size = batch_size
+        self.fast = fast
+        self.bf16 = fast and bf16_supported()
+        if fast:
+            self.name = f"{self.base_name}@{FAST_MAX_TOKENS}{'-bf16' if self.bf16 else ''}"
         self._lock = threading.Lock()
+
+    def _model(self) -> Any:
+        return _load_fast_minilm(self.bf16) if self.fast else _load_minilm()
 
     def encode(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = _load_minilm()
+        model = self._model()
         # One batch at a time: torch already uses every core, and concurrent forward passes on
         # a 2-core machine only thrash.
         with self._lock, _torch_threads(len(texts)):
             rows = model.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=False,
+                convert_to_tensor=True, show_progress_bar=False,
             )
-        return l2_normalise(rows)
+        return l2_normalise(rows.float().cpu().numpy())
 
     def encode_tokens(self, texts: Sequence[str], *, node: Any = None) -> list[np.ndarray]:
         """Each text's contextual token embeddings (word pieces, [CLS] and [SEP] included, no
@@ -139,7 +190,7 @@ class MiniLMEncoder:
         (MaxSim) compares. The same forward pass as `encode`, read before mean pooling."""
         if not texts:
             return []
-        model = _load_minilm()
+        model = self._model()
         with self._lock, _torch_threads(len(texts)):
             per_text = model.encode(
                 list(texts), batch_size=self.batch_size, output_value="token_embeddings",

@@ -27,9 +27,11 @@ from automemo.paths import shipped_data
 
 
 @dataclass(frozen=True)
-class ConversationOptions:
+class TextConversationOptions:
+    """The options of every conversation benchmark; `ConversationOptions` adds `image_dir` for the
+    releases that hold images (Mem-Gallery, LoCoMo). LongMemEval is text only and has none."""
+
     path: str = ""                    # the release on disk (required), or @mem-gallery-sample (shipped)
-    image_dir: str = ""               # where images live; "" = where the release files point
     seed: int = 0                     # fixes which conversations are train and which are test
     # Which conversations the search gets. "search": train_fraction 0.5, rounded up per stratum,
     # so the search scores its candidates on at least half the conversations (at 1:4, ten
@@ -47,6 +49,11 @@ class ConversationOptions:
     # = recall@k in retrieval mode, the answer's score in QA mode; else one of `metric_names`,
     # e.g. session_hit@10 (session any-hit, what most published memory benchmarks quote).
     metric: str = ""
+
+
+@dataclass(frozen=True)
+class ConversationOptions(TextConversationOptions):
+    image_dir: str = ""               # where images live; "" = where the release files point
 
 
 PROTOCOL_TRAIN_FRACTION = {"search": 0.5, "paper": 0.2}
@@ -71,7 +78,7 @@ class ConversationBenchmark(Benchmark):
     format_hint = ""
     missing_images_are = "are missing or git-LFS pointer files"
 
-    def __init__(self, options: ConversationOptions = ConversationOptions(), *, llm: Any = None) -> None:
+    def __init__(self, options: TextConversationOptions = ConversationOptions(), *, llm: Any = None) -> None:
         if not options.path:
             raise ValueError(f"{self.name}: set the option `path` ({self.format_hint})")
         try:  # `@mem-gallery-sample`: a data set shipped inside the package
@@ -265,7 +272,7 @@ class ConversationBenchmark(Benchmark):
         return TaskScore(metrics["f1"], metrics, feedback=f"answered {answer!r}, gold {gold!r}")
 
     @classmethod
-    def metric_names(cls, options: ConversationOptions) -> tuple[str, ...]:
+    def metric_names(cls, options: TextConversationOptions) -> tuple[str, ...]:
         k = options.k
         if options.mode == "retrieval":
             return (f"recall@{k}", f"session_hit@{k}", f"locomo_recall@{k}", f"ndcg@{k}", f"hit@{k}")

@@ -5,8 +5,9 @@ text files where the JPGs should be)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from automemo.benchmarks.conversation.model import DatasetError
 
@@ -28,6 +29,110 @@ def read_json(path: Path, what: str) -> Any:
         raise DatasetError(f"{path}: not a text file; expected {what}") from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: not valid JSON ({exc}); expected {what}") from None
+
+
+STREAM_CHUNK = 1 << 20
+"""Characters read at a time by `iter_json_list` (doubled while one item does not fit)."""
+
+_WHITESPACE = " \t\n\r"
+_SCALAR_END = re.compile(r"[,\]\s]")
+
+
+def iter_json_list(path: Path, what: str, chunk: int = STREAM_CHUNK) -> Iterator[Any]:
+    """The items of a file holding one JSON list, one at a time, as `json.loads` would give them,
+    holding about one item (and one chunk) in memory rather than the whole file: LongMemEval's M
+    file is ~2.7 GB. Each item is decoded by `json.JSONDecoder.raw_decode` from a buffer that is
+    refilled from the file, and grown while the item does not fit yet.
+
+    Raises `DatasetError` "<path>: not <what>" when the top-level value is not a list (before any
+    item), and one naming the file, the character offset and what to do when the text is not
+    valid JSON or ends before the list closes (a truncated download)."""
+    decoder = json.JSONDecoder()
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot be read ({exc})") from None
+    with fh:
+        buf, pos, base, eof = "", 0, 0, False  # base: file offset (in characters) of buf[0]
+
+        def fill(at_least: int) -> bool:
+            """Drop what was decoded and append at least `at_least` more characters; False at
+            the end of the file."""
+            nonlocal buf, pos, base, eof
+            if eof:
+                return False
+            try:
+                more = fh.read(max(at_least, chunk))
+            except UnicodeDecodeError:
+                raise DatasetError(f"{path}: not a text file (not UTF-8); expected {what}") from None
+            if not more:
+                eof = True
+                return False
+            base += pos
+            buf, pos = buf[pos:] + more, 0
+            return True
+
+        def skip_space() -> str:
+            """The next character that is not whitespace ("" at the end of the file)."""
+            nonlocal pos
+            while True:
+                while pos < len(buf) and buf[pos] in _WHITESPACE:
+                    pos += 1
+                if pos < len(buf):
+                    return buf[pos]
+                if not fill(chunk):
+                    return ""
+
+        def truncated() -> DatasetError:
+            return DatasetError(f"{path}: ends at character {base + len(buf)} before its list closes "
+                                f"(a truncated or partial download?); download the file again. "
+                                f"Expected {what}")
+
+        first = skip_space()
+        if first != "[":
+            raise DatasetError(f"{path}: not {what}" + ("" if first else " (the file is empty)"))
+        pos += 1
+        expect_item = True  # after "[" or ",": an item (or "]" right after "[")
+        count = 0
+        while True:
+            c = skip_space()
+            if not c:
+                raise truncated()
+            if c == "]" and (count == 0 or not expect_item):
+                pos += 1
+                break
+            if not expect_item:
+                if c != ",":
+                    raise DatasetError(f"{path}: not valid JSON at character {base + pos} (expected ',' "
+                                       f"or ']' after item {count}); expected {what}")
+                pos += 1
+                expect_item = True
+                continue
+            if c not in '{["':
+                # A number or literal ends only where a delimiter follows ("-1.5e-3" cut after
+                # "-1.5" would decode as -1.5): read until one is in the buffer.
+                while not _SCALAR_END.search(buf, pos) and fill(chunk):
+                    pass
+            while True:
+                try:
+                    item, end = decoder.raw_decode(buf, pos)
+                except json.JSONDecodeError as exc:
+                    # Incomplete or invalid: only more text can tell. Grow the buffer (doubling,
+                    # so one large item costs a bounded number of re-decodes).
+                    if fill(len(buf) - pos):
+                        continue
+                    if "Unterminated" in exc.msg or exc.pos >= len(buf.rstrip(_WHITESPACE)):
+                        raise truncated() from None
+                    raise DatasetError(f"{path}: not valid JSON at character {base + exc.pos} ({exc.msg}, "
+                                       f"in item {count + 1}); expected {what}") from None
+                break
+            pos = end
+            count += 1
+            expect_item = False
+            yield item
+        if skip_space():
+            raise DatasetError(f"{path}: not valid JSON at character {base + pos} (text after the list "
+                               f"closes); expected {what}")
 
 
 def readable_image(path: Path) -> bool:

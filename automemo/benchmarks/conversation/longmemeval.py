@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from automemo.benchmarks.base import Task, TaskScore
-from automemo.benchmarks.conversation.benchmark import ConversationBenchmark, ConversationOptions
-from automemo.benchmarks.conversation.files import as_list, read_json
+from automemo.benchmarks.conversation.benchmark import ConversationBenchmark, TextConversationOptions
+from automemo.benchmarks.conversation.files import as_list, iter_json_list
 from automemo.benchmarks.conversation.longmemeval_metrics import official_metrics
 from automemo.benchmarks.conversation.model import (
     Conversations, DatasetError, DroppedClue, DroppedItem, Question, Session, Turn, UnknownClues, qualified,
@@ -48,7 +48,9 @@ _DATE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\((\w+)\))?\s*(?:(\d{1
 
 
 @dataclass(frozen=True)
-class LongMemEvalOptions(ConversationOptions):
+class LongMemEvalOptions(TextConversationOptions):
+    """The conversation options without `image_dir`: the release is text only."""
+
     path: str = ""                    # longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json (required)
 
 
@@ -189,11 +191,9 @@ def read_release(path: Path, unknown_clues: UnknownClues = "drop") -> tuple[Conv
     if not path.is_file():
         raise DatasetError(f"longmemeval: {path} does not exist; set the option `path` to the downloaded "
                            f"longmemeval_s.json (or _m / _oracle)")
-    data = read_json(path, FORMAT)
-    if not isinstance(data, list):
-        raise DatasetError(f"{path}: not {FORMAT}")
     reader = _Reader(path, unknown_clues)
-    for qi, item in enumerate(data):
+    # One question at a time: the M file (~2.7 GB) is never held whole, only what is kept of it.
+    for qi, item in enumerate(iter_json_list(path, FORMAT)):
         reader.question(qi, item)
     if not reader.questions:
         raise DatasetError(f"{path}: no usable question ({len(reader.dropped)} parts left out"

@@ -13,7 +13,14 @@ is about twice as fast as numpy's matrix-vector product, which at 10^5 rows of 3
 the last float bits (equal scores still rank by row). Past `ann.APPROXIMATE_ROWS` the rows move
 to an HNSW graph (held once, `matrix` still a view): a search walks the graph instead of reading
 every row, so its cost stops growing with the memory, and its ranking is approximate (an
-`allowed` filter stays exact: `ann.search`)."""
+`allowed` filter stays exact: `ann.search`).
+
+Batched: `add_many` numbers its texts at once but embeds them `EMBED_BATCH` at a time, when that
+many are waiting or at the next read (`search`, `scores`, `matrix`, `size`, `add_vectors`). A
+program that adds one episode's turns per update (ten on LongMemEval) then hands the encoder 64
+texts a call instead of ten: MiniLM on this 2-core machine spends about three times the CPU a
+text in calls of ten as in calls of 64 (docs/benchmarks.md, "longmemeval: cost"). An encoder
+failure surfaces at that later call."""
 
 from __future__ import annotations
 
@@ -28,6 +35,9 @@ from automemo.toolkit.memolib.vectors import allowed_rows, as_matrix, faiss_matr
 FAISS_ROWS = 16_384
 """Rows past which a faiss-backed index searches with faiss rather than numpy."""
 
+EMBED_BATCH = 64
+"""Texts added and not yet embedded that make `add_many` embed them (one encoder call)."""
+
 
 class DenseIndex:
     """`embed(texts) -> vectors` (e.g. `toolkit.embed_text`); `max_chars` cuts each text before
@@ -40,16 +50,28 @@ class DenseIndex:
         self._new_index = vector_index
         self._vectors: GrowingArray | None = None  # numpy storage, made at the first add
         self._faiss: Any = None  # faiss storage (with `vector_index`), made at the first add
+        self._pending: list[str] = []  # texts numbered by `add_many`, not embedded yet
 
-    @property
-    def size(self) -> int:
+    def _stored(self) -> int:
         if self._faiss is not None:
             return int(self._faiss.ntotal)
         return len(self._vectors) if self._vectors is not None else 0
 
+    def flush(self) -> None:
+        """Embed the texts `add_many` numbered and has not embedded yet (every read does this)."""
+        if self._pending:
+            texts, self._pending = self._pending, []
+            self._store(self.embed(texts))
+
+    @property
+    def size(self) -> int:
+        self.flush()
+        return self._stored()
+
     @property
     def matrix(self) -> np.ndarray:
         """Every row's normalised vector, shape (size, dim): a view, valid until the next add."""
+        self.flush()
         if self._faiss is not None:
             return faiss_matrix(self._faiss, self.dim)
         if self._vectors is None:
@@ -57,19 +79,28 @@ class DenseIndex:
         return self._vectors.view
 
     def add_many(self, texts: Sequence[str]) -> list[int]:
-        """Embed and index `texts` in one call; returns their rows."""
+        """Index `texts`; returns their rows. They are embedded once `EMBED_BATCH` texts wait, or
+        at the next read."""
         if not texts:
             return []
-        return self.add_vectors(self.embed([(t or "")[: self.max_chars] for t in texts]))
+        start = self._stored() + len(self._pending)
+        self._pending.extend((t or "")[: self.max_chars] for t in texts)
+        if len(self._pending) >= EMBED_BATCH:
+            self.flush()
+        return list(range(start, start + len(texts)))
 
     def add(self, text: str) -> int:
         return self.add_many([text])[0]
 
     def add_vectors(self, vectors: Sequence[Sequence[float]]) -> list[int]:
         """Index vectors embedded elsewhere (normalised here); returns their rows."""
+        self.flush()
+        return self._store(vectors)
+
+    def _store(self, vectors: Sequence[Sequence[float]]) -> list[int]:
         block = as_matrix(vectors, self.dim or (len(vectors[0]) if len(vectors) else 1))
         self.dim = block.shape[1]
-        start = self.size
+        start = self._stored()
         if self._new_index is not None:
             if self._faiss is None:
                 self._faiss = self._new_index(self.dim)
@@ -83,6 +114,7 @@ class DenseIndex:
         return list(range(start, start + block.shape[0]))
 
     def query_vector(self, query: str | np.ndarray) -> np.ndarray:
+        self.flush()  # the index's dimension may come from its first vectors
         if isinstance(query, str):
             return as_matrix(self.embed([query[: self.max_chars]]), self.dim or 1)[0]
         return as_matrix([np.asarray(query).reshape(-1)], self.dim or np.asarray(query).size)[0]
