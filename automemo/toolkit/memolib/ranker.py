@@ -81,6 +81,20 @@ def column(context: str, signal: str) -> str:
     return f"{context}|{signal}" if context else signal
 
 
+def held_out(scope: str, fold_of: Mapping[str, int], folds: Sequence[Any], fitted_on_all: Any, owner: str) -> Any:
+    """What a question of conversation `scope` is scored with: a train conversation's fold's
+    model, fitted without it; every other conversation's, the model fitted on all. A fold table
+    that names a fold it does not hold is a broken program: it raises rather than scoring that
+    conversation with a model that saw its labels."""
+    fold = fold_of.get(scope) if scope else None
+    if fold is None:
+        return fitted_on_all
+    if not 0 <= fold < len(folds):
+        raise ValueError(f"{owner}: conversation {scope!r} is held out by fold {fold}, "
+                         f"but the ranker carries {len(folds)} folds")
+    return folds[fold]
+
+
 @dataclass(frozen=True)
 class Candidates:
     """The pool one question's signals were computed for: `rows` and their `values`
@@ -225,13 +239,7 @@ class LinearRanker:
         """A train conversation's held-out weights; every other conversation's, the weights
         fitted on all. A fold table that names a fold it does not hold is a broken program:
         it raises rather than scoring that conversation with the weights that saw it."""
-        fold = self.fold_of.get(scope) if scope else None
-        if fold is None:
-            return self.weights
-        if not 0 <= fold < len(self.folds):
-            raise ValueError(f"LinearRanker: conversation {scope!r} is held out by fold {fold}, "
-                             f"but the ranker carries {len(self.folds)} folds")
-        return self.folds[fold]
+        return held_out(scope, self.fold_of, self.folds, self.weights, "LinearRanker")
 
     def scores(self, candidates: Candidates, question: str, question_type: str = "", scope: str = "") -> np.ndarray:
         weights = self.weights_for(scope)
@@ -339,13 +347,7 @@ class TreeRanker:
     def forest_for(self, scope: str = "") -> tuple[tuple[np.ndarray, ...], ...]:
         """A train conversation's held-out trees; every other conversation's, the trees fitted
         on all (a fold table naming a fold it does not hold raises, as `LinearRanker`'s does)."""
-        fold = self.fold_of.get(scope) if scope else None
-        if fold is None:
-            return self._forest
-        if not 0 <= fold < len(self._fold_forests):
-            raise ValueError(f"TreeRanker: conversation {scope!r} is held out by fold {fold}, "
-                             f"but the ranker carries {len(self._fold_forests)} folds")
-        return self._fold_forests[fold]
+        return held_out(scope, self.fold_of, self._fold_forests, self._forest, "TreeRanker")
 
     def scores(self, candidates: Candidates, question: str, question_type: str = "", scope: str = "") -> np.ndarray:
         if not candidates.rows:
