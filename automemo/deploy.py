@@ -119,7 +119,9 @@ class DeployedMemory:
         if not (checked and isinstance(episode, dict)):
             episode = episode if isinstance(episode, EpisodeRecorder) else EpisodeRecorder.from_dict(episode)
             episode = episode.to_dict()
-        self.session.call("update", {"episode": episode}, self.limits.timeout("update"))
+        # flush: a deployed update finishes its own embedding (a served remember records exactly
+        # the cache entries its episode asked for, and forgetting it drops them)
+        self.session.call("update", {"episode": episode, "flush": True}, self.limits.timeout("update"))
 
     def retrieve(self, task: PartialRecorder | dict) -> MemoryPayload:
         """The program's payload for `task`, cut to the run's budget. The program sees `task` as

@@ -241,6 +241,47 @@ def test_an_offline_import_gets_its_cache_keys_when_replayed_so_a_forget_keeps_t
         service.close()
 
 
+DENSE_MEMORY = '''
+from automemo.contract import MemoProgram, MemoryPayload
+from automemo.toolkit.memolib import DenseIndex
+
+
+class Memo(MemoProgram):
+    def __init__(self, toolkit):
+        super().__init__(toolkit)
+        self.index, self.texts = DenseIndex(toolkit.embed_text), []
+
+    def update(self, episode):
+        texts = [s.observation for s in episode.steps]
+        self.index.add_many(texts)  # batched across updates: embedded later, unless flushed
+        self.texts += texts
+
+    def retrieve(self, task):
+        rows = [row for row, _ in self.index.search(task.instruction, 2)]
+        return MemoryPayload(text="\\n".join(self.texts[r] for r in rows))
+'''
+
+
+def test_a_served_update_embeds_its_own_turns_so_forgetting_it_drops_their_cache_entries(tmp_path):
+    export = tmp_path / "export"
+    make_export(export, program=DENSE_MEMORY)
+    service = open_service(tmp_path)
+    folder = service.state.user_dir("ana")
+    try:
+        remember(service, {"content": "my locker code is 5521", "user": "ana", "task_id": "locker"})
+        remember(service, {"content": "my bike is red", "user": "ana", "task_id": "bike"})
+        logged = live_episodes(EpisodeLog(folder / LOG).read())
+        assert [len(e.keys) for e in logged] == [1, 1]  # each update embedded its own turn, not later
+        cache = EmbeddingCache(folder / STORE / "embeddings.sqlite")
+        assert cache.stored_keys() == set(logged[0].keys) | set(logged[1].keys)
+        assert asyncio.run(service.forget("ana", "locker"))["forgotten"] == 1
+        assert cache.stored_keys() == set(logged[1].keys)
+        assert "red" in recall(service, "what colour is my bike", "ana")["text"]
+        cache.close()
+    finally:
+        service.close()
+
+
 def test_an_import_with_a_bad_later_line_is_refused_whole():
     good = json.dumps({"task_id": "a", "instruction": "x", "steps": [{"observation": "y",
                                                                         "screenshot": data_url(PNG)}]})

@@ -7,7 +7,7 @@ opens in tens of milliseconds.
 It connects to the host's socket and serves requests one at a time:
 - "load" {source, state_dir, store_root, max_result_bytes}: compile the program, build
   `Memo(toolkit)`; failures are reported with kind "import" and the traceback tail;
-- "update" {episode}, "retrieve" {task}: call the program; retrieve's result is validated with
+- "update" {episode, flush?}, "retrieve" {task}: call the program (`flush`: batched embedding finished before the answer); retrieve's result is validated with
   `contract.payload_from_result` and refused past `max_result_bytes` (kind "bad-result");
 - "save_state" / "read_state", "write_state" / "load_state": a snapshot of the program's state
   (its `save_state` bytes and the files under its state dir), out and in, in chunks;
@@ -160,9 +160,17 @@ class Runner:
         return {"loaded": True}
 
     def do_update(self, params: dict) -> None:
+        """`flush`: the update finishes its own work before it returns: texts a memolib index
+        batches across updates are embedded now (a deployed memory: see memolib.dense)."""
         episode = contract.EpisodeRecorder.from_dict(params["episode"])
-        self._run_program(self.memo.update, episode)
+        self._run_program(self._update_and_flush if params.get("flush") else self.memo.update, episode)
         return None
+
+    def _update_and_flush(self, episode: contract.EpisodeRecorder) -> None:
+        self.memo.update(episode)
+        dense = sys.modules.get("automemo.toolkit.memolib.dense")  # not imported: nothing batched
+        if dense is not None:
+            dense.flush_all()
 
     def do_retrieve(self, params: dict) -> dict[str, Any]:
         task = contract.PartialRecorder.from_dict(params["task"])

@@ -20,10 +20,13 @@ many are waiting or at the next read (`search`, `scores`, `matrix`, `size`, `add
 program that adds one episode's turns per update (ten on LongMemEval) then hands the encoder 64
 texts a call instead of ten: MiniLM on this 2-core machine spends about three times the CPU a
 text in calls of ten as in calls of 64 (docs/benchmarks.md, "longmemeval: cost"). An encoder
-failure surfaces at that later call."""
+failure surfaces at that later call. A deployed memory asks for every update to finish its own
+embedding (`flush_all` after each update): a served remember's cost is then paid in that remember,
+and the embedding cache entries it records are exactly its episode's, which forgetting it drops."""
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
@@ -37,6 +40,15 @@ FAISS_ROWS = 16_384
 
 EMBED_BATCH = 64
 """Texts added and not yet embedded that make `add_many` embed them (one encoder call)."""
+
+_WAITING: "weakref.WeakSet[DenseIndex]" = weakref.WeakSet()  # indexes holding texts not embedded yet
+
+
+def flush_all() -> None:
+    """Embed every index's waiting texts now (the sandbox runner calls this after a deployed
+    memory's update)."""
+    for index in list(_WAITING):
+        index.flush()
 
 
 class DenseIndex:
@@ -61,6 +73,7 @@ class DenseIndex:
         """Embed the texts `add_many` numbered and has not embedded yet (every read does this)."""
         if self._pending:
             texts, self._pending = self._pending, []
+            _WAITING.discard(self)
             self._store(self.embed(texts))
 
     @property
@@ -85,6 +98,7 @@ class DenseIndex:
             return []
         start = self._stored() + len(self._pending)
         self._pending.extend((t or "")[: self.max_chars] for t in texts)
+        _WAITING.add(self)
         if len(self._pending) >= EMBED_BATCH:
             self.flush()
         return list(range(start, start + len(texts)))
