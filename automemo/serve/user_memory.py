@@ -16,6 +16,7 @@ and added to on disk only; a server replays what was added when the namespace op
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 import uuid
@@ -156,19 +157,17 @@ class UserMemory:
     def _replay(self, memory: DeployedMemory, entry: LogEntry) -> tuple[str, ...] | None:
         """Apply a logged episode again; returns the cache keys its update asked for when the log
         did not record them and this memory's cache can (None otherwise)."""
-        episode = self._owned(entry.episode)
-        if entry.keys is not None or self.cache is None:
+        with self._recording(entry.keys is None) as keys:
             try:
-                memory.update(episode, checked=True)  # logged from a checked episode
+                memory.update(self._owned(entry.episode), checked=True)  # logged from a checked episode
             except ProgramError:
                 pass  # it raised when it was remembered too: the same skip, the same state
-            return None
-        with self.cache.recording() as keys:
-            try:
-                memory.update(episode, checked=True)
-            except ProgramError:
-                pass
-        return tuple(sorted(keys))
+        return None if keys is None else tuple(sorted(keys))
+
+    def _recording(self, wanted: bool = True) -> Any:
+        """A block yielding the set of cache keys the program asks for inside it, when `wanted`
+        and this memory's cache is the service's own; else a block yielding None."""
+        return self.cache.recording() if wanted and self.cache is not None else contextlib.nullcontext()
 
     def _load(self, snapshot: Path | None) -> DeployedMemory:
         """The program in a new sandbox session over this namespace's store. Its embedding
@@ -271,13 +270,10 @@ class UserMemory:
         for path in dict.fromkeys(new_images):  # the log line must never point at an image a crash lost
             fsync_file(self.folder / STORE / path)
             fsync_file((self.folder / STORE / path).parent)
-        applied, keys = True, None
+        applied = True
         self.state.fence()  # the update fills the embedding cache
         try:
-            if self.cache is not None:
-                with self.cache.recording() as keys:
-                    self.memory.update(episode)
-            else:
+            with self._recording() as keys:
                 self.memory.update(episode)
         except ProgramError:
             applied = False
