@@ -1,5 +1,5 @@
-"""A request carrying images is parsed off the event loop, in an image worker process at a lower
-CPU priority; a light one in place. A refusal crosses back whole; a dead worker fails its request
+"""A request carrying images is parsed off the event loop, in an image worker process running as
+background work (lowest priority, a scheduling group of its own); a light one in place. A refusal crosses back whole; a dead worker fails its request
 with a clear 503 and is replaced; a killed server leaves no worker behind."""
 
 from __future__ import annotations
@@ -15,12 +15,23 @@ from functools import partial
 
 import pytest
 
+from automemo.serve.defaults import IMAGE_WORKER_NICE
 from automemo.serve.offload import Offload, WorkerLost
 from automemo.serve.requests import BadRequest
 
 
 def where(body):
     return os.getpid(), os.getpriority(os.PRIO_PROCESS, 0), body
+
+
+def scheduling(body):
+    """This process's session and its session's scheduling-group niceness (None without autogroup)."""
+    try:
+        with open("/proc/self/autogroup") as fh:  # "/autogroup-123 nice 19"
+            group_nice = int(fh.read().split()[-1])
+    except OSError:
+        group_nice = None
+    return os.getsid(0), os.getpriority(os.PRIO_PROCESS, 0), group_nice
 
 
 def refuse(body):
@@ -55,6 +66,16 @@ def test_a_request_with_images_is_parsed_in_a_niced_worker_and_a_light_one_in_pl
     assert _run(offload, light, where)[0] == os.getpid()
     with pytest.raises(BadRequest, match="not valid JSON"):
         _run(offload, b"{not json", where)
+
+
+def test_the_worker_is_background_work_in_a_scheduling_group_of_its_own(offload):
+    # niceness alone counts only inside a session's group where the kernel groups by session:
+    # a niced worker in the server's session spent the server's share (docs/serve.md)
+    session, nice, group_nice = _run(offload, HEAVY, scheduling)
+    assert session != os.getsid(0)
+    assert nice == max(IMAGE_WORKER_NICE, os.getpriority(os.PRIO_PROCESS, 0))
+    if os.path.exists("/proc/self/autogroup"):
+        assert group_nice == IMAGE_WORKER_NICE
 
 
 def test_a_refusal_in_the_worker_keeps_its_message_and_status(offload):

@@ -28,8 +28,10 @@ MAX_STEPS = 2_000              # steps of one episode
 MAX_ID_CHARS = 200             # task_id, user, role
 MAX_TIME_CHARS = 100           # time
 MAX_METADATA_CHARS = 10_000    # a recall's question-time metadata, as JSON
-IMAGE_WORKERS = 1              # processes decoding requests' images (nice +10): a flood of large images queues on
-                               # them, the other cores stay with the other tenants' calls
+IMAGE_WORKERS = 1              # processes decoding requests' images: a flood of large images queues on them, the
+                               # other cores stay with the other tenants' calls
+IMAGE_WORKER_NICE = 19         # their niceness, as a process and as a session's scheduling group: image work
+                               # gets the CPU the other tenants' calls leave (10 and 19 measured in docs/serve.md)
 
 # --- one namespace (a user) ------------------------------------------------------------------
 MAX_USER_EPISODES = 100_000    # live episodes; a remember past it is refused with 429

@@ -1,8 +1,9 @@
 """Where a request's heavy parsing runs: never on the event loop, and not in the server's process.
 
 A request carrying images (base64 to decode, pixels to check) is parsed in an image worker
-process, few on purpose and at a lower CPU priority (nice +10): a tenant flooding large images
-queues on them, and on a busy machine another tenant's recall gets the core first.
+process, few on purpose and as background work for the kernel's scheduler (the lowest priority,
+in a scheduling group of its own): a tenant flooding large images queues on them, and another
+tenant's recall gets the cores first.
 
 Why a process: the bytes are a stranger's. A decoder that crashes or runs away on a crafted
 file takes down one worker (its request is answered 503 and a new worker starts), not the server
@@ -30,12 +31,11 @@ from functools import partial
 from typing import Any, Callable, TypeVar
 
 from automemo.errors import AutomemoError
-from automemo.serve.defaults import IMAGE_WORKERS
+from automemo.serve.defaults import IMAGE_WORKER_NICE, IMAGE_WORKERS
 from automemo.serve.requests import BadRequest
 
 T = TypeVar("T")
 _LIGHT_BYTES = 64_000  # a body below this without a data URL holds no image and parses in microseconds
-_NICE = 10
 
 
 class WorkerLost(AutomemoError):
@@ -84,7 +84,7 @@ class Offload:
 
 
 def _start_worker(server_pid: int) -> None:
-    """A worker: dies with the server, runs at nice +10."""
+    """A worker: dies with the server, runs as background work."""
     try:
         import ctypes
 
@@ -94,8 +94,25 @@ def _start_worker(server_pid: int) -> None:
         pass  # not Linux: the pool's own shutdown at exit ends the workers
     if os.getppid() != server_pid:  # the server died before the signal was asked for
         os._exit(0)
+    _background_priority(IMAGE_WORKER_NICE)
+
+
+def _background_priority(nice: int) -> None:
+    """Make this process background work for the kernel's scheduler, in both of the ways Linux
+    groups tasks. Where tasks are grouped by session (autogroup, a desktop kernel's default for
+    processes outside a cgroup of their own), the niceness of one process counts only against its
+    own session: a niced worker in the server's session still spent the server's share of the
+    CPU, so the server's threads that run another tenant's recall waited on it. In a session of
+    its own at the group's lowest weight, the worker gets what the other groups leave. Where tasks
+    are not grouped (a container's or a service's cgroup), the process's own niceness does it."""
     try:
-        os.nice(_NICE)
+        os.setsid()
+        with open("/proc/self/autogroup", "w") as fh:  # absent without autogroup: niceness alone
+            fh.write(str(nice))
+    except OSError:
+        pass  # not Linux, or a kernel without autogroup
+    try:
+        os.nice(nice - os.nice(0))
     except OSError:
         pass
 
