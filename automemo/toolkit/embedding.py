@@ -26,6 +26,7 @@ from automemo.paths import SHIPPED_DATA_DIR
 from automemo.toolkit.embedding_cache import EmbeddingCache, content_key
 from automemo.toolkit.embedding_pack import shipped_packs, shipped_vectors
 from automemo.toolkit.image_encoders import OpenClipEncoder, PerceptualImageEncoder
+from automemo.toolkit.static_encoder import StaticMiniLMEncoder
 from automemo.toolkit.text_encoders import MiniLMEncoder, OpenAIEmbeddingEncoder
 
 if TYPE_CHECKING:
@@ -41,8 +42,10 @@ __all__ = [
 @dataclass(frozen=True)
 class EmbeddingConfig:
     # local all-MiniLM-L6-v2; minilm_fast: the same truncated at 128 tokens, bfloat16 where the CPU
-    # has it (~4x less CPU a long text, its own cache entries); or the memo role's endpoint
-    text: Literal["minilm", "minilm_fast", "openai"] = "minilm"
+    # has it (~4x less CPU a long text, its own cache entries); minilm_static: a static table
+    # distilled from it once (Model2Vec's method, 256 dims, ~40x less CPU than minilm_fast, whole
+    # texts, no word order); or the memo role's endpoint
+    text: Literal["minilm", "minilm_fast", "minilm_static", "openai"] = "minilm"
     openai_model: str = "text-embedding-3-small"      # embedding model name when text = "openai"
     image: Literal["auto", "perceptual", "open_clip"] = "auto"  # auto: open_clip iff clip_pretrained is set
     clip_model: str = "ViT-B-32"                      # open_clip architecture name
@@ -219,6 +222,8 @@ def default_encoders(config: EmbeddingConfig = EmbeddingConfig(), llm: LLMClient
                 "configure it or use embedding.text = \"minilm\""
             )
         text: Any = OpenAIEmbeddingEncoder(llm, config.openai_model)
+    elif config.text == "minilm_static":
+        text = StaticMiniLMEncoder()
     else:
         text = MiniLMEncoder(batch_size=config.batch_size, fast=config.text == "minilm_fast")
     use_clip = image_encoder_kind(config) == "open_clip"
