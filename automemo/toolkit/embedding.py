@@ -53,6 +53,9 @@ class EmbeddingConfig:
     clip_model_config: str = ""                       # JSON config of a custom open_clip architecture
     cache_path: str = ""                              # sqlite file for the cache; empty = memory only
     batch_size: int = 64                              # texts per forward pass of the local model
+    # word pieces minilm_fast reads of a text (MiniLM was trained at 128; the name says it, e.g.
+    # all-MiniLM-L6-v2@128-bf16, so each length has its own cache entries)
+    fast_max_tokens: int = 128
     # concurrent one-thread forward passes a batch of the local MiniLM is split over, each on its
     # own copy of the model (~45-90 MB); 1: one pass on torch's own threads, which spin-wait on
     # each other when other work holds a core (1.65x the CPU a text, measured on 2 busy cores)
@@ -226,10 +229,13 @@ def default_encoders(config: EmbeddingConfig = EmbeddingConfig(), llm: LLMClient
                 "configure it or use embedding.text = \"minilm\""
             )
         text: Any = OpenAIEmbeddingEncoder(llm, config.openai_model)
+    elif config.text == "minilm_fast" and not 16 <= config.fast_max_tokens <= 512:
+        raise ConfigError(f"embeddings.fast_max_tokens must be 16..512 (MiniLM's positions), got {config.fast_max_tokens}")
     elif config.text == "minilm_static":
         text = StaticMiniLMEncoder()
     else:
-        text = MiniLMEncoder(batch_size=config.batch_size, fast=config.text == "minilm_fast", streams=config.streams)
+        text = MiniLMEncoder(batch_size=config.batch_size, fast=config.text == "minilm_fast", streams=config.streams,
+                            max_tokens=config.fast_max_tokens)
     use_clip = image_encoder_kind(config) == "open_clip"
     if use_clip and not config.clip_pretrained:
         raise ConfigError(

@@ -131,7 +131,7 @@ FAST_MAX_TOKENS = 128
 encoder reads up to 256. Attention and the linear layers cost per token, so half the tokens is
 about half the compute for turn-length texts."""
 
-_FAST_MODELS: dict[tuple[bool, int], Any] = {}
+_FAST_MODELS: dict[tuple[bool, int, int], Any] = {}
 
 
 def bf16_supported() -> bool:
@@ -145,20 +145,20 @@ def bf16_supported() -> bool:
         return False
 
 
-def _load_fast_minilm(bf16: bool, copy: int = 0) -> Any:
+def _load_fast_minilm(bf16: bool, copy: int = 0, max_tokens: int = FAST_MAX_TOKENS) -> Any:
     """A second copy of the model for the fast path: bfloat16 weights (when `bf16`) and
-    `FAST_MAX_TOKENS` truncation. The plain model is left as it is. `copy` as for `_load_minilm`."""
+    `max_tokens` truncation. The plain model is left as it is. `copy` as for `_load_minilm`."""
     with _MODEL_LOCK:
-        if (bf16, copy) not in _FAST_MODELS:
+        if (bf16, copy, max_tokens) not in _FAST_MODELS:
             import torch
 
             SentenceTransformer = _import_sentence_transformer()
             model = SentenceTransformer(minilm_model_dir(), device="cpu", local_files_only=True)
-            model.max_seq_length = FAST_MAX_TOKENS
+            model.max_seq_length = max_tokens
             if bf16:
                 model = model.to(torch.bfloat16)
-            _FAST_MODELS[bf16, copy] = model
-        return _FAST_MODELS[bf16, copy]
+            _FAST_MODELS[bf16, copy, max_tokens] = model
+        return _FAST_MODELS[bf16, copy, max_tokens]
 
 
 class MiniLMEncoder:
@@ -173,17 +173,19 @@ class MiniLMEncoder:
     name = base_name
     dim = MINILM_DIM
 
-    def __init__(self, batch_size: int = 64, *, fast: bool = False, streams: int = 1) -> None:
+    def __init__(self, batch_size: int = 64, *, fast: bool = False, streams: int = 1,
+                 max_tokens: int = FAST_MAX_TOKENS) -> None:
         self.batch_size = batch_size
         self.fast = fast
+        self.max_tokens = int(max_tokens)  # the fast path's truncation
         self.streams = max(1, int(streams))
         self.bf16 = fast and bf16_supported()
         if fast:
-            self.name = f"{self.base_name}@{FAST_MAX_TOKENS}{'-bf16' if self.bf16 else ''}"
+            self.name = f"{self.base_name}@{self.max_tokens}{'-bf16' if self.bf16 else ''}"
         self._lock = threading.Lock()
 
     def _model(self, copy: int = 0) -> Any:
-        return _load_fast_minilm(self.bf16, copy) if self.fast else _load_minilm(copy)
+        return _load_fast_minilm(self.bf16, copy, self.max_tokens) if self.fast else _load_minilm(copy)
 
     def _encode_part(self, copy: int, texts: list[str]) -> np.ndarray:
         rows = self._model(copy).encode(
