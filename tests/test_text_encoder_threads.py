@@ -61,3 +61,12 @@ def test_minilm_streams_give_the_vectors_of_one_pass(torch_cpu_shim, monkeypatch
     a, b = one.encode(texts), two.encode(texts)
     assert len(texts) > ONE_THREAD_TEXTS and b.shape == a.shape
     assert np.allclose(a, b, atol=2e-2) and ((a * b).sum(axis=1) > 0.999).all()
+
+
+def test_streams_below_one_are_refused():
+    from automemo.configtools import ConfigError
+    from automemo.toolkit.embedding import EmbeddingConfig, default_encoders
+
+    with pytest.raises(ConfigError, match="streams must be 1 or more"):
+        default_encoders(EmbeddingConfig(streams=0))
+    assert default_encoders(EmbeddingConfig(streams=3)).text.encoder.streams == 3

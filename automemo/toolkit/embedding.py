@@ -229,6 +229,8 @@ def default_encoders(config: EmbeddingConfig = EmbeddingConfig(), llm: LLMClient
                 "configure it or use embedding.text = \"minilm\""
             )
         text: Any = OpenAIEmbeddingEncoder(llm, config.openai_model)
+    elif config.text in ("minilm", "minilm_fast") and config.streams < 1:
+        raise ConfigError(f"embeddings.streams must be 1 or more, got {config.streams}")
     elif config.text == "minilm_fast" and not 16 <= config.fast_max_tokens <= 512:
         raise ConfigError(f"embeddings.fast_max_tokens must be 16..512 (MiniLM's positions), got {config.fast_max_tokens}")
     elif config.text == "minilm_static":
