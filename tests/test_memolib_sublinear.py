@@ -108,6 +108,8 @@ def test_dense_index_moves_to_a_graph_and_keeps_filters_exact(life_vectors, smal
     dense = memolib.DenseIndex(_no_embed, 384, vector_index=faiss.IndexFlatIP)
     for start in range(0, ROWS, 500):
         dense.add_vectors(vectors[start:start + 500])
+    assert not ann.is_approximate(dense._faiss)  # no search has wanted a walk yet
+    dense.search(questions[0], 10)
     assert ann.is_approximate(dense._faiss) and dense.size == ROWS
     assert np.allclose(dense.matrix, vectors, atol=1e-6)  # the graph's storage, read in place
     store = memolib.UnitStore()
@@ -128,11 +130,29 @@ def test_dense_index_moves_to_a_graph_and_keeps_filters_exact(life_vectors, smal
     assert np.mean(recalls) >= 0.95
 
 
+def test_searched_only_within_small_filters_a_dense_index_stays_flat_and_exact(life_vectors, small_thresholds):
+    vectors, users, questions = life_vectors
+    dense = memolib.DenseIndex(_no_embed, 384, vector_index=faiss.IndexFlatIP)
+    dense.add_vectors(vectors)
+    store = memolib.UnitStore()
+    for r, user in enumerate(users):
+        store.add_episode([memolib.Unit(f"e{r}", 0, "", scope=user)])
+    for j, q in enumerate(questions[:10]):
+        allowed = store.allowed_rows(f"U{j % 8}")  # one user's rows: an exact scan, no graph needed
+        assert [r for r, _ in dense.search(q, 10, allowed)] == [r for r, _ in _exact(vectors, q, 10, allowed)]
+    assert not ann.is_approximate(dense._faiss)  # never built: the evaluation's case
+    dense.search(questions[0], 10)  # a walk: the graph is built now
+    assert ann.is_approximate(dense._faiss)
+    dense.add_vectors(vectors[:10])  # and grows with later adds
+    assert ann.is_approximate(dense._faiss) and dense.size == ROWS + 10
+
+
 def test_approximate_indexes_round_trip_through_a_snapshot(life_vectors, small_thresholds):
     vectors, users, questions = life_vectors
     index = _scoped(vectors[:4_000], users[:4_000])
     dense = memolib.DenseIndex(_no_embed, 384, vector_index=faiss.IndexFlatIP)
     dense.add_vectors(vectors[:4_000])
+    dense.search(questions[0], 10)  # a walk wanted: past the threshold, a graph
     data = pickle.dumps(index)
     assert len(data) < 1.3 * vectors[:4_000].nbytes  # each vector once: the graphs' links only
     copy_index, copy_dense = pickle.loads(data), pickle.loads(pickle.dumps(dense))

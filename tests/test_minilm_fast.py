@@ -63,3 +63,18 @@ def test_only_the_longmemeval_preset_selects_the_fast_path():
     assert load_run_config("longmemeval").embeddings.text == "minilm_fast"
     for preset in ("default", "minigallery", "miniwob", "memgallery-sample"):
         assert load_run_config(preset).embeddings.text == "minilm"
+
+
+def test_a_shorter_window_reads_less_and_is_named_and_cached_apart(torch_cpu_shim, monkeypatch, tmp_path):
+    from automemo.configtools import ConfigError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    run = default_encoders(EmbeddingConfig(text="minilm_fast", fast_max_tokens=64, cache_path=str(tmp_path / "c.sqlite")))
+    assert run.describe()["text"] == "all-MiniLM-L6-v2@64" + ("-bf16" if bf16_supported() else "")
+    head = " ".join(["the weather was mild and the garden was quiet"] * 8)  # ~80 pieces: past 64, within 128
+    a, b = run.text.embed([head + " tax forms", head + " volcano eruption footage"])
+    assert a @ b > 0.999  # the tails are past 64 pieces
+    c, d = MiniLMEncoder(fast=True).encode([head + " tax forms", head + " volcano eruption footage"])
+    assert c @ d < 0.999  # the 128-piece window reads them
+    with pytest.raises(ConfigError, match="fast_max_tokens must be 16..512"):
+        default_encoders(EmbeddingConfig(text="minilm_fast", fast_max_tokens=4))

@@ -76,7 +76,7 @@ def test_embed_text_checks_its_input_and_skips_empty_calls(store, state):
         toolkit.embed_text(["a", 3])
     assert toolkit.embed_text([]) == [] and host.calls == []
     assert toolkit.embed_text(("a", "b")) == [[1.0, 0.0], [1.0, 0.0]]
-    assert host.calls == [("embed_text", {"texts": ["a", "b"]})]
+    assert host.calls == [("embed_text", {"texts": ["a", "b"], "packed": True})]  # a list answer still reads
 
 
 def test_embed_image_sends_refs_as_dicts(store, state):

@@ -26,6 +26,7 @@ from automemo.paths import SHIPPED_DATA_DIR
 from automemo.toolkit.embedding_cache import EmbeddingCache, content_key
 from automemo.toolkit.embedding_pack import shipped_packs, shipped_vectors
 from automemo.toolkit.image_encoders import OpenClipEncoder, PerceptualImageEncoder
+from automemo.toolkit.static_encoder import StaticMiniLMEncoder
 from automemo.toolkit.text_encoders import MiniLMEncoder, OpenAIEmbeddingEncoder
 
 if TYPE_CHECKING:
@@ -41,8 +42,10 @@ __all__ = [
 @dataclass(frozen=True)
 class EmbeddingConfig:
     # local all-MiniLM-L6-v2; minilm_fast: the same truncated at 128 tokens, bfloat16 where the CPU
-    # has it (~4x less CPU a long text, its own cache entries); or the memo role's endpoint
-    text: Literal["minilm", "minilm_fast", "openai"] = "minilm"
+    # has it (~4x less CPU a long text, its own cache entries); minilm_static: a static table
+    # distilled from it once (Model2Vec's method, 256 dims, ~40x less CPU than minilm_fast, whole
+    # texts, no word order); or the memo role's endpoint
+    text: Literal["minilm", "minilm_fast", "minilm_static", "openai"] = "minilm"
     openai_model: str = "text-embedding-3-small"      # embedding model name when text = "openai"
     image: Literal["auto", "perceptual", "open_clip"] = "auto"  # auto: open_clip iff clip_pretrained is set
     clip_model: str = "ViT-B-32"                      # open_clip architecture name
@@ -50,6 +53,13 @@ class EmbeddingConfig:
     clip_model_config: str = ""                       # JSON config of a custom open_clip architecture
     cache_path: str = ""                              # sqlite file for the cache; empty = memory only
     batch_size: int = 64                              # texts per forward pass of the local model
+    # word pieces minilm_fast reads of a text (MiniLM was trained at 128; the name says it, e.g.
+    # all-MiniLM-L6-v2@128-bf16, so each length has its own cache entries)
+    fast_max_tokens: int = 128
+    # concurrent one-thread forward passes a batch of the local MiniLM is split over, each on its
+    # own copy of the model (~45-90 MB); 1: one pass on torch's own threads, which spin-wait on
+    # each other when other work holds a core (1.65x the CPU a text, measured on 2 busy cores)
+    streams: int = 2
 
 
 def image_encoder_kind(config: EmbeddingConfig) -> Literal["perceptual", "open_clip"]:
@@ -219,8 +229,15 @@ def default_encoders(config: EmbeddingConfig = EmbeddingConfig(), llm: LLMClient
                 "configure it or use embedding.text = \"minilm\""
             )
         text: Any = OpenAIEmbeddingEncoder(llm, config.openai_model)
+    elif config.text in ("minilm", "minilm_fast") and config.streams < 1:
+        raise ConfigError(f"embeddings.streams must be 1 or more, got {config.streams}")
+    elif config.text == "minilm_fast" and not 16 <= config.fast_max_tokens <= 512:
+        raise ConfigError(f"embeddings.fast_max_tokens must be 16..512 (MiniLM's positions), got {config.fast_max_tokens}")
+    elif config.text == "minilm_static":
+        text = StaticMiniLMEncoder()
     else:
-        text = MiniLMEncoder(batch_size=config.batch_size, fast=config.text == "minilm_fast")
+        text = MiniLMEncoder(batch_size=config.batch_size, fast=config.text == "minilm_fast", streams=config.streams,
+                            max_tokens=config.fast_max_tokens)
     use_clip = image_encoder_kind(config) == "open_clip"
     if use_clip and not config.clip_pretrained:
         raise ConfigError(

@@ -62,7 +62,12 @@ class Toolkit:
         texts = _texts(texts, "embed_text")
         if not texts:
             return []
-        return _expect(self._host("embed_text", {"texts": texts}), list, "embed_text")
+        answer = self._host("embed_text", {"texts": texts, "packed": True})
+        if isinstance(answer, dict):  # float32 bytes (`vector_wire`), as the run's host sends them
+            from automemo.toolkit import vector_wire
+
+            return vector_wire.unpack(answer).tolist()
+        return _expect(answer, list, "embed_text")  # a host that answers JSON lists
 
     def embed_tokens(self, texts: Sequence[str]) -> list[Any]:
         texts = _texts(texts, "embed_tokens")

@@ -21,7 +21,7 @@ from automemo.llm.breaker import CALLS_STOPPED, EndpointDown
 from automemo.llm.budget import BudgetExceeded
 from automemo.llm.messages import user_message
 from automemo.toolkit.api import ToolkitUnavailable
-from automemo.toolkit import token_wire
+from automemo.toolkit import token_wire, vector_wire
 from automemo.toolkit.embedding import CachedTextEncoder, Encoders
 
 if TYPE_CHECKING:
@@ -147,18 +147,26 @@ class MemoServices:
         )
         return result.text
 
-    def _embed_text(self, params: dict) -> list[list[float]]:
-        _known(params, "embed_text", {"texts"})
+    def _embed_text(self, params: dict) -> list[list[float]] | dict[str, Any]:
+        """Lists of floats, or with `packed: true` (what the guest's toolkit asks for) the
+        float32 bytes in base64 (`vector_wire`): the same vectors, bit for bit, in a quarter of
+        the bytes and without formatting a decimal per float."""
+        _known(params, "embed_text", {"texts", "packed"})
         texts = params.get("texts")
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise ServiceError("toolkit.embed_text: texts must be a list of strings")
+        packed = params.get("packed", False)
+        if not isinstance(packed, bool):
+            raise ServiceError(f"toolkit.embed_text: packed must be true or false, got {packed!r}")
         if isinstance(self.encoders.text, CachedTextEncoder):
             # Only what the encoder computes counts: a cached text costs a lookup. A LongMemEval
             # test split is 124,000 turns over ~27,000 distinct texts.
             spend = lambda n: self._spend("embed_items", n, self.quota.max_embed_items, "embedded items")  # noqa: E731
-            return self.encoders.text.embed(texts, node=self.node, before_encode=spend).tolist()
-        self._spend("embed_items", len(texts), self.quota.max_embed_items, "embedded items")
-        return self.encoders.text.embed(texts, node=self.node).tolist()
+            rows = self.encoders.text.embed(texts, node=self.node, before_encode=spend)
+        else:
+            self._spend("embed_items", len(texts), self.quota.max_embed_items, "embedded items")
+            rows = self.encoders.text.embed(texts, node=self.node)
+        return vector_wire.pack(rows) if packed else rows.tolist()
 
     def _embed_tokens(self, params: dict) -> list[dict[str, Any]]:
         _known(params, "embed_tokens", {"texts"})

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
+from automemo.toolkit.encoder_streams import in_streams
+
 if TYPE_CHECKING:
     from automemo.llm import LLMClient
 
@@ -100,17 +102,28 @@ def _torch_threads(n_texts: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _load_minilm() -> Any:
-    """Load the model once per process: it takes seconds and ~100 MB."""
+_COPIES: dict[int, Any] = {}  # further copies of the plain model, one per extra stream
+
+
+def _load_minilm(copy: int = 0) -> Any:
+    """Load the model once per process: it takes seconds and ~100 MB. `copy` > 0: another copy,
+    for a concurrent stream (`encoder_streams`)."""
     global _MODEL
     with _MODEL_LOCK:
-        if _MODEL is None:
-            # The weights are local: `local_files_only` keeps the hub client off the network for
-            # this model only (setting HF_HUB_OFFLINE would also decide, for the whole process,
-            # whether a CLIP tag loaded later may be fetched).
-            SentenceTransformer = _import_sentence_transformer()
-            _MODEL = SentenceTransformer(minilm_model_dir(), device="cpu", local_files_only=True)
-        return _MODEL
+        if copy == 0 and _MODEL is not None:
+            return _MODEL
+        if copy and copy in _COPIES:
+            return _COPIES[copy]
+        # The weights are local: `local_files_only` keeps the hub client off the network for
+        # this model only (setting HF_HUB_OFFLINE would also decide, for the whole process,
+        # whether a CLIP tag loaded later may be fetched).
+        SentenceTransformer = _import_sentence_transformer()
+        model = SentenceTransformer(minilm_model_dir(), device="cpu", local_files_only=True)
+        if copy:
+            _COPIES[copy] = model
+        else:
+            _MODEL = model
+        return model
 
 
 FAST_MAX_TOKENS = 128
@@ -118,7 +131,7 @@ FAST_MAX_TOKENS = 128
 encoder reads up to 256. Attention and the linear layers cost per token, so half the tokens is
 about half the compute for turn-length texts."""
 
-_FAST_MODELS: dict[bool, Any] = {}
+_FAST_MODELS: dict[tuple[bool, int, int], Any] = {}
 
 
 def bf16_supported() -> bool:
@@ -132,20 +145,20 @@ def bf16_supported() -> bool:
         return False
 
 
-def _load_fast_minilm(bf16: bool) -> Any:
+def _load_fast_minilm(bf16: bool, copy: int = 0, max_tokens: int = FAST_MAX_TOKENS) -> Any:
     """A second copy of the model for the fast path: bfloat16 weights (when `bf16`) and
-    `FAST_MAX_TOKENS` truncation. The plain model is left as it is."""
+    `max_tokens` truncation. The plain model is left as it is. `copy` as for `_load_minilm`."""
     with _MODEL_LOCK:
-        if bf16 not in _FAST_MODELS:
+        if (bf16, copy, max_tokens) not in _FAST_MODELS:
             import torch
 
             SentenceTransformer = _import_sentence_transformer()
             model = SentenceTransformer(minilm_model_dir(), device="cpu", local_files_only=True)
-            model.max_seq_length = FAST_MAX_TOKENS
+            model.max_seq_length = max_tokens
             if bf16:
                 model = model.to(torch.bfloat16)
-            _FAST_MODELS[bf16] = model
-        return _FAST_MODELS[bf16]
+            _FAST_MODELS[bf16, copy, max_tokens] = model
+        return _FAST_MODELS[bf16, copy, max_tokens]
 
 
 class MiniLMEncoder:
@@ -160,29 +173,40 @@ class MiniLMEncoder:
     name = base_name
     dim = MINILM_DIM
 
-    def __init__(self, batch_size: int = 64, *, fast: bool = False) -> None:
+    def __init__(self, batch_size: int = 64, *, fast: bool = False, streams: int = 1,
+                 max_tokens: int = FAST_MAX_TOKENS) -> None:
         self.batch_size = batch_size
         self.fast = fast
+        self.max_tokens = int(max_tokens)  # the fast path's truncation
+        self.streams = max(1, int(streams))
         self.bf16 = fast and bf16_supported()
         if fast:
-            self.name = f"{self.base_name}@{FAST_MAX_TOKENS}{'-bf16' if self.bf16 else ''}"
+            self.name = f"{self.base_name}@{self.max_tokens}{'-bf16' if self.bf16 else ''}"
         self._lock = threading.Lock()
 
-    def _model(self) -> Any:
-        return _load_fast_minilm(self.bf16) if self.fast else _load_minilm()
+    def _model(self, copy: int = 0) -> Any:
+        return _load_fast_minilm(self.bf16, copy, self.max_tokens) if self.fast else _load_minilm(copy)
+
+    def _encode_part(self, copy: int, texts: list[str]) -> np.ndarray:
+        rows = self._model(copy).encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True,
+            convert_to_tensor=True, show_progress_bar=False,
+        )
+        return rows.float().cpu().numpy()
 
     def encode(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self._model()
-        # One batch at a time: torch already uses every core, and concurrent forward passes on
-        # a 2-core machine only thrash.
-        with self._lock, _torch_threads(len(texts)):
-            rows = model.encode(
-                list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_tensor=True, show_progress_bar=False,
-            )
-        return l2_normalise(rows.float().cpu().numpy())
+        texts = list(texts)
+        # One call at a time; a batch is split over `streams` one-thread forward passes
+        # (`encoder_streams`), or with one stream run on torch's own threads.
+        with self._lock:
+            if self.streams > 1 and len(texts) > ONE_THREAD_TEXTS:
+                rows = in_streams(texts, self.streams, self._encode_part)
+            else:
+                with _torch_threads(len(texts)):
+                    rows = self._encode_part(0, texts)
+        return l2_normalise(rows)
 
     def encode_tokens(self, texts: Sequence[str], *, node: Any = None) -> list[np.ndarray]:
         """Each text's contextual token embeddings (word pieces, [CLS] and [SEP] included, no

@@ -13,7 +13,12 @@ is about twice as fast as numpy's matrix-vector product, which at 10^5 rows of 3
 the last float bits (equal scores still rank by row). Past `ann.APPROXIMATE_ROWS` the rows move
 to an HNSW graph (held once, `matrix` still a view): a search walks the graph instead of reading
 every row, so its cost stops growing with the memory, and its ranking is approximate (an
-`allowed` filter stays exact: `ann.search`).
+`allowed` filter stays exact: `ann.search`). The move waits for the first search that would walk
+the graph (no filter, or a filter of most rows): an index only ever searched within small
+filters (one LongMemEval question's 500 turns among a split's 124,000) is scanned exactly
+whatever it holds, and building a graph for it was most of the guest's indexing time (a graph
+insert costs ~0.4 ms of CPU against ~2 us for a flat one). Once a walk has been asked for, adds
+past the threshold move the rows at once, as a served memory's recalls expect.
 
 Batched: `add_many` numbers its texts at once but embeds them `EMBED_BATCH` at a time, when that
 many are waiting or at the next read (`search`, `scores`, `matrix`, `size`, `add_vectors`). A
@@ -63,6 +68,8 @@ class DenseIndex:
         self._vectors: GrowingArray | None = None  # numpy storage, made at the first add
         self._faiss: Any = None  # faiss storage (with `vector_index`), made at the first add
         self._pending: list[str] = []  # texts numbered by `add_many`, not embedded yet
+
+    _walks = False  # a search has wanted a graph walk (class default: snapshots from before it)
 
     def _stored(self) -> int:
         if self._faiss is not None:
@@ -119,13 +126,18 @@ class DenseIndex:
             if self._faiss is None:
                 self._faiss = self._new_index(self.dim)
             self._faiss.add(np.ascontiguousarray(block, dtype=np.float32))
-            if not ann.is_approximate(self._faiss) and self._faiss.ntotal >= ann.APPROXIMATE_ROWS:
-                self._faiss = ann.to_hnsw(self._faiss, self.dim)
+            self._move_to_graph()
         else:
             if self._vectors is None:
                 self._vectors = GrowingArray(np.float32, width=self.dim)
             self._vectors.extend(block)
         return list(range(start, start + block.shape[0]))
+
+    def _move_to_graph(self) -> None:
+        """Rows into an HNSW graph, once a walk is wanted and the index is past the threshold."""
+        if (self._walks and self._faiss is not None and not ann.is_approximate(self._faiss)
+                and self._faiss.ntotal >= ann.APPROXIMATE_ROWS):
+            self._faiss = ann.to_hnsw(self._faiss, self.dim)
 
     def query_vector(self, query: str | np.ndarray) -> np.ndarray:
         self.flush()  # the index's dimension may come from its first vectors
@@ -146,6 +158,9 @@ class DenseIndex:
             return []
         query_vector = self.query_vector(query)
         rows = None if allowed is None else allowed_rows(allowed, self.size)
+        if rows is None or (len(rows) > ann.EXACT_FILTER_ROWS and len(rows) >= self.size * ann.WALKED_FILTER_SHARE):
+            self._walks = True  # a search a graph would answer by walking
+            self._move_to_graph()
         if self._faiss is not None and (self.size >= FAISS_ROWS or ann.is_approximate(self._faiss)):
             return ann.search(self._faiss, query_vector, k, rows)
         if rows is None:
