@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
-from automemo.toolkit.encoder_streams import in_streams
+from automemo.toolkit.encoder_streams import in_streams, one_torch_thread
 
 if TYPE_CHECKING:
     from automemo.llm import LLMClient
@@ -92,14 +92,8 @@ def _torch_threads(n_texts: int) -> Iterator[None]:
     if n_texts > ONE_THREAD_TEXTS:
         yield
         return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         yield
-    finally:
-        torch.set_num_threads(before)
 
 
 _COPIES: dict[int, Any] = {}  # further copies of the plain model, one per extra stream
