@@ -3,6 +3,7 @@ against the real fake LLM server."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -147,3 +148,20 @@ def test_the_item_quota_counts_only_texts_the_encoder_computes(torch_cpu_shim, e
 def test_unknown_method_names_the_known_ones(encoders, store):
     with pytest.raises(ServiceError, match="unknown toolkit host method 'shell'.*embed_text"):
         _services(encoders, store).handle("shell", {})
+
+
+def test_packed_vectors_are_the_json_floats_bit_for_bit(torch_cpu_shim, encoders, store, tmp_path):
+    """The guest asks for its vectors packed (float32 bytes, not JSON floats): the values a
+    program reads are the same either way, and a host that answers lists still serves it."""
+    services = _services(encoders, store)
+    texts = ["a cat on a mat (wire)", "tax forms due in April (wire)"]
+    plain = services.handle("embed_text", {"texts": texts})
+    packed = services.handle("embed_text", {"texts": texts, "wire": "float32"})
+    assert isinstance(packed, dict) and set(packed) == {"shape", "float32"}
+    toolkit = Toolkit(tmp_path / "state", store.root, services.handle)
+    assert toolkit.embed_text(texts) == plain == json.loads(json.dumps(plain))
+    lists_only = Toolkit(tmp_path / "state2", store.root,
+                         lambda method, params: services.handle(method, {k: v for k, v in params.items() if k != "wire"}))
+    assert lists_only.embed_text(texts) == plain
+    with pytest.raises(ServiceError, match="wire"):
+        services.handle("embed_text", {"texts": texts, "wire": "float64"})

@@ -62,7 +62,12 @@ class Toolkit:
         texts = _texts(texts, "embed_text")
         if not texts:
             return []
-        return _expect(self._host("embed_text", {"texts": texts}), list, "embed_text")
+        from automemo.toolkit import token_wire
+
+        vectors = self._host("embed_text", {"texts": texts, "wire": token_wire.VECTORS})
+        if isinstance(vectors, dict):  # packed; a host that does not pack answers lists
+            return token_wire.unpack_rows(vectors)
+        return _expect(vectors, list, "embed_text")
 
     def embed_tokens(self, texts: Sequence[str]) -> list[Any]:
         texts = _texts(texts, "embed_tokens")

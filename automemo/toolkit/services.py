@@ -148,17 +148,22 @@ class MemoServices:
         return result.text
 
     def _embed_text(self, params: dict) -> list[list[float]]:
-        _known(params, "embed_text", {"texts"})
+        _known(params, "embed_text", {"texts", "wire"})
         texts = params.get("texts")
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise ServiceError("toolkit.embed_text: texts must be a list of strings")
+        wire = params.get("wire")
+        if wire not in (None, token_wire.VECTORS):
+            raise ServiceError(f"toolkit.embed_text: wire must be {token_wire.VECTORS!r} or absent, got {wire!r}")
         if isinstance(self.encoders.text, CachedTextEncoder):
             # Only what the encoder computes counts: a cached text costs a lookup. A LongMemEval
             # test split is 124,000 turns over ~27,000 distinct texts.
             spend = lambda n: self._spend("embed_items", n, self.quota.max_embed_items, "embedded items")  # noqa: E731
-            return self.encoders.text.embed(texts, node=self.node, before_encode=spend).tolist()
-        self._spend("embed_items", len(texts), self.quota.max_embed_items, "embedded items")
-        return self.encoders.text.embed(texts, node=self.node).tolist()
+            vectors = self.encoders.text.embed(texts, node=self.node, before_encode=spend)
+        else:
+            self._spend("embed_items", len(texts), self.quota.max_embed_items, "embedded items")
+            vectors = self.encoders.text.embed(texts, node=self.node)
+        return token_wire.pack_rows(vectors) if wire else vectors.tolist()
 
     def _embed_tokens(self, params: dict) -> list[dict[str, Any]]:
         _known(params, "embed_tokens", {"texts"})
