@@ -184,3 +184,37 @@ def test_a_confirmation_whose_evaluation_breaks_ends_the_race_instead_of_asking_
     assert len(confirms) == 1 and confirms[0]["outcome"] == "eval_error"
     assert any(e["kind"] == "race" and "ended" in e["message"] for e in run.events())
     assert final["node_id"] is not None
+
+
+def _unlike_tables(seed: int) -> dict[int, list[float]]:
+    """The bar #1 and four near-copies of it (#2-#5: its answers with a few more right) whose first
+    samples put them ahead, and #6, a program unlike the bar and truly far better, whose first
+    sample was unlucky: fifth by μ on it, below every copy."""
+    rng = random.Random(seed)
+    bar = [float(rng.random() < 0.55) for _ in ORDER]
+    bar[:SAMPLE] = [float(j < SAMPLE // 2) for j in range(SAMPLE)]           # 10 of 20
+    tables = {0: [0.0] * len(ORDER), 1: bar}
+    for v in range(2, 6):
+        row = [1.0 if s == 0.0 and rng.random() < 0.05 else s for s in bar]
+        row[:SAMPLE] = bar[:SAMPLE]
+        row[SAMPLE // 2 + v - 2], row[SAMPLE // 2 + v - 1] = 1.0, 1.0        # 12 of 20: +0.10
+        tables[v] = row
+    unlike = [float(rng.random() < 0.8) for _ in ORDER]
+    ones = set(rng.sample(range(SAMPLE), 11))                                  # 11 of 20: +0.05
+    unlike[:SAMPLE] = [float(j in ones) for j in range(SAMPLE)]
+    tables[6] = unlike
+    return tables
+
+
+def test_a_program_unlike_the_bar_races_though_near_copies_lead_it_on_first_samples():
+    config = SearchConfig(question_budget=1000)  # the default race of 4 candidates
+    left = 2 * (len(ORDER) - SAMPLE)
+    for seed in range(10):
+        tables = _unlike_tables(seed)
+        asked = dict.fromkeys(tables, SAMPLE)
+        first = _stats(tables, asked)
+        by_mean = sorted((v for v in first.nodes if v.id > 1), key=lambda v: (-v.mean, v.id))
+        assert 6 not in [v.id for v in by_mean[:config.race_candidates]]  # μ alone leaves it out
+        assert 6 in [v.id for v in halving.race_arms(first, config)]
+        chosen, _ = _race(tables, asked, left, config)
+        assert chosen == 6, f"seed {seed}: the race chose #{chosen}"

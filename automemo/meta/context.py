@@ -20,6 +20,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from automemo.content_memo import by_content
 from automemo.contract import Budget
 from automemo.meta.source import syntax
 from automemo.evaluation.result import EvaluationResult
@@ -157,6 +158,11 @@ class ParsedSource:
         return skeleton(self.source, tunables=self.tunables, tree=self.tree)
 
 
+@by_content
+def _skeleton_of(source: str) -> str:
+    return ParsedSource.of(source).skeleton
+
+
 @dataclass(frozen=True)
 class GenerationContext:
     """One propose call's world, read from the committed tree snapshot its action was chosen on.
@@ -211,13 +217,15 @@ class GenerationContext:
 
     @functools.cached_property
     def tree_recipes(self) -> tuple[Recipe, ...]:
-        """The recipes among the tree's programs."""
-        return tuple(p.recipe for p in self.tree_programs if p.recipe is not None)
+        """The recipes among the tree's programs (each text read once per run: `parse_recipe`)."""
+        return tuple(r for s in self.tree_sources for r in [parse_recipe(s)] if r is not None)
 
     @functools.cached_property
     def tried_skeletons(self) -> frozenset[str]:
-        """The skeletons of the tree's programs (variants of a design the tree holds)."""
-        return frozenset(p.skeleton for p in self.tree_programs)
+        """The skeletons of the tree's programs (variants of a design the tree holds), each text
+        read once per run."""
+        return frozenset(self.parsed.skeleton if s == self.parsed.source else _skeleton_of(s)
+                         for s in self.tree_sources)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from typing import Literal
 
 from markupsafe import Markup, escape
 
+from automemo.content_memo import by_content
+
 RowKind = Literal["equal", "change", "insert", "delete", "skip"]
 
 
@@ -34,12 +36,18 @@ class DiffStats:
 
 
 def side_by_side(old: str, new: str, *, context: int = 3) -> list[DiffRow]:
-    """Rows of the diff from `old` to `new`; empty when the programs are identical."""
+    """Rows of the diff from `old` to `new`; empty when the programs are identical. Computed once
+    per pair of texts (`memo`)."""
+    return list(_side_by_side(old, new, context=context))
+
+
+@by_content
+def _side_by_side(old: str, new: str, *, context: int) -> tuple[DiffRow, ...]:
     a, b = old.splitlines(), new.splitlines()
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     groups = list(matcher.get_grouped_opcodes(context))
     if not groups or all(tag == "equal" for g in groups for tag, *_ in g):
-        return []
+        return ()
     rows: list[DiffRow] = []
     shown_a = 0   # lines of `a` covered by rows so far
     for group in groups:
@@ -51,9 +59,10 @@ def side_by_side(old: str, new: str, *, context: int = 3) -> list[DiffRow]:
         shown_a = group[-1][2]
     if shown_a < len(a):
         rows.append(DiffRow("skip", skipped=len(a) - shown_a))
-    return rows
+    return tuple(rows)
 
 
+@by_content
 def diff_stats(old: str, new: str) -> DiffStats:
     added = removed = 0
     matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)

@@ -4,8 +4,9 @@ bandits", ICML 2013), as pure functions of the tree's statistics (docs/search.md
 grow").
 
 A first sample of a few dozen questions can order programs wrongly; paying the first-sample
-leader every question is then a bet. Instead the best few candidates by μ (hand designs and
-stopped nodes aside, `SearchConfig.race_candidates`) race in rounds:
+leader every question is then a bet. Instead the few candidates the samples least rule out
+(hand designs and stopped nodes aside, `SearchConfig.race_candidates`; ranked by the upper
+bound of their paired lead over the bar, `arm_bound`) race in rounds:
 
     round r: every surviving candidate and the bar b are scored on the first L_r questions of
              the one stratified order (`questions.QuestionPlan`); the candidates are ranked by
@@ -65,10 +66,27 @@ class RaceState:
 
 
 def race_arms(stats: TreeStats, config: SearchConfig) -> list[NodeStats]:
-    """The candidates that race: the best few by μ that are not hand designs and not stopped."""
+    """The candidates that race: of the nodes that are not hand designs and not stopped, the few
+    whose upper bound on their lead over the bar is highest (`arm_bound`), not the few with the
+    best μ. A first sample says least about a program unlike the bar (their per-question
+    differences spread widely), so ranking on μ alone would leave a different program out on one
+    unlucky sample while near-copies of the leader, whose small samples rank them closely, take
+    every arm; where all arms are alike, the bound ranks them as μ does."""
     pool = [v for v in stats.nodes
             if not v.failed and v.n > 0 and not v.stopped and not policy.is_hand_design(v)]
-    return sorted(pool, key=lambda v: (-v.mean, v.id))[:config.race_candidates]
+    bar = policy.reference(stats) if pool else None
+    return sorted(pool, key=lambda v: (-arm_bound(v, bar, config), -v.mean, v.id))[:config.race_candidates]
+
+
+def arm_bound(v: NodeStats, bar: NodeStats, config: SearchConfig) -> float:
+    """μ(b) + d(v, b) + z_s · SE(d(v, b)) on the questions v and the bar b share, z_s the bound
+    early stopping uses (`early_stop_z`): the most v may lead the bar by that its questions do
+    not rule out. μ(v) when they share none."""
+    try:
+        d = policy.paired(v, bar)
+    except ValueError:
+        return v.mean
+    return bar.mean + d.difference + config.early_stop_z * d.se
 
 
 def plan_race(stats: TreeStats, config: SearchConfig, left: int) -> Race:

@@ -76,7 +76,7 @@ class Race:
     under (a resume that raises the budget plans a new race once its steps are done)."""
 
     bar: int                    # the best hand design when the race began
-    arms: tuple[int, ...]       # the candidates, best μ first when the race began
+    arms: tuple[int, ...]       # the candidates, highest bound first when the race began (halving.race_arms)
     prefixes: tuple[int, ...]   # L_r: the first L_r questions of the order, round by round
     budget: int                 # search.question_budget it was planned under
 

@@ -134,7 +134,8 @@ class LLMMetaAgent(MetaAgent):
         an order drawn from the context's seed (children of one parent see different ones)."""
         if self.seeds_dir is None or not Path(self.seeds_dir).is_dir():
             return []
-        known = {p.normalised for p in context.tree_programs}
+        known = {context.parsed.normalised if s == context.parsed.source else normalised(s)
+                 for s in context.tree_sources}
         known |= {normalised(s) for s in context.siblings_in_flight}
         seeds = [(p.stem, p.read_text()) for p in list_seeds(self.seeds_dir)]
         fresh = [(name, source) for name, source in seeds if normalised(source) not in known]

@@ -27,6 +27,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from automemo.content_memo import by_content
 from automemo.errors import AutomemoError
 from automemo.meta.source import syntax
 from automemo.prompting import render
@@ -211,9 +212,11 @@ def render_recipe(recipe: Recipe) -> str:
                   ranker=_block(dict(recipe.ranker)) if recipe.ranker else "None")
 
 
+@by_content(ignore=("tree",))
 def parse_recipe(source: str, *, tree: ast.Module | None = None) -> Recipe | None:
     """The recipe `source` renders, or None when it is not exactly a rendered recipe (`tree`: its
-    syntax tree when the caller parsed it already)."""
+    syntax tree when the caller parsed it already). Read once per text (`automemo.content_memo`):
+    the generator reads every evaluated program's recipe at every step."""
     if tree is None:
         try:
             tree = syntax.parse(source)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import threading
 
+from automemo.content_memo import by_content, digest
+
 _PARSING = threading.Lock()
 
 
@@ -23,18 +25,24 @@ def parse(source: str, filename: str = "<program>") -> ast.Module:
 
 
 def normalised(source: str, *, tree: ast.Module | None = None) -> str:
-    """A program's identity for duplicate detection: its AST without docstrings, comments or
-    formatting (two programs with equal identities behave the same). The source itself when it
-    does not parse. `tree`: its syntax tree, parsed already; it is changed (pass a copy)."""
+    """A program's identity for duplicate detection: the SHA-256 of its AST without docstrings,
+    comments or formatting (two programs with equal identities behave the same); of the source
+    itself when it does not parse. Computed once per text (`automemo.content_memo`). `tree`: its
+    syntax tree, parsed already; it is changed (pass a copy)."""
+    return _identity(source, tree=tree)
+
+
+@by_content(ignore=("tree",))
+def _identity(source: str, *, tree: ast.Module | None = None) -> str:
     if tree is None:
         try:
             tree = parse(source)
         except (SyntaxError, ValueError):
-            return source
+            return "source:" + digest(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
                 and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                 and isinstance(body[0].value.value, str)):
             node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, annotate_fields=False, include_attributes=False)
+    return "ast:" + digest(ast.dump(tree, annotate_fields=False, include_attributes=False))

@@ -275,26 +275,55 @@ def tree_matrix(values: np.ndarray, contexts: Sequence[str], features: Sequence[
     return out
 
 
-def _compiled(trees: Sequence[Mapping[str, Sequence[float]]]) -> tuple[tuple[np.ndarray, ...], ...]:
-    return tuple((np.asarray(t["feature"], dtype=int), np.asarray(t["threshold"], dtype=float),
-                  np.asarray(t["left"], dtype=int), np.asarray(t["right"], dtype=int),
-                  np.asarray(t["value"], dtype=float)) for t in trees)
+@dataclass(frozen=True)
+class Forest:
+    """Trees as padded arrays (trees x nodes), walked all at once: a candidate's path through
+    every tree advances one level per step, so scoring costs a numpy operation per level, not one
+    per tree and level (100 trees of depth up to 7 in a blend: 7 steps instead of 700)."""
+
+    feature: np.ndarray     # trees x nodes; -1 at a leaf and in the padding
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.feature)
 
 
-def _forest_scores(x: np.ndarray, forest: Sequence[tuple[np.ndarray, ...]]) -> np.ndarray:
+def _compiled(trees: Sequence[Mapping[str, Sequence[float]]]) -> Forest:
+    width = max((len(t["feature"]) for t in trees), default=1)
+
+    def padded(key: str, dtype: type, fill: float) -> np.ndarray:
+        out = np.full((len(trees), width), fill, dtype=dtype)
+        for i, t in enumerate(trees):
+            out[i, :len(t[key])] = t[key]
+        return out
+
+    return Forest(padded("feature", int, -1), padded("threshold", float, 0.0), padded("left", int, -1),
+                  padded("right", int, -1), padded("value", float, 0.0))
+
+
+def _forest_scores(x: np.ndarray, forest: Forest) -> np.ndarray:
     """The sum of the trees' leaf values for each row of `x`: each tree walked from node 0, left
-    when the node's feature is <= its threshold, until a leaf (feature -1)."""
+    when the node's feature is <= its threshold, until a leaf (feature -1); the leaf values added
+    tree by tree, in the trees' order."""
     total = np.zeros(len(x))
-    for feature, threshold, left, right, value in forest:
-        node = np.zeros(len(x), dtype=int)
-        while True:
-            at = np.flatnonzero(feature[node] >= 0)
-            if not len(at):
-                break
-            here = node[at]
-            go_left = x[at, feature[here]] <= threshold[here]
-            node[at] = np.where(go_left, left[here], right[here])
-        total += value[node]
+    if not len(forest) or not len(x):
+        return total
+    trees = np.arange(len(forest))[None, :]
+    rows = np.arange(len(x))[:, None]
+    node = np.zeros((len(x), len(forest)), dtype=int)
+    while True:
+        feature = forest.feature[trees, node]
+        inner = feature >= 0
+        if not inner.any():
+            break
+        go_left = x[rows, np.where(inner, feature, 0)] <= forest.threshold[trees, node]
+        node = np.where(inner, np.where(go_left, forest.left[trees, node], forest.right[trees, node]), node)
+    leaves = forest.value[trees, node]
+    for t in range(len(forest)):
+        total += leaves[:, t]
     return total
 
 
@@ -344,7 +373,7 @@ class TreeRanker:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TreeRanker) and self.params() == other.params()
 
-    def forest_for(self, scope: str = "") -> tuple[tuple[np.ndarray, ...], ...]:
+    def forest_for(self, scope: str = "") -> Forest:
         """A train conversation's held-out trees; every other conversation's, the trees fitted
         on all (a fold table naming a fold it does not hold raises, as `LinearRanker`'s does)."""
         return held_out(scope, self.fold_of, self._fold_forests, self._forest, "TreeRanker")
