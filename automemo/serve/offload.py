@@ -9,8 +9,9 @@ Why a process: the bytes are a stranger's. A decoder that crashes or runs away o
 file takes down one worker (its request is answered 503 and a new worker starts), not the server
 and every tenant's memory with it. It also keeps base64 decoding, JSON scanning and Pillow's
 Python-level tile loop off the server's interpreter lock, which a waiting thread gets only every
-5 ms. (Measured, `automemo bench serve --tenants` on a quiet 2-core machine: this alone did not
-change user A's p95 under another tenant's image flood; see docs/serve.md.)
+5 ms. (Measured, `automemo bench serve --tenants` on a quiet 2-core machine: the process alone
+did not change user A's p95 under another tenant's image flood; its own scheduling group at the
+lowest priority did, from a ratio of 2.8 to 2.3; see docs/serve.md.)
 
 A request without images is parsed in place: a hop would cost it more than its parse. What the
 workers run and return crosses a pipe, so it must pickle: module-level functions and their
