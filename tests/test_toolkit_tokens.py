@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from automemo.toolkit import token_wire
+from automemo.toolkit import matrix_wire
 from automemo.toolkit.api import ToolkitUnavailable
 from automemo.toolkit.embedding import CachedTextEncoder, EmbeddingConfig, default_encoders
 from automemo.toolkit.embedding_cache import EmbeddingCache
@@ -63,11 +63,11 @@ def test_expected_questions_wait_for_the_first_token_call_and_join_its_batch():
 
 def test_wire_format_round_trips_float16_and_is_smaller_than_json_floats():
     matrix = np.random.default_rng(0).standard_normal((37, 384)).astype(np.float16)
-    packed = token_wire.pack(matrix)
-    assert np.array_equal(token_wire.unpack(json.loads(json.dumps(packed))), matrix)
+    packed = matrix_wire.pack(matrix, "float16")
+    assert np.array_equal(matrix_wire.unpack(json.loads(json.dumps(packed))), matrix)
     assert len(json.dumps(packed)) * 3 < len(json.dumps(matrix.astype(float).tolist()))
     with pytest.raises(ValueError, match="expected"):
-        token_wire.unpack({"shape": [2, 384], "float16": packed["float16"]})
+        matrix_wire.unpack({"shape": [2, 384], "float16": packed["float16"]})
 
 
 def test_cache_keeps_variable_length_float16_matrices_and_persists(tmp_path):

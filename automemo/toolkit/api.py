@@ -5,9 +5,9 @@ sandbox; the methods marked *host* travel over the session channel to `HostServi
 counted in the run's ledger under the role `memo`, and are limited by a per-session quota.
 
 Embeddings come back as lists of float lists (JSON-friendly; text vectors travel as their float32
-bytes, `automemo.toolkit.vector_wire`, and arrive bit-identical); a program that wants numpy calls
+bytes, `automemo.toolkit.matrix_wire`, and arrive bit-identical); a program that wants numpy calls
 `numpy.asarray(...)`. Token embeddings (`embed_tokens`) come back as numpy float16 matrices: they
-travel compactly (`automemo.toolkit.token_wire`). Text embeddings are L2-normalised, so a dot product is a cosine.
+travel compactly (`automemo.toolkit.matrix_wire`). Text embeddings are L2-normalised, so a dot product is a cosine.
 """
 
 from __future__ import annotations

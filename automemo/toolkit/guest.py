@@ -63,20 +63,20 @@ class Toolkit:
         if not texts:
             return []
         answer = self._host("embed_text", {"texts": texts, "packed": True})
-        if isinstance(answer, dict):  # float32 bytes (`vector_wire`), as the run's host sends them
-            from automemo.toolkit import vector_wire
+        if isinstance(answer, dict):  # float32 bytes (`matrix_wire`), as the run's host sends them
+            from automemo.toolkit import matrix_wire
 
-            return vector_wire.unpack(answer).tolist()
+            return matrix_wire.unpack(answer).tolist()
         return _expect(answer, list, "embed_text")  # a host that answers JSON lists
 
     def embed_tokens(self, texts: Sequence[str]) -> list[Any]:
         texts = _texts(texts, "embed_tokens")
         if not texts:
             return []
-        from automemo.toolkit import token_wire
+        from automemo.toolkit import matrix_wire
 
         packed = _expect(self._host("embed_tokens", {"texts": texts}), list, "embed_tokens")
-        return [token_wire.unpack(p) for p in packed]
+        return [matrix_wire.unpack(p) for p in packed]
 
     def embed_image(self, refs: Sequence[ImageRef]) -> list[list[float]]:
         payload = [_ref(r).to_dict() for r in refs]

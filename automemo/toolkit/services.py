@@ -21,7 +21,7 @@ from automemo.llm.breaker import CALLS_STOPPED, EndpointDown
 from automemo.llm.budget import BudgetExceeded
 from automemo.llm.messages import user_message
 from automemo.toolkit.api import ToolkitUnavailable
-from automemo.toolkit import token_wire, vector_wire
+from automemo.toolkit import matrix_wire
 from automemo.toolkit.embedding import CachedTextEncoder, Encoders
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ class MemoServices:
 
     def _embed_text(self, params: dict) -> list[list[float]] | dict[str, Any]:
         """Lists of floats, or with `packed: true` (what the guest's toolkit asks for) the
-        float32 bytes in base64 (`vector_wire`): the same vectors, bit for bit, in a quarter of
+        float32 bytes in base64 (`matrix_wire`): the same vectors, bit for bit, in a quarter of
         the bytes and without formatting a decimal per float."""
         _known(params, "embed_text", {"texts", "packed"})
         texts = params.get("texts")
@@ -166,7 +166,7 @@ class MemoServices:
         else:
             self._spend("embed_items", len(texts), self.quota.max_embed_items, "embedded items")
             rows = self.encoders.text.embed(texts, node=self.node)
-        return vector_wire.pack(rows) if packed else rows.tolist()
+        return matrix_wire.pack(rows, "float32") if packed else rows.tolist()
 
     def _embed_tokens(self, params: dict) -> list[dict[str, Any]]:
         _known(params, "embed_tokens", {"texts"})
@@ -179,7 +179,7 @@ class MemoServices:
                 "vectors only; fall back to toolkit.embed_text"
             )
         self._spend("embed_items", len(texts), self.quota.max_embed_items, "embedded items")
-        return [token_wire.pack(m) for m in self.encoders.text.embed_tokens(texts, node=self.node)]
+        return [matrix_wire.pack(m, "float16") for m in self.encoders.text.embed_tokens(texts, node=self.node)]
 
     def _embed_image(self, params: dict) -> list[list[float]]:
         _known(params, "embed_image", {"refs"})

@@ -1,4 +1,4 @@
-"""embed_text's vectors cross the session channel as float32 bytes (`vector_wire`): bit-identical
+"""embed_text's vectors cross the session channel as float32 bytes (`matrix_wire`): bit-identical
 to the host encoder's rows, far smaller than JSON lists, and checked on arrival."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from automemo.sandbox import protocol
-from automemo.toolkit import vector_wire
+from automemo.toolkit import matrix_wire
 from automemo.toolkit.embedding import CachedTextEncoder, Encoders
 from automemo.toolkit.embedding_cache import EmbeddingCache
 from automemo.toolkit.guest import Toolkit
@@ -61,7 +61,7 @@ def test_packed_answer_is_a_fraction_of_the_json_lists(tmp_path):
     packed = services.handle("embed_text", {"texts": texts, "packed": True})
     lists = services.handle("embed_text", {"texts": texts})
     assert set(packed) == {"shape", "float32"} and packed["shape"] == [64, 5]
-    assert np.array_equal(vector_wire.unpack(packed), np.asarray(lists, dtype=np.float32))
+    assert np.array_equal(matrix_wire.unpack(packed), np.asarray(lists, dtype=np.float32))
     assert len(protocol.encode({"result": packed})) < len(protocol.encode({"result": lists})) / 2
 
 
@@ -71,9 +71,14 @@ def test_packed_must_be_a_bool(tmp_path):
 
 
 def test_unpack_refuses_a_truncated_payload():
-    packed = vector_wire.pack(np.ones((3, 4), np.float32))
+    packed = matrix_wire.pack(np.ones((3, 4), np.float32), "float32")
     packed["shape"] = [4, 4]
-    with pytest.raises(ValueError, match="carry 48 bytes, expected 64"):
-        vector_wire.unpack(packed)
+    with pytest.raises(ValueError, match="carries 48 bytes, expected 64"):
+        matrix_wire.unpack(packed)
     with pytest.raises(ValueError, match="2-D"):
-        vector_wire.pack(np.ones(3, np.float32))
+        matrix_wire.pack(np.ones(3, np.float32), "float32")
+
+
+def test_an_unnamed_element_type_is_refused_with_the_known_ones():
+    with pytest.raises(ValueError, match="float16, float32"):
+        matrix_wire.unpack({"shape": [1, 1], "int8": "AA=="})
