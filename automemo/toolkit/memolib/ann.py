@@ -120,6 +120,13 @@ def stored_matrix(index: Any, dim: int) -> np.ndarray:
     return faiss.rev_swig_ptr(flat.get_xb(), index.ntotal * dim).reshape(index.ntotal, dim)
 
 
+def walks(rows: np.ndarray | None, size: int) -> bool:
+    """Whether a graph of `size` rows answers a search filtered to `rows` (None: no filter) by
+    walking: a short filter, or one of less than `WALKED_FILTER_SHARE` of the rows, is scanned
+    exactly instead."""
+    return rows is None or (len(rows) > EXACT_FILTER_ROWS and len(rows) >= size * WALKED_FILTER_SHARE)
+
+
 def search(index: Any, query: np.ndarray, k: int, rows: np.ndarray | None = None) -> list[tuple[int, float]]:
     """The `k` best rows of `index` for `query` by inner product, best first, ties by row; only
     `rows` (sorted or not, int array) when given. Exact on a flat index and on a short filter;
@@ -130,9 +137,9 @@ def search(index: Any, query: np.ndarray, k: int, rows: np.ndarray | None = None
         return []
     query = np.ascontiguousarray(np.asarray(query, dtype=np.float32).reshape(1, -1))
     approximate = is_approximate(index)
-    if approximate and rows is not None and len(rows) <= EXACT_FILTER_ROWS:
-        return exact(stored_matrix(index, query.shape[1]), query[0], k, rows)
-    if approximate and rows is not None and len(rows) < size * WALKED_FILTER_SHARE:
+    if approximate and not walks(rows, size):
+        if len(rows) <= EXACT_FILTER_ROWS:
+            return exact(stored_matrix(index, query.shape[1]), query[0], k, rows)
         index = faiss_flat_storage(index)  # a walk would pass too many rows it may not return
         approximate = False
     import faiss

@@ -158,7 +158,7 @@ class DenseIndex:
             return []
         query_vector = self.query_vector(query)
         rows = None if allowed is None else allowed_rows(allowed, self.size)
-        if rows is None or (len(rows) > ann.EXACT_FILTER_ROWS and len(rows) >= self.size * ann.WALKED_FILTER_SHARE):
+        if ann.walks(rows, self.size):
             self._walks = True  # a search a graph would answer by walking
             self._move_to_graph()
         if self._faiss is not None and (self.size >= FAISS_ROWS or ann.is_approximate(self._faiss)):
