@@ -27,7 +27,7 @@ from automemo.toolkit.embedding_cache import EmbeddingCache, content_key
 from automemo.toolkit.embedding_pack import shipped_packs, shipped_vectors
 from automemo.toolkit.image_encoders import OpenClipEncoder, PerceptualImageEncoder
 from automemo.toolkit.static_encoder import StaticMiniLMEncoder
-from automemo.toolkit.text_encoders import MiniLMEncoder, OpenAIEmbeddingEncoder
+from automemo.toolkit.text_encoders import FAST_MAX_TOKENS, MiniLMEncoder, OpenAIEmbeddingEncoder
 
 if TYPE_CHECKING:
     from automemo.llm import LLMClient
@@ -55,7 +55,7 @@ class EmbeddingConfig:
     batch_size: int = 64                              # texts per forward pass of the local model
     # word pieces minilm_fast reads of a text (MiniLM was trained at 128; the name says it, e.g.
     # all-MiniLM-L6-v2@128-bf16, so each length has its own cache entries)
-    fast_max_tokens: int = 128
+    fast_max_tokens: int = FAST_MAX_TOKENS
     # concurrent one-thread forward passes a batch of the local MiniLM is split over, each on its
     # own copy of the model (~45-90 MB); 1: one pass on torch's own threads, which spin-wait on
     # each other when other work holds a core (1.65x the CPU a text, measured on 2 busy cores)

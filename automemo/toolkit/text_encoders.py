@@ -76,7 +76,6 @@ def _import_sentence_transformer() -> Any:
     return SentenceTransformer
 
 
-_MODEL: Any = None
 _MODEL_LOCK = threading.Lock()
 
 ONE_THREAD_TEXTS = 8
@@ -96,36 +95,12 @@ def _torch_threads(n_texts: int) -> Iterator[None]:
         yield
 
 
-_COPIES: dict[int, Any] = {}  # further copies of the plain model, one per extra stream
-
-
-def _load_minilm(copy: int = 0) -> Any:
-    """Load the model once per process: it takes seconds and ~100 MB. `copy` > 0: another copy,
-    for a concurrent stream (`encoder_streams`)."""
-    global _MODEL
-    with _MODEL_LOCK:
-        if copy == 0 and _MODEL is not None:
-            return _MODEL
-        if copy and copy in _COPIES:
-            return _COPIES[copy]
-        # The weights are local: `local_files_only` keeps the hub client off the network for
-        # this model only (setting HF_HUB_OFFLINE would also decide, for the whole process,
-        # whether a CLIP tag loaded later may be fetched).
-        SentenceTransformer = _import_sentence_transformer()
-        model = SentenceTransformer(minilm_model_dir(), device="cpu", local_files_only=True)
-        if copy:
-            _COPIES[copy] = model
-        else:
-            _MODEL = model
-        return model
-
-
 FAST_MAX_TOKENS = 128
 """The fast path's truncation: all-MiniLM-L6-v2 was trained on 128-token inputs; the plain
 encoder reads up to 256. Attention and the linear layers cost per token, so half the tokens is
 about half the compute for turn-length texts."""
 
-_FAST_MODELS: dict[tuple[bool, int, int], Any] = {}
+_MODELS: dict[tuple[int | None, bool, int], Any] = {}  # (max_tokens or None: plain, bf16, copy)
 
 
 def bf16_supported() -> bool:
@@ -139,20 +114,26 @@ def bf16_supported() -> bool:
         return False
 
 
-def _load_fast_minilm(bf16: bool, copy: int = 0, max_tokens: int = FAST_MAX_TOKENS) -> Any:
-    """A second copy of the model for the fast path: bfloat16 weights (when `bf16`) and
-    `max_tokens` truncation. The plain model is left as it is. `copy` as for `_load_minilm`."""
+def _load_minilm(copy: int = 0, *, max_tokens: int | None = None, bf16: bool = False) -> Any:
+    """The model, loaded once per process and variant: it takes seconds and ~100 MB. `max_tokens`
+    (the fast path): truncation there instead of the plain 256, and bfloat16 weights when `bf16`.
+    `copy` > 0: another copy of the same variant, for a concurrent stream (`encoder_streams`)."""
+    key = (max_tokens, bf16, copy)
     with _MODEL_LOCK:
-        if (bf16, copy, max_tokens) not in _FAST_MODELS:
-            import torch
-
+        if key not in _MODELS:
+            # The weights are local: `local_files_only` keeps the hub client off the network for
+            # this model only (setting HF_HUB_OFFLINE would also decide, for the whole process,
+            # whether a CLIP tag loaded later may be fetched).
             SentenceTransformer = _import_sentence_transformer()
             model = SentenceTransformer(minilm_model_dir(), device="cpu", local_files_only=True)
-            model.max_seq_length = max_tokens
+            if max_tokens is not None:
+                model.max_seq_length = max_tokens
             if bf16:
+                import torch
+
                 model = model.to(torch.bfloat16)
-            _FAST_MODELS[bf16, copy, max_tokens] = model
-        return _FAST_MODELS[bf16, copy, max_tokens]
+            _MODELS[key] = model
+        return _MODELS[key]
 
 
 class MiniLMEncoder:
@@ -179,7 +160,7 @@ class MiniLMEncoder:
         self._lock = threading.Lock()
 
     def _model(self, copy: int = 0) -> Any:
-        return _load_fast_minilm(self.bf16, copy, self.max_tokens) if self.fast else _load_minilm(copy)
+        return _load_minilm(copy, max_tokens=self.max_tokens, bf16=self.bf16) if self.fast else _load_minilm(copy)
 
     def _encode_part(self, copy: int, texts: list[str]) -> np.ndarray:
         rows = self._model(copy).encode(
