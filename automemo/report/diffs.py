@@ -37,7 +37,7 @@ class DiffStats:
 
 def side_by_side(old: str, new: str, *, context: int = 3) -> list[DiffRow]:
     """Rows of the diff from `old` to `new`; empty when the programs are identical. Computed once
-    per pair of texts (`memo`)."""
+    per pair of texts (`automemo.content_memo`)."""
     return list(_side_by_side(old, new, context=context))
 
 
