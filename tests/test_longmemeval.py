@@ -232,6 +232,31 @@ def test_a_questions_memory_holds_its_own_haystack_only(tmp_path):
     assert not any("answer_tr" in ref for ref in cited["q-x"])
 
 
+def test_a_sample_of_questions_updates_only_their_haystacks(release, tmp_path):
+    """A search's sample of questions builds only the sampled questions' memories: the program is
+    fed exactly the sampled question's sessions, in the order a full evaluation feeds them, and a
+    full evaluation feeds every haystack of the split."""
+    bench = _bench(release)
+    evaluator = Evaluator(bench, get_sandbox("unsafe"), EpisodeStore(tmp_path / "s"), config=EvaluationConfig(quiet=True))
+    split = max(("train", "test"), key=lambda s: len(bench.split(s).retrieve))
+    tasks = bench.split(split).retrieve
+    try:
+        sampled = evaluator.evaluate(PROBE, split=split, questions=[tasks[0].task_id])
+        full = evaluator.evaluate(PROBE, split=split)
+    finally:
+        evaluator.close()
+    scope = bench.memory_scope(tasks[0])
+
+    def fed(result):
+        return [json.loads(u) for u in result.tasks[0].payload.metadata["updates"]]
+
+    assert len(tasks) > 1 and full.info["n_update"] == len(bench.split(split).update)
+    assert {u["metadata"]["user"] for u in fed(full)} == {bench.memory_scope(t) for t in tasks}
+    own = [u["task_id"] for u in fed(full) if u["metadata"]["user"] == scope]
+    assert [u["task_id"] for u in fed(sampled)] == own and sampled.info["n_update"] == len(own) > 0
+    assert sampled.info["n_update"] < full.info["n_update"]
+
+
 def test_a_session_shared_by_many_haystacks_is_embedded_once(release, tmp_path, torch_cpu_shim, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from automemo.assembly import services_factory

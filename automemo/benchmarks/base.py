@@ -124,6 +124,14 @@ class Benchmark(abc.ABC):
         (docs/search.md). Default False: the paper's repeat-based formulas."""
         return False
 
+    def memory_scope(self, task: Task) -> str | None:
+        """The scope (`episode.metadata["user"]`) whose update episodes alone make up the memory
+        that retrieve task `task` is asked of, when the benchmark's protocol gives each task a
+        memory of its own (LongMemEval: each question has its own haystack); None (the default)
+        when a task may be answered from every update episode. An evaluation of a sample of the
+        tasks then builds only the sampled tasks' memories (`evaluation.harness`)."""
+        return None
+
     @classmethod
     def search_defaults(cls, options: Any) -> Mapping[str, Any]:
         """Run-config keys (nested, as in presets/default.toml) that a search on this benchmark

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from automemo.benchmarks.base import Benchmark, Split, Task
 from automemo.benchmarks.splits import stratified_split
-from automemo.contract import BUDGET_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder, question_time_task
+from automemo.contract import BUDGET_KEY, USER_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder, question_time_task
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import evidence as evidence_io
 from automemo.evaluation.aggregate import summarize, usage_tokens
@@ -206,11 +206,13 @@ class Evaluator:
         """Score `source` on the split's retrieve tasks: the ones named by `questions`, in that
         order (a search's sample, `automemo.search.questions`), or else every task (a
         per-category sample of them, drawn with `sample_seed`, when `config.retrieve_fraction`
-        < 1). Memory is always built from every update episode."""
+        < 1). Memory is built from every update episode, except where the benchmark gives each
+        task a memory of its own (`memory_episodes`)."""
         # Shared inputs first, outside the timing: they are computed once for every candidate.
         collection = self.collection(split)
         tasks = (self.retrieve_tasks(split, sample_seed) if questions is None
                  else self.named_tasks(split, questions))
+        episodes = self.memory_episodes(collection, tasks)
         partials = self.partials(split)
         started = time.perf_counter()
         evidence_dir = Path(evidence_dir) if evidence_dir is not None else None
@@ -235,8 +237,8 @@ class Evaluator:
                 fatal = exc
             phases["open_s"] = time.perf_counter() - opened
             if fatal is None:
-                with track("updating memory", len(collection.episodes), quiet=self.config.quiet) as bar:
-                    memo.load(collection.episodes, bar)
+                with track("updating memory", len(episodes), quiet=self.config.quiet) as bar:
+                    memo.load(episodes, bar)
                 retrieving = time.perf_counter()
                 records = self._run_tasks(memo, tasks, partials, evidence_dir)
                 phases["retrieve_phase_s"] = time.perf_counter() - retrieving
@@ -253,7 +255,8 @@ class Evaluator:
             update_s=memo.update_s,
             wall_s=time.perf_counter() - started,
             update_error_kinds=[f.kind for f in memo.update_failures],
-            info={**self._info(split, node_id, source, collection, memo, records, fatal), **phases},
+            info={**self._info(split, node_id, source, collection, memo, records, fatal),
+                  "n_update": len(episodes), **phases},
         )
         result = dataclasses.replace(result, exact=self.exact and len(tasks) == len(self.split(split).retrieve)
                                      and not result.excluded)
@@ -266,6 +269,17 @@ class Evaluator:
             )
         self._check_excluded_share(result, node_id)
         return result
+
+    def memory_episodes(self, collection: Collection, tasks: Sequence[Task]) -> list[EpisodeRecorder]:
+        """The update episodes an evaluation of `tasks` feeds the program, in order: every one,
+        unless the benchmark gives each task a memory of its own (`Benchmark.memory_scope`); then
+        only the episodes of the tasks' scopes. On LongMemEval a first sample of 47 of 250
+        questions then updates 47 haystacks, not 250: the programs' update work and the embedding
+        of their turns, most of a sample's cost, shrink with the sample (docs/benchmarks.md)."""
+        scopes = {self.benchmark.memory_scope(t) for t in tasks}
+        if None in scopes:
+            return list(collection.episodes)
+        return [e for e in collection.episodes if e.metadata.get(USER_KEY) in scopes]
 
     def _check_excluded_share(self, result: EvaluationResult, node_id: Any) -> None:
         total, excluded = len(result.tasks), len(result.excluded)
@@ -459,7 +473,6 @@ class Evaluator:
             "concurrency": self._executor.workers,
             "budget": self.config.budget.to_dict(),
             "update_group": collection.group,
-            "n_update": len(collection.episodes),
             "n_update_applied": memo.applied,
             "update_failures": len(memo.update_failures),
             "update_excluded": list(collection.excluded),

@@ -218,6 +218,11 @@ class LongMemEval(ConversationBenchmark):
                   file=sys.stderr)
         return data
 
+    def memory_scope(self, task: Task) -> str | None:
+        """The question's own haystack: its memory is its sessions and nothing else, as in the
+        release, so a sample of questions needs only their haystacks updated."""
+        return str(task.data["user"])
+
     def adversarial_categories(self) -> frozenset[str]:
         """None: abstention questions span the types and are left out of retrieval metrics
         question by question (their types are not adversarial as a whole)."""
