@@ -51,6 +51,27 @@ def test_cached_text_encoder_embeds_each_text_once_and_persists(torch_cpu_shim, 
     assert np.array_equal(reopened.embed(["alpha"])[0], first[0]) and reopened.cache.hits == 1
 
 
+@pytest.mark.parametrize("text", ["minilm", "minilm_fast"])
+def test_a_long_text_cut_past_the_window_shares_the_whole_texts_vector(torch_cpu_shim, tmp_path, text):
+    """The encoder reads a long text's first pieces only: the same text whole and cut at another
+    length past the window is one encoding, with the very vector of the whole text; a text the
+    window does not cut keeps its own vector."""
+    encoders = default_encoders(EmbeddingConfig(text=text, cache_path=str(tmp_path / "cache.db")))
+    long = " ".join(f"the {i}th turn speaks of gardens, trains and a blue umbrella" for i in range(80))
+    assert len(long) > 3000
+    calls: list[int] = []
+    encode = encoders.text.encoder.encode
+    encoders.text.encoder.encode = lambda texts, **kw: calls.append(len(texts)) or encode(texts, **kw)
+    whole = encoders.text.embed([long])[0]
+    cut = encoders.text.embed([long[:2000], long[:2500]])
+    assert calls == [1] and np.array_equal(cut[0], whole) and np.array_equal(cut[1], whole)
+    short = encoders.text.embed([long[:40], long[:60]])
+    assert calls == [1, 2] and not np.allclose(short[0], short[1])
+    reopened = default_encoders(EmbeddingConfig(text=text, cache_path=str(tmp_path / "cache.db"))).text
+    reopened.encoder.encode = lambda texts, **kw: pytest.fail("a cut text's reading is in the cache file")
+    assert np.array_equal(reopened.embed([long[:3000]])[0], whole)
+
+
 def test_perceptual_feature_is_deterministic_and_separates_images(tmp_path):
     encoder = PerceptualImageEncoder()
     red_box = Image.new("RGB", (80, 60), "white")

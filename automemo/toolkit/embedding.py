@@ -120,13 +120,40 @@ class CachedTextEncoder(_CachedEncoder):
                 found.update(shipped)
                 todo = {k: t for k, t in todo.items() if k not in shipped}
         if todo:
-            if before_encode is not None:
-                before_encode(len(todo))
-            fresh = self.encoder.encode(list(todo.values()), node=node)
-            computed = dict(zip(todo, fresh))
-            self.cache.put_many(computed)
-            found.update(computed)
+            self._compute(todo, found, node, before_encode)
         return _stack(keys, found, self.dim if not keys else None)
+
+    def _compute(self, todo: dict[str, str], found: dict[str, np.ndarray], node: Any,
+                 before_encode: Callable[[int], None] | None) -> None:
+        """The vectors of `todo` (key -> text, neither cached nor shipped) into `found` and the
+        cache. An encoder that says what it reads of a text (`read_keys`: MiniLM's word pieces cut
+        at its window) runs once per distinct reading, across calls and programs: a turn that
+        one program embeds whole, another cut at 1,000 characters and a third at 2,000 is one
+        vector when the encoder reads only its first 128 pieces (LongMemEval's seeds did each
+        of those, and each paid for the S split's turns again). The reading's key is an alias in
+        the cache; the texts' own keys still answer every later call without tokenizing."""
+        reads: dict[str, str] = {}
+        if hasattr(self.encoder, "read_keys"):
+            reads = {k: content_key(self.encoder.name + "/reads", r)
+                     for k, r in zip(todo, self.encoder.read_keys(list(todo.values()))) if r is not None}
+            known = self.cache.get_many(list(set(reads.values())))
+            aliased = {k: known[r] for k, r in reads.items() if r in known}
+            if aliased:
+                self.cache.put_many(aliased)
+                found.update(aliased)
+                todo = {k: t for k, t in todo.items() if k not in aliased}
+        if not todo:
+            return
+        first_of = {}  # reading (or text key) -> the key whose text is encoded for it
+        for k in todo:
+            first_of.setdefault(reads.get(k, k), k)
+        if before_encode is not None:
+            before_encode(len(first_of))
+        fresh = dict(zip(first_of, self.encoder.encode([todo[k] for k in first_of.values()], node=node)))
+        computed = {k: fresh[reads.get(k, k)] for k in todo}
+        computed.update({reads[k]: fresh[reads[k]] for k in todo if k in reads})
+        self.cache.put_many(computed)
+        found.update(computed)
 
     @property
     def has_tokens(self) -> bool:

@@ -183,6 +183,24 @@ class MiniLMEncoder:
                     rows = self._encode_part(0, texts)
         return l2_normalise(rows)
 
+    def read_keys(self, texts: Sequence[str]) -> list[bytes | None]:
+        """What the model reads of each text the window cuts: its word-piece ids as the encoder's
+        own preprocessing cuts them, as bytes; None for a text read whole. The vector is a
+        function of these ids alone, so two texts with the same reading (a long turn whole, and
+        cut at 1,000 characters by another program) have the same vector, computed once
+        (`CachedTextEncoder`)."""
+        if not texts:
+            return []
+        model = self._model()
+        # sentence-transformers 5.2+ calls it `preprocess`; older versions `tokenize`.
+        preprocess = getattr(model, "preprocess", None) or model.tokenize
+        with self._lock:  # a fast tokenizer is not to be used by two threads at once
+            features = preprocess(list(texts))
+        ids, mask = features["input_ids"].numpy(), features["attention_mask"].numpy().astype(bool)
+        window = model.max_seq_length
+        return [row[keep].astype(np.int32).tobytes() if keep.sum() >= window else None
+                for row, keep in zip(ids, mask)]
+
     def encode_tokens(self, texts: Sequence[str], *, node: Any = None) -> list[np.ndarray]:
         """Each text's contextual token embeddings (word pieces, [CLS] and [SEP] included, no
         padding), one L2-normalised row per token: what ColBERT-style late interaction
