@@ -56,8 +56,10 @@ class Memo(MemoProgram):
     def update(self, episode: EpisodeRecorder) -> None:
         units = [u for u in memolib.units(episode) if u.text.strip()]
         conversation = memolib.is_conversation(episode)
-        texts = [memolib.clip(u.text, 300) for u in units]
-        vectors = memolib.as_matrix(self.toolkit.embed_text([episode.instruction] + texts), self.dim)
+        texts = [memolib.clip(u.text, 300) for u in units]  # condensed, as the graph shows them
+        # Embedded whole (the encoder reads its window): the same vectors the dense seeds compute,
+        # so the run's cache holds each turn once, whichever program embedded it first.
+        vectors = memolib.as_matrix(self.toolkit.embed_text([episode.instruction] + [u.text for u in units]), self.dim)
         query_vec = vectors[1:].mean(axis=0) if conversation and units else vectors[0]
         query_vec = memolib.as_matrix([query_vec], self.dim)
         qnode = f"q:{len(self.query_nodes)}"
