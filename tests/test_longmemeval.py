@@ -257,6 +257,33 @@ def test_a_sample_of_questions_updates_only_their_haystacks(release, tmp_path):
     assert sampled.info["n_update"] < full.info["n_update"]
 
 
+def test_questions_are_asked_in_sessions_of_a_few_memories_each(release, tmp_path):
+    """`memories_per_session` = 2: each session of the probe holds the haystacks of at most two
+    questions, the questions' own among them, and bm25_rag scores every question as it does
+    with every memory in one session (it keeps each question's memory to itself)."""
+    bench = _bench(release)
+    store = EpisodeStore(tmp_path / "s")
+    split = max(("train", "test"), key=lambda s: len(bench.split(s).retrieve))
+    n = len(bench.split(split).retrieve)
+    grouped = Evaluator(bench, get_sandbox("unsafe"), store, config=EvaluationConfig(quiet=True, memories_per_session=2))
+    whole = Evaluator(bench, get_sandbox("unsafe"), store, config=EvaluationConfig(quiet=True, memories_per_session=n))
+    bm25 = (SEEDS_DIR / "bm25_rag.py").read_text()
+    try:
+        probed = grouped.evaluate(PROBE, split=split)
+        apart, together = grouped.evaluate(bm25, split=split), whole.evaluate(bm25, split=split)
+    finally:
+        grouped.close()
+        whole.close()
+    assert n > 2 and probed.info["sessions"] == -(-n // 2) and together.info["sessions"] == 1
+    for task in probed.tasks:
+        held = {json.loads(u)["metadata"]["user"] for u in task.payload.metadata["updates"]}
+        assert bench.memory_scope(next(t for t in bench.split(split).retrieve if t.task_id == task.task_id)) in held
+        assert len(held) <= 2
+    assert probed.info["n_update"] == apart.info["n_update_applied"] == len(bench.split(split).update)
+    assert [(t.task_id, t.score, t.payload.metadata.get("evidence")) for t in apart.tasks] == \
+        [(t.task_id, t.score, t.payload.metadata.get("evidence")) for t in together.tasks]
+
+
 def test_a_session_shared_by_many_haystacks_is_embedded_once(release, tmp_path, torch_cpu_shim, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from automemo.assembly import services_factory

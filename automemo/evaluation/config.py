@@ -49,6 +49,12 @@ class EvaluationConfig:
     # tasks are charged to the program: each rebuild replays every update, so a program that
     # dies on most tasks would otherwise cost hours.
     max_session_restarts: int = 5
+    # Where each retrieve task has a memory of its own (LongMemEval: a question and its
+    # haystack), one sandbox session holds the memories of at most this many tasks, and the
+    # next tasks get a fresh session: a guest then holds 50 haystacks, not a split's 250 (a
+    # recipe indexing each turn twice ran out of 2 GB on an S-sized test split). Results are
+    # those of one session for any program that keeps each task's memory to itself.
+    memories_per_session: int = 50
     # The retrieval budget, the same for every candidate of a run (50,000 chars, 2 images).
     budget: Budget = field(default_factory=Budget)
     # Sandbox resource limits of the memo session (memory, cpus, pids, and the time limit of
@@ -78,6 +84,8 @@ class EvaluationConfig:
             raise ValueError(f"max_excluded_share must be in [0, 1], got {self.max_excluded_share}")
         if self.max_session_restarts < 0:
             raise ValueError(f"max_session_restarts must be >= 0, got {self.max_session_restarts}")
+        if self.memories_per_session < 1:
+            raise ValueError(f"memories_per_session must be at least 1, got {self.memories_per_session}")
         if not 0.0 < self.retrieve_fraction <= 1.0:
             raise ValueError(f"retrieve_fraction must be in (0, 1], got {self.retrieve_fraction}")
         if self.exam_tasks < 1:

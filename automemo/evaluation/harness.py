@@ -207,56 +207,61 @@ class Evaluator:
         order (a search's sample, `automemo.search.questions`), or else every task (a
         per-category sample of them, drawn with `sample_seed`, when `config.retrieve_fraction`
         < 1). Memory is built from every update episode, except where the benchmark gives each
-        task a memory of its own (`memory_episodes`)."""
+        task a memory of its own (`memory_groups`)."""
         # Shared inputs first, outside the timing: they are computed once for every candidate.
         collection = self.collection(split)
         tasks = (self.retrieve_tasks(split, sample_seed) if questions is None
                  else self.named_tasks(split, questions))
-        episodes = self.memory_episodes(collection, tasks)
+        groups = self.memory_groups(collection, tasks)
         partials = self.partials(split)
         started = time.perf_counter()
         evidence_dir = Path(evidence_dir) if evidence_dir is not None else None
         services = self._services_factory(node_id) if self._services_factory else None
         self._warm_questions(split, partials, services)
-        memo = MemoSession(
-            self.sandbox,
-            source,
-            limits=self.config.limits,
-            services=services,
-            store_root=self.store.root,
-            max_restarts=self.config.max_session_restarts,
-        )
         fatal: MemoCallFailed | None = None
         records: list[evidence_io.TaskEvidence] = []
+        sessions: list[MemoSession] = []
         phases = {"open_s": 0.0, "retrieve_phase_s": 0.0}
-        try:
-            opened = time.perf_counter()
+        for number, (episodes, group) in enumerate(groups, 1):
+            if fatal is not None:  # the program did not load: it will not for the next tasks
+                records += self._failed_all(group, fatal, evidence_dir)
+                continue
+            memo = MemoSession(
+                self.sandbox,
+                source,
+                limits=self.config.limits,
+                services=services,
+                store_root=self.store.root,
+                max_restarts=self.config.max_session_restarts,
+            )
+            sessions.append(memo)
+            of = f" ({number}/{len(groups)})" if len(groups) > 1 else ""
             try:
-                memo.start()
-            except MemoCallFailed as exc:
-                fatal = exc
-            phases["open_s"] = time.perf_counter() - opened
-            if fatal is None:
-                with track("updating memory", len(episodes), quiet=self.config.quiet) as bar:
-                    memo.load(episodes, bar)
-                retrieving = time.perf_counter()
-                records = self._run_tasks(memo, tasks, partials, evidence_dir)
-                phases["retrieve_phase_s"] = time.perf_counter() - retrieving
-        finally:
-            memo.close()
-        if fatal is not None:
-            records = [self._failed(t, fatal, 0.0) for t in tasks]
-            for record in records:
-                self._write_task(evidence_dir, record)
+                opened = time.perf_counter()
+                try:
+                    memo.start()
+                except MemoCallFailed as exc:
+                    fatal = exc
+                phases["open_s"] += time.perf_counter() - opened
+                if fatal is None:
+                    with track(f"updating memory{of}", len(episodes), quiet=self.config.quiet) as bar:
+                        memo.load(episodes, bar)
+                    retrieving = time.perf_counter()
+                    records += self._run_tasks(memo, group, partials, evidence_dir, of)
+                    phases["retrieve_phase_s"] += time.perf_counter() - retrieving
+            finally:
+                memo.close()
+            if fatal is not None:
+                records += self._failed_all(group, fatal, evidence_dir)
         order = {t.task_id: i for i, t in enumerate(tasks)}
         records.sort(key=lambda r: order[r.result.task_id])
         result = summarize(
             [r.result for r in records],
-            update_s=memo.update_s,
+            update_s=sum(m.update_s for m in sessions),
             wall_s=time.perf_counter() - started,
-            update_error_kinds=[f.kind for f in memo.update_failures],
-            info={**self._info(split, node_id, source, collection, memo, records, fatal),
-                  "n_update": len(episodes), **phases},
+            update_error_kinds=[f.kind for m in sessions for f in m.update_failures],
+            info={**self._info(split, node_id, source, collection, sessions, records, fatal),
+                  "n_update": sum(len(episodes) for episodes, _ in groups), "sessions": len(sessions), **phases},
         )
         result = dataclasses.replace(result, exact=self.exact and len(tasks) == len(self.split(split).retrieve)
                                      and not result.excluded)
@@ -265,21 +270,37 @@ class Evaluator:
                 evidence_dir,
                 result,
                 store_root=self.store.root,
-                update_failures=[f.to_dict() for f in memo.update_failures],
+                update_failures=[f.to_dict() for m in sessions for f in m.update_failures],
             )
         self._check_excluded_share(result, node_id)
         return result
 
-    def memory_episodes(self, collection: Collection, tasks: Sequence[Task]) -> list[EpisodeRecorder]:
-        """The update episodes an evaluation of `tasks` feeds the program, in order: every one,
-        unless the benchmark gives each task a memory of its own (`Benchmark.memory_scope`); then
-        only the episodes of the tasks' scopes. On LongMemEval a first sample of 47 of 250
-        questions then updates 47 haystacks, not 250: the programs' update work and the embedding
-        of their turns, most of a sample's cost, shrink with the sample (docs/benchmarks.md)."""
-        scopes = {self.benchmark.memory_scope(t) for t in tasks}
-        if None in scopes:
-            return list(collection.episodes)
-        return [e for e in collection.episodes if e.metadata.get(USER_KEY) in scopes]
+    def memory_groups(self, collection: Collection,
+                      tasks: Sequence[Task]) -> list[tuple[list[EpisodeRecorder], list[Task]]]:
+        """What one evaluation of `tasks` feeds the program, session by session: the update
+        episodes (in order) and then the tasks asked of that memory. One session of every
+        episode and every task, unless the benchmark gives each task a memory of its own
+        (`Benchmark.memory_scope`); then only the episodes of the tasks' scopes, and a fresh
+        session every `config.memories_per_session` tasks. On LongMemEval a first sample of 47
+        of 250 questions then updates 47 haystacks, not 250 (the programs' update work and the
+        embedding of their turns, most of a sample's cost, shrink with the sample), and no guest
+        holds more than 50 haystacks (docs/benchmarks.md)."""
+        if any(self.benchmark.memory_scope(t) is None for t in tasks):
+            return [(list(collection.episodes), list(tasks))]
+        size = self.config.memories_per_session
+        groups = []
+        for start in range(0, len(tasks), size):
+            group = list(tasks[start:start + size])
+            scopes = {self.benchmark.memory_scope(t) for t in group}
+            groups.append(([e for e in collection.episodes if e.metadata.get(USER_KEY) in scopes], group))
+        return groups
+
+    def _failed_all(self, tasks: Sequence[Task], fatal: MemoCallFailed,
+                    evidence_dir: Path | None) -> list[evidence_io.TaskEvidence]:
+        records = [self._failed(t, fatal, 0.0) for t in tasks]
+        for record in records:
+            self._write_task(evidence_dir, record)
+        return records
 
     def _check_excluded_share(self, result: EvaluationResult, node_id: Any) -> None:
         total, excluded = len(result.tasks), len(result.excluded)
@@ -300,9 +321,10 @@ class Evaluator:
         tasks: Sequence[Task],
         partials: dict[str, PartialRecorder],
         evidence_dir: Path | None,
+        of: str = "",
     ) -> list[evidence_io.TaskEvidence]:
         records = []
-        with track("retrieve tasks", len(tasks), quiet=self.config.quiet) as bar:
+        with track(f"retrieve tasks{of}", len(tasks), quiet=self.config.quiet) as bar:
             def done(record: evidence_io.TaskEvidence) -> None:
                 # Written as each task finishes, so a crash mid-evaluation keeps what was seen.
                 self._write_task(evidence_dir, record)
@@ -462,7 +484,7 @@ class Evaluator:
         if evidence_dir is not None:
             evidence_io.write_task(evidence_dir, record)
 
-    def _info(self, split, node_id, source, collection, memo, records, fatal) -> dict[str, Any]:
+    def _info(self, split, node_id, source, collection, sessions, records, fatal) -> dict[str, Any]:
         retrieve_times = [r.retrieve_s for r in records if r.retrieve_s > 0]
         return {
             "split": split,
@@ -473,11 +495,11 @@ class Evaluator:
             "concurrency": self._executor.workers,
             "budget": self.config.budget.to_dict(),
             "update_group": collection.group,
-            "n_update_applied": memo.applied,
-            "update_failures": len(memo.update_failures),
+            "n_update_applied": sum(m.applied for m in sessions),
+            "update_failures": sum(len(m.update_failures) for m in sessions),
             "update_excluded": list(collection.excluded),
-            "session_restarts": memo.restarts,
-            "replay_s": memo.replay_s,
+            "session_restarts": sum(m.restarts for m in sessions),
+            "replay_s": sum(m.replay_s for m in sessions),
             "retrieve_s_mean": sum(retrieve_times) / len(retrieve_times) if retrieve_times else 0.0,
             "infra_retries": sum(len(r.infra_errors) for r in records),
             "fatal": f"{fatal.kind}: {fatal.detail}" if fatal else None,
