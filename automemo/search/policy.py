@@ -236,7 +236,7 @@ class Confirmation:
     def rule(self) -> str:
         if self.raced:
             return (f"successive halving: the {len(self.candidates)} non-hand-designed node(s) with the highest "
-                    f"upper bound on their lead over #{self.bar} and "
+                    f"upper bound on their lead over #{self.bar} (a near-copy of one left out) and "
                     f"the best hand design #{self.bar} asked the same questions in rounds, the worse half "
                     f"dropped each round; the last one is chosen if μ(b) + d − {self.z:g}·SE(d) > μ(b) on "
                     f"the questions it shares with #{self.bar}; else #{self.bar} is kept")
