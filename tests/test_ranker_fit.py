@@ -141,3 +141,24 @@ def test_the_recipe_s_candidates_join_the_ranker_s_pool_and_the_fit_sees_the_fir
     assert mine.values[mine.rows.index(outside), fused_rank] == 1.0
     assert mine.values[mine.rows.index(fit.rows[0]), fused_rank] == 0.5
     assert all(mine.values[i, fused_rank] == 0.0 for i, r in enumerate(mine.rows) if r not in (outside, fit.rows[0]))
+
+
+def test_the_fit_shows_the_model_the_orders_recipes_compose_not_one_fixed_fusion(monkeypatch):
+    """A train question's `fused` signal in the fit is the reciprocal-rank fusion of a recipe
+    composition drawn for it (ranking.composition, seeded by the question: deterministic), so
+    the model learns what a recipe's own order is worth beside the signals it fuses."""
+    from automemo.meta.offline import ranking
+
+    drawn = [ranking.composition(f"u|question {i}") for i in range(200)]
+    assert drawn == [ranking.composition(f"u|question {i}") for i in range(200)]
+    assert {first for first in ranking.FIRST_STAGES} <= {tuple(n for n in c if n not in ranking.EXTRA_STAGES) for c in drawn}
+    assert any("temporal" in c for c in drawn) and not all("temporal" in c for c in drawn)
+    episodes, questions = planted()
+    columns_of = lambda cols, name: cols.index(name)  # noqa: E731
+    monkeypatch.setattr(ranking, "composition", lambda key: ("bm25",))
+    examples, columns = ranking.ranking_examples(episodes, questions, embed, 16)
+    fused, bm25 = columns_of(columns, "fused_rank"), columns_of(columns, "bm25_rank")
+    assert examples and all(np.array_equal(ex.features[:, fused], ex.features[:, bm25]) for ex in examples)
+    monkeypatch.setattr(ranking, "COMPOSED", False)   # the four searches fused, whatever is drawn
+    examples, _ = ranking.ranking_examples(episodes, questions, embed, 16)
+    assert not all(np.array_equal(ex.features[:, fused], ex.features[:, bm25]) for ex in examples)

@@ -152,20 +152,21 @@ class RankingSignals:
 
     def candidates(self, question: str, query: str, allowed: Any, store: Any, *, scope: str = "",
                    now: str | None = None, pool: int = POOL,
-                   prior: Sequence[tuple[int, float]] | None = None) -> Candidates:
+                   prior: Sequence[tuple[int, float]] | Callable[[Mapping[str, list]], list] | None = None
+                   ) -> Candidates:
         """The pool (the first `pool` of BM25 and dense over both views, in first-seen order, then
         the first `pool` of `prior` not among them) and every signal of each of its rows.
         `prior`: the program's own order before the ranking stage, (row, score) best first (the
-        `fused` signal); None (the fit): the reciprocal-rank fusion of the four searches."""
+        `fused` signal); None: the reciprocal-rank fusion of the four searches; a function: the
+        order it makes of the pool's rankings (name -> ranking), as the fit composes one."""
         first = [index.search(query, pool, allowed) for index in (*self.lexical, *self.dense)]
         rows: list[int] = []
-        for ranking in [*first, list(prior or ())[:pool]]:
+        for ranking in [*first, [] if callable(prior) else list(prior or ())[:pool]]:
             rows += [r for r, _ in ranking if r not in rows]
         if not rows:
             return Candidates((), np.zeros((0, len(SIGNALS))))
         fused = _fused_order(first)
         rankings = dict(zip(RANKINGS[:4], first))
-        rankings["fused"] = list(prior) if prior is not None else _fused_ranking(first)
         if self.tokens is not None:
             rankings["late"] = self.tokens.rerank(query, rows)
         rankings["entities"] = self.phrases.search(question, pool, rows, prior=fused)
@@ -176,6 +177,10 @@ class RankingSignals:
         score = dict(sessions)
         rankings["session"] = sorted(((r, score.get(self.session_of[r], 0.0)) for r in rows
                                       if self.session_of[r] in place), key=lambda rs: place[self.session_of[rs[0]]])
+        if callable(prior):
+            rankings["fused"] = list(prior(rankings))
+        else:
+            rankings["fused"] = list(prior) if prior is not None else _fused_ranking(first)
         values = np.zeros((len(rows), len(SIGNALS)))
         at = {r: i for i, r in enumerate(rows)}
         for k, name in enumerate(RANKINGS):
