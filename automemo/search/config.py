@@ -51,6 +51,10 @@ class SearchConfig:
     # With exact evaluation, how many of the best nodes by μ (hand designs aside) the final
     # confirmation pairs with the best hand design on every search question.
     confirm_top: int = 3
+    # With exact evaluation, the one-standard-error rule after the confirmation: of the nodes
+    # within z paired SEs of its choice that clear the bar too, the one fewest generations from
+    # the root (automemo.search.policy.shallowest_within). False: the highest clearing bound.
+    select_shallowest: bool = True
     # With a question budget, how many of the best nodes by μ (hand designs and stopped nodes
     # aside) race in the final confirmation's successive halving (automemo.search.halving). More
     # arms give a program its first sample ranked low a chance; each costs questions in the first
