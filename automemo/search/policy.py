@@ -302,7 +302,7 @@ def shallowest_within(stats: TreeStats, config: SearchConfig, leader: NodeStats,
     generation is a choice made on the validation questions (a parent expanded for its μ, a child
     kept for beating it), so a deep node's small validation lead over a shallow one is the most
     inflated by selection: on the dev data a crossover chosen for +0.005 on validation over the
-    ranked starter it descends from scored 0.010 less on test (docs/discovery.md)."""
+    ranked starter, one of its two parents, scored 0.010 less on test (docs/discovery.md)."""
     depth = generations(stats, leader)
     best, chosen = (depth, 0.0, 0), leader
     for v in stats.nodes:
