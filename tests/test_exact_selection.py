@@ -175,7 +175,10 @@ def test_search_on_exact_evaluations_spends_no_step_on_a_repeat(tmp_path):
     run = RunDir.create(tmp_path / "runs", {"search": {"steps": 4, "kappa": 0.0}}, "r")
     meta = ScriptedMeta([f"HITS = {h}" for h in (4, 6, 5, 7)])
     parts = Collaborators(evaluator=ExactEvaluator(run.store_root), meta=meta, sandbox=None, exam=exam_double)
-    final = SearchLoop(run, SearchConfig(steps=4, root="murag", kappa=0.0), parts, quiet=True).run_search()
+    # select_shallowest off: 7/8 leads a shallower 6/8 by one question, one paired SE,
+    # and the one-SE rule would take the shallower (tests/test_final_confirmation.py)
+    config = SearchConfig(steps=4, root="murag", kappa=0.0, select_shallowest=False)
+    final = SearchLoop(run, config, parts, quiet=True).run_search()
     assert [a["kind"] for a in run.actions()] == ["evaluate_root", "generate", "generate", "generate", "generate"]
     assert all(c["kind"] == "generate" for a in run.actions()[1:] for c in a["candidates"])
     assert final["uncertainty_source"] == "tasks" and final["mean"] == 7 / 8

@@ -76,3 +76,47 @@ def test_a_child_not_scored_on_every_search_question_is_not_confirmed():
 def test_confirm_top_must_be_positive():
     with pytest.raises(ValueError, match="confirm_top"):
         SearchConfig(confirm_top=0)
+
+
+def _lineage(tables: dict[int, tuple[int, list[float]]], tasks: list[str]) -> TreeStats:
+    """Root #0, the hand design #1, then each node (parent, per-task scores)."""
+    nodes = [NodeStats(id=0, parent=None, mean=0.0, n=1, m=sum(p == 0 for p, _ in tables.values()),
+                       task_scores=dict.fromkeys(tasks, 0.0), exact=True)]
+    for i, (parent, values) in tables.items():
+        mean = sum(values) / len(values)
+        nodes.append(NodeStats(id=i, parent=parent, mean=mean, n=1, m=sum(p == i for p, _ in tables.values()),
+                               first_score=mean, parent_snapshot=0.0, task_scores=dict(zip(tasks, values)),
+                               exact=True, reference=i == 1))
+    return TreeStats(tuple(nodes), total_evaluations=len(nodes))
+
+
+def test_the_one_se_rule_takes_the_shallowest_node_within_one_paired_se_of_the_choice():
+    """#2 (a child of the hand design) clears the bar by far; #4, two generations below it, leads
+    it by one question of 40 (two won, one lost: d = .025, SE = .044, within one paired SE) and
+    has the highest bound: the rule takes #2. #3 (a seed's depth) and #5 (#2's) are shallow
+    but trail #4 by more than one paired SE: neither is taken."""
+    tasks = [f"q{i}" for i in range(40)]
+    bar = [float(i % 2) for i in range(40)]                       # μ .5
+    good = [1.0] * 30 + [float(i % 2) for i in range(10)]          # μ .875
+    deep = list(good)
+    deep[30], deep[32], deep[0] = 1.0, 1.0, 0.0                    # μ .9: two won, one lost
+    weak = list(bar)
+    weak[0] = 1.0                                                  # μ .525: d(bar) .025 ± .025
+    far = [1.0] * 20 + [float(i % 2) for i in range(20)]           # μ .75: #4 leads it by .15
+    t = _lineage({1: (0, bar), 2: (1, good), 3: (0, weak), 6: (2, good), 4: (6, deep), 5: (1, far)}, tasks)
+    plain = confirm_final(t, SearchConfig(kappa=0.0, select_shallowest=False))
+    assert plain.chosen == 4 and plain.leader is None
+    c = confirm_final(t, SearchConfig(kappa=0.0))
+    assert c.chosen == 2 and c.leader == 4 and select_final(t, SearchConfig(kappa=0.0)).id == 2
+    assert any(x.node_id == 2 and x.clears for x in c.candidates)
+    assert "fewest generations" in c.rule
+
+
+def test_the_one_se_rule_keeps_the_choice_when_no_shallower_node_is_within_one_se():
+    tasks = [f"q{i}" for i in range(40)]
+    bar = [float(i % 2) for i in range(40)]
+    far = [1.0] * 20 + [float(i % 2) for i in range(20)]           # μ .75
+    best = [1.0] * 36 + [0.0] * 4                                  # μ .9: leads #2 by .15
+    t = _lineage({1: (0, bar), 2: (1, far), 3: (2, best)}, tasks)
+    c = confirm_final(t, SearchConfig(kappa=0.0))
+    assert c.chosen == 3 and c.leader is None

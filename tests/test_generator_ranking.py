@@ -90,6 +90,21 @@ def test_a_route_gives_a_weak_type_the_stage_its_questions_ask_for():
     assert "latest" not in child.routes["VS"]                      # no cue: a variant to try instead
 
 
+def test_a_route_that_takes_a_ranked_donor_s_stages_brings_its_ranker(ranker):
+    """A route sends a weak type to the retrieve stages of a ranked recipe that beats the parent
+    on it; the route switches RANK on, so the donor's fitted constants come with it (a dev-data
+    budgeted search crashed there: "RANK is on but the recipe carries no fitted ranker")."""
+    generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(("q1", "q2"), ("KR", "VS")),
+                                       fit_router=lambda *a: dict(ROUTER))
+    parent = scored(1, Recipe(unit="multi"), {"KR": [0.0] * 8, "VS": [1.0] * 8})
+    donor_recipe = dataclasses.replace(with_values(Recipe(unit="multi"), {"rank": True}), ranker=ranker)
+    donor = scored(2, donor_recipe, {"KR": [1.0] * 8, "VS": [1.0] * 8})
+    child, move = generator._route(Recipe(unit="multi"), parent, [(donor, donor_recipe)], ROUTER, ["KR"],
+                                   random.Random(0))
+    assert move.kind == "route" and child.routes["KR"].get("rank") is True
+    assert child.ranker == ranker and parse_recipe(render_recipe(child)) == child
+
+
 def test_a_recipe_with_every_new_stage_passes_the_quick_exam_in_bubblewrap(ranker):
     recipe = dataclasses.replace(with_values(Recipe(unit="multi"), NEW_STAGES), ranker=ranker, router=ROUTER)
     source = render_recipe(recipe)

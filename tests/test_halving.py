@@ -55,7 +55,8 @@ def test_round_prefixes_split_the_budget_evenly_between_rounds_and_arms():
     # bar, +30 each (L 50); round 2: 2 + the bar, +50 (L 100); the rest goes to the duel
     tables = {v: [0.0 if v == 0 else 0.5] * len(ORDER) for v in range(6)}
     stats = _stats(tables, dict.fromkeys(tables, SAMPLE))
-    race = halving.plan_race(stats, SearchConfig(question_budget=999), 300)
+    # identical tables: every candidate its own arm (race_distinct < 0) to see four arms' prefixes
+    race = halving.plan_race(stats, SearchConfig(question_budget=999, race_distinct=-1.0), 300)
     assert race == Race(bar=1, arms=(2, 3, 4, 5), prefixes=(50, 100), budget=999)
     one = halving.plan_race(_stats({0: [0.0], 1: [0.0], 2: [1.0]}, {0: 1, 1: 1, 2: 1}), SearchConfig(), 50)
     assert one.arms == (2,) and one.prefixes == ()  # a single candidate goes straight to the duel
@@ -218,3 +219,53 @@ def test_a_program_unlike_the_bar_races_though_near_copies_lead_it_on_first_samp
         assert 6 in [v.id for v in halving.race_arms(first, config)]
         chosen, _ = _race(tables, asked, left, config)
         assert chosen == 6, f"seed {seed}: the race chose #{chosen}"
+
+
+def _copies_tables(seed: int, first: int) -> dict[int, list[float]]:
+    """Four near-copies of one program (#2-#5: the same answers but for a question in fifty,
+    their first `first` answers identical and far ahead of the bar's) and #6, a program unlike
+    them and truly better, whose first answers were the less lucky: the copies' bounds all lie
+    above its."""
+    rng = random.Random(seed)
+    bar = [float(rng.random() < 0.55) for _ in ORDER]
+    bar[:first] = [float(j % 2 == 0) for j in range(first)]                  # half right
+    tables = {0: [0.0] * len(ORDER), 1: bar}
+    base = [float(rng.random() < 0.68) for _ in ORDER]
+    base[:first] = [float(j % 5 != 0) for j in range(first)]                  # 80% right
+    for v in range(2, 6):
+        tables[v] = [1.0 - s if j >= first and rng.random() < 0.02 else s for j, s in enumerate(base)]
+    unlike = [float(rng.random() < 0.8) for _ in ORDER]
+    ones = set(rng.sample(range(first), round(0.65 * first)))                # 65% right
+    unlike[:first] = [float(j in ones) for j in range(first)]
+    tables[6] = unlike
+    return tables
+
+
+def test_near_copies_race_as_one_arm_so_a_program_unlike_them_races_and_wins():
+    config = SearchConfig(question_budget=1000)  # the default race: 4 candidates, race_distinct 0.1
+    every = dataclasses.replace(config, race_distinct=-1.0)  # the rule before: every copy an arm
+    first = 60
+    left = 2 * (len(ORDER) - first)
+    right, before = 0, 0
+    for seed in range(10):
+        tables = _copies_tables(seed, first)
+        assert max(tables, key=lambda v: sum(tables[v])) == 6   # the truly best
+        asked = dict.fromkeys(tables, first)
+        stats = _stats(tables, asked)
+        assert [v.id for v in halving.race_arms(stats, every)] == [2, 3, 4, 5]  # copies take every arm
+        arms = [v.id for v in halving.race_arms(stats, config)]
+        assert 6 in arms and len([a for a in arms if 2 <= a <= 5]) == 1
+        right += _race(tables, asked, left, config)[0] == 6
+        before += _race(tables, asked, left, every)[0] == 6
+    assert before == 0
+    assert right >= 9, f"the race picked the truly best in {right} of 10 seeds"
+
+
+def test_two_programs_that_agree_on_a_small_sample_are_not_taken_for_copies():
+    """Agreeing on every one of 12 shared questions bounds the share they differ on only at 0.25
+    (Wilson, z = 2): two good programs often agree on a small sample; on 60 at 0.06: copies."""
+    config = SearchConfig(question_budget=1000)
+    small = {0: [0.0] * 12, 1: [0.5] * 12, 2: [1.0] * 12, 3: [1.0] * 12}
+    assert [v.id for v in halving.race_arms(_stats(small, dict.fromkeys(small, 12)), config)] == [2, 3]
+    large = {0: [0.0] * 60, 1: [0.5] * 60, 2: [1.0] * 60, 3: [1.0] * 60}
+    assert [v.id for v in halving.race_arms(_stats(large, dict.fromkeys(large, 60)), config)] == [2]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from automemo.meta.offline.ranking import RankingQuestion, fit_ranker
@@ -76,3 +77,88 @@ def test_no_fit_without_conversations_or_with_only_one():
 def test_a_recipe_with_rank_on_but_no_weights_does_not_render():
     with pytest.raises(RecipeError, match="RANKER"):
         render_recipe(Recipe(pipeline=Pipeline(rank=True)))
+
+
+def _rounds(user: str) -> list:
+    """One session whose rounds BM25 and hashed-word dense put first differently for QUESTION."""
+    from automemo.contract import EpisodeRecorder, Step
+
+    # "river" and "lemon" hash to the buckets of "heron" and "garden" (tests/rankingtools.py's
+    # 16-bucket word hashes): dense puts round 1 first, BM25 (no shared word) never ranks it.
+    texts = ["river lemon", "garden visit garden stone tiger", "heron seen far away ocean",
+             "nothing relevant here at all", "the pond was dry ocean tiger"]
+    steps = tuple(Step(index=i, observation=t, ref=f"{user}/D0:{i + 1}") for i, t in enumerate(texts))
+    return [EpisodeRecorder(task_id=f"{user}-D0", benchmark="conv", instruction="session", steps=steps,
+                            reward=1.0, success=True, metadata={"conversation": True, "user": user})]
+
+
+QUESTION = RankingQuestion("Where was the heron garden pond?", "Where was the heron garden pond?", "u", frozenset())
+
+
+def _first_cited(recipe: Recipe, episodes) -> str:
+    namespace: dict = {}
+    exec(compile(render_recipe(recipe), "recipe.py", "exec"), namespace)
+    memo = namespace["Memo"](HashToolkit())
+    for episode in episodes:
+        memo.update(episode)
+    return memo.retrieve(ask(QUESTION)).metadata["evidence"][0]
+
+
+def test_the_ranker_reads_the_recipe_s_own_order_so_a_stage_edit_above_it_counts():
+    """The `fused` signal is the order the recipe's stages made before the ranking stage: with a
+    ranker that weighs only it, the ranked program cites first what its own first stage put
+    first, so a BM25 recipe and a dense one rank differently. Before the signal existed the
+    ranker ordered only its own pool (both views of both searches, fused), which the recipe's
+    stages never touch: both recipes cited the same first round."""
+    episodes = _rounds("u")
+    ranker = {"model": "linear", "pool": 30, "late": False, "weights": {"fused_rank": 1.0}}
+    firsts = {}
+    for indexes in ("bm25", "dense"):
+        plain = Recipe(pipeline=Pipeline(indexes=indexes), payload_units=3)
+        firsts[indexes] = _first_cited(plain, episodes)
+        ranked = dataclasses.replace(plain, pipeline=dataclasses.replace(plain.pipeline, rank=True), ranker=ranker)
+        assert _first_cited(ranked, episodes) == firsts[indexes]
+    assert firsts["bm25"] != firsts["dense"]
+
+
+def test_the_recipe_s_candidates_join_the_ranker_s_pool_and_the_fit_sees_the_first_stage_fused():
+    episodes = _rounds("u")
+    store, signals = memolib.UnitStore(), memolib.RankingSignals(embed, 16)
+    for episode in episodes:
+        turns = memolib.episode_units(episode)
+        signals.add(episode, turns, len(turns), store.add_episode(turns))
+    allowed = store.allowed_rows("u")
+    fused_rank = memolib.ranker.SIGNALS.index("fused_rank")
+    # The fit (no prior): reciprocal-rank fusion of the four first-stage searches, pool size 2.
+    fit = signals.candidates(QUESTION.question, QUESTION.query, allowed, store, pool=2)
+    expected = memolib.rrf([index.search(QUESTION.query, 2, allowed) for index in (*signals.lexical, *signals.dense)])
+    assert [fit.rows[i] for i in np.argsort(-fit.values[:, fused_rank], kind="stable")] == [r for r, _ in expected]
+    # A recipe's order: its rows join the pool, its order is the signal.
+    outside = next(r for r in range(5) if r not in fit.rows)
+    mine = signals.candidates(QUESTION.question, QUESTION.query, allowed, store, pool=2,
+                              prior=[(outside, 3.0), (fit.rows[0], 1.0)])
+    assert outside in mine.rows
+    assert mine.values[mine.rows.index(outside), fused_rank] == 1.0
+    assert mine.values[mine.rows.index(fit.rows[0]), fused_rank] == 0.5
+    assert all(mine.values[i, fused_rank] == 0.0 for i, r in enumerate(mine.rows) if r not in (outside, fit.rows[0]))
+
+
+def test_the_fit_shows_the_model_the_orders_recipes_compose_not_one_fixed_fusion(monkeypatch):
+    """A train question's `fused` signal in the fit is the reciprocal-rank fusion of a recipe
+    composition drawn for it (ranking.composition, seeded by the question: deterministic), so
+    the model learns what a recipe's own order is worth beside the signals it fuses."""
+    from automemo.meta.offline import ranking
+
+    drawn = [ranking.composition(f"u|question {i}") for i in range(200)]
+    assert drawn == [ranking.composition(f"u|question {i}") for i in range(200)]
+    assert {first for first in ranking.FIRST_STAGES} <= {tuple(n for n in c if n not in ranking.EXTRA_STAGES) for c in drawn}
+    assert any("temporal" in c for c in drawn) and not all("temporal" in c for c in drawn)
+    episodes, questions = planted()
+    columns_of = lambda cols, name: cols.index(name)  # noqa: E731
+    monkeypatch.setattr(ranking, "composition", lambda key: ("bm25",))
+    examples, columns = ranking.ranking_examples(episodes, questions, embed, 16)
+    fused, bm25 = columns_of(columns, "fused_rank"), columns_of(columns, "bm25_rank")
+    assert examples and all(np.array_equal(ex.features[:, fused], ex.features[:, bm25]) for ex in examples)
+    monkeypatch.setattr(ranking, "COMPOSED", False)   # the four searches fused, whatever is drawn
+    examples, _ = ranking.ranking_examples(episodes, questions, embed, 16)
+    assert not all(np.array_equal(ex.features[:, fused], ex.features[:, bm25]) for ex in examples)

@@ -51,11 +51,22 @@ class SearchConfig:
     # With exact evaluation, how many of the best nodes by μ (hand designs aside) the final
     # confirmation pairs with the best hand design on every search question.
     confirm_top: int = 3
+    # With exact evaluation, the one-standard-error rule after the confirmation: of the nodes
+    # within z paired SEs of its choice that clear the bar too, the one fewest generations from
+    # the root (automemo.search.policy.shallowest_within). False: the highest clearing bound.
+    select_shallowest: bool = True
     # With a question budget, how many of the best nodes by μ (hand designs and stopped nodes
     # aside) race in the final confirmation's successive halving (automemo.search.halving). More
     # arms give a program its first sample ranked low a chance; each costs questions in the first
     # rounds. 4: two halving rounds and a duel at a quarter budget's reserve.
     race_candidates: int = 4
+    # With a question budget, two candidates whose scores differ, on the questions both were
+    # asked, on a share whose upper bound (Wilson, z = early_stop_z) is below this are one arm of
+    # the race (the one with the higher bound): near-copies (a crossover and its copy, a tuning
+    # that changed nothing) would take arms whose difference no round can resolve while a
+    # program unlike them is left out (automemo.search.halving.copies). A negative value or 0:
+    # every candidate is its own arm (the rule before).
+    race_distinct: float = 0.1
     # Question budget: the validation questions the whole search may have scored, every
     # evaluation's questions together (the final confirmation included). 0: no budget, every
     # evaluation scores every question (exhaustive, the paper's protocol). With a budget an
@@ -106,6 +117,8 @@ class SearchConfig:
             problems.append(f"search.confirm_top must be >= 1, got {self.confirm_top}")
         if self.race_candidates < 1:
             problems.append(f"search.race_candidates must be >= 1, got {self.race_candidates}")
+        if self.race_distinct >= 1:
+            problems.append(f"search.race_distinct must be < 1 (a share of questions), got {self.race_distinct}")
         if self.steps < 0:
             problems.append(f"search.steps must be >= 0, got {self.steps}")
         if self.question_budget < 0:

@@ -231,18 +231,25 @@ class Confirmation:
     # With a question budget: the race's halving rounds (halving.RaceRound); () without.
     rounds: tuple = ()
     raced: bool = False
+    # With exact evaluation and `search.select_shallowest`: the node the bounds chose (the
+    # highest clearing bound) when a shallower one within z paired SEs of it was chosen instead.
+    leader: int | None = None
 
     @property
     def rule(self) -> str:
         if self.raced:
             return (f"successive halving: the {len(self.candidates)} non-hand-designed node(s) with the highest "
-                    f"upper bound on their lead over #{self.bar} and "
+                    f"upper bound on their lead over #{self.bar} (a near-copy of one left out) and "
                     f"the best hand design #{self.bar} asked the same questions in rounds, the worse half "
                     f"dropped each round; the last one is chosen if μ(b) + d − {self.z:g}·SE(d) > μ(b) on "
                     f"the questions it shares with #{self.bar}; else #{self.bar} is kept")
-        return (f"the best {len(self.candidates)} non-hand-designed node(s) by μ, each paired with the "
+        rule = (f"the best {len(self.candidates)} non-hand-designed node(s) by μ, each paired with the "
                 f"best hand design #{self.bar} on all {self.tasks} search questions; chosen if "
                 f"μ(b) + d − {self.z:g}·SE(d) > μ(b), the highest such bound wins; else #{self.bar} is kept")
+        if self.leader is not None:
+            rule += (f"; then the fewest generations from the root among the nodes within {self.z:g} paired "
+                     f"SE of #{self.leader} that clear #{self.bar} as well: #{self.chosen}")
+        return rule
 
 
 def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
@@ -268,7 +275,55 @@ def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
                                       complete and bound - bar.mean > TIE_TOLERANCE))
     clearing = [c for c in out if c.clears]
     chosen = max(clearing, key=lambda c: (c.bound, -c.node_id)).node_id if clearing else bar.id
-    return Confirmation(bar.id, bar.mean, len(bar.task_scores), config.z, tuple(out), chosen)
+    if not clearing or not config.select_shallowest:
+        return Confirmation(bar.id, bar.mean, len(bar.task_scores), config.z, tuple(out), chosen)
+    pick = shallowest_within(stats, config, stats.node(chosen), bar)
+    if pick.node_id == chosen:
+        return Confirmation(bar.id, bar.mean, len(bar.task_scores), config.z, tuple(out), chosen)
+    if all(c.node_id != pick.node_id for c in out):
+        out.append(pick)
+    return Confirmation(bar.id, bar.mean, len(bar.task_scores), config.z, tuple(out), pick.node_id, leader=chosen)
+
+
+def generations(stats: TreeStats, v: NodeStats) -> int:
+    """How many edits separate v from the root (a swept seed: 1)."""
+    depth = 0
+    while v.parent is not None:
+        v, depth = stats.node(v.parent), depth + 1
+    return depth
+
+
+def shallowest_within(stats: TreeStats, config: SearchConfig, leader: NodeStats, bar: NodeStats) -> ConfirmedCandidate:
+    """The one-standard-error rule (Breiman, Friedman, Olshen and Stone, "Classification and
+    Regression Trees", 1984, §3.4.3; Hastie, Tibshirani and Friedman, "The Elements of Statistical
+    Learning", §7.10): of the nodes whose paired difference with the `leader` (the confirmation's
+    choice) is within z paired SEs on every search question, and which clear the bar themselves,
+    the simplest; here the one fewest generations from the root (then the highest μ). Each
+    generation is a choice made on the validation questions (a parent expanded for its μ, a child
+    kept for beating it), so a deep node's small validation lead over a shallow one is the most
+    inflated by selection: on the dev data a crossover chosen for +0.005 on validation over the
+    ranked starter, one of its two parents, scored 0.010 less on test (docs/discovery.md)."""
+    depth = generations(stats, leader)
+    best, chosen = (depth, 0.0, 0), leader
+    for v in stats.nodes:
+        if v.failed or v.n == 0 or is_hand_design(v) or v.id == leader.id:
+            continue
+        if not set(bar.task_scores) <= set(v.task_scores):
+            continue
+        try:
+            lead, to_bar = paired(leader, v), paired(v, bar)
+        except ValueError:
+            continue
+        if lead.difference > config.z * lead.se:
+            continue  # the leader's lead over v is more than z paired SEs: not within one SE
+        if bar.mean + to_bar.difference - config.z * to_bar.se - bar.mean <= TIE_TOLERANCE:
+            continue
+        key = (generations(stats, v), -v.mean, v.id)
+        if key[0] < depth and key < best:  # only a shallower node displaces the leader
+            best, chosen = key, v
+    d = paired(chosen, bar)
+    bound = bar.mean + d.difference - config.z * d.se
+    return ConfirmedCandidate(chosen.id, chosen.mean, d.difference, d.se, d.tasks, bound, True, True)
 
 
 def select_final(stats: TreeStats, config: SearchConfig) -> NodeStats:

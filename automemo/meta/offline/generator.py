@@ -25,6 +25,7 @@ node id).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import threading
@@ -213,6 +214,7 @@ class CompositionalGenerator:
                router: Mapping[str, Any], weak: Sequence[str], rng: random.Random):
         changes: dict[str, dict[str, Any]] = {}
         why: dict[str, str] = {}
+        rankers: list[Mapping[str, Any]] = []  # the donors' fitted rankers, for a route that switches RANK on
         for qtype in weak[:ROUTED_TYPES]:
             mine = recipe.pipeline_for(qtype)
             donors = [(p, r) for p, r in others
@@ -222,6 +224,7 @@ class CompositionalGenerator:
                 donor, donor_recipe = donors[0]
                 changes[qtype] = pipeline_diff(recipe.pipeline, donor_recipe.pipeline_for(qtype))
                 why[qtype] = f"#{donor.node_id} beats the parent on it task by task"
+                rankers += [donor_recipe.ranker] if donor_recipe.ranker else []
             elif cue := self._cue_stage(qtype, mine):
                 changes[qtype] = {**pipeline_diff(recipe.pipeline, mine), **cue}
                 why[qtype] = f"most of its train questions ask for what {next(iter(cue)).upper()} does"
@@ -229,4 +232,14 @@ class CompositionalGenerator:
                 current = pipeline_diff(recipe.pipeline, mine)
                 changes[qtype] = {**current, **variant_for(mine, rng)}
                 why[qtype] = "a variant to try where the parent is weak"
-        return route(recipe, router, changes, why)
+        child, move = route(recipe, router, changes, why)
+        if child.ranks() and not child.ranker:
+            # a donor's route switched the ranking stage on: its fitted constants come with it (as
+            # a recombination brings its partner's), else the run's; none: the route leaves RANK off
+            ranker = rankers[0] if rankers else self.ranker()
+            if ranker is not None:
+                child = dataclasses.replace(child, ranker=dict(ranker))
+            else:
+                child, move = route(recipe, router, {t: {k: v for k, v in c.items() if k != "rank"}
+                                                     for t, c in changes.items()}, why)
+        return child, move

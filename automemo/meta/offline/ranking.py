@@ -89,6 +89,42 @@ monotone constraints on every `*_rank` and `*_score` feature), so the trees lear
 ranking's word counts, and in which context, not quirks of the train conversations; 0: free."""
 
 
+FIRST_STAGES = (("bm25", "dense", "bm25_window", "dense_window"), ("bm25", "dense"), ("bm25_window", "dense_window"),
+                ("bm25",), ("dense",), ("bm25", "bm25_window"), ("dense", "dense_window"))
+"""The first stages a recipe can fuse (`memolib.ranker.RANKINGS`' searches): each unit's
+searches over both views (the multi-view recipe), BM25 and dense over one view, one index."""
+
+EXTRA_STAGES = ("temporal", "entities", "session")
+"""Rankings a recipe can add to its fusion (TEMPORAL, ENTITIES, SESSIONS), each drawn with
+`EXTRA_SHARE`."""
+
+EXTRA_SHARE = 0.25
+
+COMPOSED = True
+"""What a train question's `fused` signal is in the fit. True: the reciprocal-rank fusion of a
+composition drawn for the question (one of `FIRST_STAGES`, each of `EXTRA_STAGES` with
+`EXTRA_SHARE`; seeded by the question's text, so the fit is deterministic), so the model learns
+what a recipe's own order is worth beside the signals it fuses, as the recipes the generator
+composes will give it; False: always the four first-stage searches fused (the multi-view
+recipe's order), where the signal is a fixed function of four others and its weights say only
+what that function adds (on the dev data, negative on time questions, so a recipe whose date
+stage raised dated rounds in its order saw the ranker push them down)."""
+
+
+def composition(key: str) -> tuple[str, ...]:
+    """The rankings a train question's `fused` signal fuses (`COMPOSED`), drawn from `key`."""
+    import random
+
+    rng = random.Random(key)
+    first = FIRST_STAGES[rng.randrange(len(FIRST_STAGES))]
+    return (*first, *(name for name in EXTRA_STAGES if rng.random() < EXTRA_SHARE))
+
+
+def composed_order(names: Sequence[str]) -> Callable[[Mapping[str, list]], list]:
+    """The reciprocal-rank fusion (k=60) of the named rankings, as a recipe fuses its stages."""
+    return lambda rankings: memolib.rrf([rankings.get(name) or [] for name in names], k=60)
+
+
 @dataclass(frozen=True)
 class Example:
     scope: str
@@ -116,8 +152,9 @@ def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestio
     for q in questions:
         if not q.clues:
             continue
+        prior = composed_order(composition(f"{q.scope}|{q.question}")) if COMPOSED else None
         pool = signals.candidates(q.question, q.query, store.allowed_rows(q.scope, without="image"), store,
-                                  scope=q.scope, now=q.now)
+                                  scope=q.scope, now=q.now, prior=prior)
         relevant = np.array([any(e in q.clues for e in store.units[r].evidence) for r in pool.rows], dtype=bool)
         if not relevant.any() or relevant.all():
             continue

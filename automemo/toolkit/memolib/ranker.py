@@ -46,10 +46,18 @@ from automemo.toolkit.memolib.speakers import speaker_ranking
 from automemo.toolkit.memolib.temporal import DateIndex, is_time_question
 from automemo.toolkit.memolib.units import Unit, indexed_text, windows
 
-RANKINGS = ("bm25", "bm25_window", "dense", "dense_window", "late", "entities", "temporal", "speakers", "session")
+RANKINGS = ("bm25", "bm25_window", "dense", "dense_window", "late", "entities", "temporal", "speakers", "session",
+            "fused")
 """The rankings a candidate is seen by: BM25 and dense over the unit alone and over the unit read
 with its neighbours, MaxSim (late interaction) over the pool, the question's names and phrases,
-its dates, its named speaker, and its session's BM25 rank among the memory's sessions."""
+its dates, its named speaker, its session's BM25 rank among the memory's sessions, and `fused`:
+the order of the program the stage sits in, as its own stages made it before the ranking stage
+(the `prior` of `RankingSignals.candidates`: a recipe's fusion of the rankings it composes). The
+fit sees the reciprocal-rank fusion (k=60) of the four first-stage searches there, which is the
+multi-view recipe's own order; a recipe whose stages order better (a date stage, MaxSim, another
+fusion) then feeds a better `fused` order to the same weights. The first-stage retrieval score as
+a feature of the learnt ranker is the usual cascade of learning to rank (Liu 2009, §1.3; LETOR's
+BM25 features; Wang, Lin and Metzler, SIGIR 2011, "A cascade ranking model")."""
 
 SIGNALS = (*(f"{r}_rank" for r in RANKINGS), *(f"{r}_score" for r in RANKINGS), "image", "position", "recency")
 """Per candidate: every ranking's reciprocal rank 1/(1+rank) and min-max normalised score (0 when
@@ -143,12 +151,17 @@ class RankingSignals:
             self.image.append(1.0 if i >= turns else 0.0)
 
     def candidates(self, question: str, query: str, allowed: Any, store: Any, *, scope: str = "",
-                   now: str | None = None, pool: int = POOL) -> Candidates:
-        """The pool (the first `pool` of BM25 and dense over both views, in first-seen order)
-        and every signal of each of its rows."""
+                   now: str | None = None, pool: int = POOL,
+                   prior: Sequence[tuple[int, float]] | Callable[[Mapping[str, list]], list] | None = None
+                   ) -> Candidates:
+        """The pool (the first `pool` of BM25 and dense over both views, in first-seen order, then
+        the first `pool` of `prior` not among them) and every signal of each of its rows.
+        `prior`: the program's own order before the ranking stage, (row, score) best first (the
+        `fused` signal); None: the reciprocal-rank fusion of the four searches; a function: the
+        order it makes of the pool's rankings (name -> ranking), as the fit composes one."""
         first = [index.search(query, pool, allowed) for index in (*self.lexical, *self.dense)]
         rows: list[int] = []
-        for ranking in first:
+        for ranking in [*first, [] if callable(prior) else list(prior or ())[:pool]]:
             rows += [r for r, _ in ranking if r not in rows]
         if not rows:
             return Candidates((), np.zeros((0, len(SIGNALS))))
@@ -164,6 +177,10 @@ class RankingSignals:
         score = dict(sessions)
         rankings["session"] = sorted(((r, score.get(self.session_of[r], 0.0)) for r in rows
                                       if self.session_of[r] in place), key=lambda rs: place[self.session_of[rs[0]]])
+        if callable(prior):
+            rankings["fused"] = list(prior(rankings))
+        else:
+            rankings["fused"] = list(prior) if prior is not None else _fused_ranking(first)
         values = np.zeros((len(rows), len(SIGNALS)))
         at = {r: i for i, r in enumerate(rows)}
         for k, name in enumerate(RANKINGS):
@@ -183,14 +200,20 @@ class RankingSignals:
         return Candidates(tuple(rows), values)
 
 
-def _fused_order(rankings: Sequence[Sequence[tuple[int, float]]]) -> list[int]:
-    """The pool by reciprocal rank over the first-stage searches (k=60): the tie order the
-    entity, date and speaker rankings keep."""
+def _fused_ranking(rankings: Sequence[Sequence[tuple[int, float]]]) -> list[tuple[int, float]]:
+    """The pool by reciprocal rank over the first-stage searches (k=60), (row, score) best first
+    (ties in first-seen order, as memolib.rrf)."""
     fused: dict[int, float] = {}
     for ranking in rankings:
         for rank, (row, _) in enumerate(ranking):
             fused[row] = fused.get(row, 0.0) + 1.0 / (61 + rank)
-    return sorted(fused, key=lambda r: -fused[r])
+    return sorted(fused.items(), key=lambda rs: -rs[1])
+
+
+def _fused_order(rankings: Sequence[Sequence[tuple[int, float]]]) -> list[int]:
+    """The pool by reciprocal rank over the first-stage searches (k=60): the tie order the
+    entity, date and speaker rankings keep."""
+    return [row for row, _ in _fused_ranking(rankings)]
 
 
 def design(values: np.ndarray, contexts: Sequence[str], columns: Sequence[str]) -> np.ndarray:
