@@ -127,6 +127,13 @@ class CompositionalGenerator:
                     return None
             return self._router
 
+    def task_scopes(self) -> dict[str, str]:
+        """Each train question's conversation by task id ({} when the tasks name none): what a
+        crossover's routes are cross-fitted by (meta/offline/crossover.py)."""
+        if self.train is None or len(self.train.task_ids) != len(self.train.scopes):
+            return {}
+        return {t: s for t, s in zip(self.train.task_ids, self.train.scopes) if t and s}
+
     def can_compose(self, known: Sequence[Recipe]) -> bool:
         """Whether a starter recipe is left that the tree (`known`: its recipes) lacks."""
         return bool(untried_starters(list(known)))
