@@ -239,11 +239,8 @@ def test_the_mutator_routes_its_crossover_by_the_evidence(seeds_dir):  # noqa: F
                                                     scored=[dataclasses.replace(partner, source=partner_source)]))
     mutation = child.diagnosis["mutation"]
     assert mutation["kind"] == "crossover" and mutation["routes"] == {"VS": 0.0}  # FR: 1 task, undecided
-    # Held out by conversation, each fold keeps 2 or 3 of the 5 VS tasks: too few to decide, so
-    # the train conversations' own questions are fused (below, a planted case where it matters).
-    assert mutation["fold_routes"] == [{}, {}]
-    assert child.summary == ("crossover with #8, which leads on VS; VS answered by #8 alone "
-                             "(routes held out by conversation: 0 of 2 folds agree)")
+    assert mutation["fold_routes"] == []  # `cross_fit_routes` off: one table for every question
+    assert child.summary == "crossover with #8, which leads on VS; VS answered by #8 alone"
     assert "ROUTES = {'VS': 0.0}" in child.source
     # The child carries the run's router, cross-fitted by conversation, and routes a new VS
     # question to #8.
@@ -295,9 +292,13 @@ def test_a_route_that_only_its_own_conversation_supports_is_not_taken_for_that_c
     assert cross_fitted_routes(lead, partner, 0.05, {**scope_of, "VS0": ""}) == Routes()
 
 
+CROSS_FITTED = MetaConfig(offline=dataclasses.replace(ONLY_CROSSOVER.offline, cross_fit_routes=True))
+
+
 def test_the_mutator_routes_a_train_conversations_questions_by_the_other_conversations_evidence(seeds_dir):  # noqa: F811
+    """`meta.offline.cross_fit_routes`: the planted crossover routed by held-out tables."""
     train, lead, partner = _planted()
-    mutator = OfflineMetaAgent(ONLY_CROSSOVER, seeds_dir=seeds_dir, train=train, fit_router=fit_question_router)
+    mutator = OfflineMetaAgent(CROSS_FITTED, seeds_dir=seeds_dir, train=train, fit_router=fit_question_router)
     parent_source, partner_source = _seed(10, "hybrid"), _seed(5, "dense")
     evaluation = EvaluationResult(mean=0.5, n_scored=18, per_category=dict(lead.per_category), metrics={},
                                   tasks=tuple(TaskResult(t, task.category, task.score) for t, task in lead.tasks.items()))
@@ -306,6 +307,7 @@ def test_the_mutator_routes_a_train_conversations_questions_by_the_other_convers
     mutation = child.diagnosis["mutation"]
     assert mutation["kind"] == "crossover" and mutation["routes"] == {"VS": 0.0}
     assert mutation["fold_routes"] == [{}, {"VS": 0.0}, {"VS": 0.0}]
+    assert child.summary.endswith("(routes held out by conversation: 2 of 3 folds agree)")
     memo = _load(child.source.replace(repr(parent_source), repr(FIXED.format(body='return MemoryPayload(text="P")')))
                   .replace(repr(partner_source), repr(FIXED.format(body='return MemoryPayload(text="Q")'))))
     # ann's own VS question: both parents fused; ben's: the partner alone (ann's six wins, held

@@ -27,8 +27,8 @@ from typing import Any, Callable, Sequence
 from automemo.meta.base import MetaAgent, MetaError, Proposal
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import GenerationContext, ParsedSource, RepairContext, ScoredProgram
-from automemo.meta.offline.crossover import (best_partner, complement, cross_fitted_routes, crossover_source,
-                                             routable)
+from automemo.meta.offline.crossover import (Routes, best_partner, complement, cross_fitted_routes, crossover_source,
+                                             routable, routes)
 from automemo.meta.rule_diagnosis import rule_based_diagnosis
 from automemo.meta.offline.generator import (CompositionalGenerator, RankerFit, RouterFit, StructuralMove,
                                              TrainQuestions)
@@ -210,8 +210,9 @@ class OfflineMetaAgent(MetaAgent):
         # is routed by what the other conversations' questions decided.
         params = self.generator.router()
         router = QuestionRouter.from_params(params) if params else None
-        decided = cross_fitted_routes(parent, partner, self.config.offline.route_significance,
-                                      self.generator.task_scopes())
+        significance = self.config.offline.route_significance
+        decided = (cross_fitted_routes(parent, partner, significance, self.generator.task_scopes())
+                   if self.config.offline.cross_fit_routes else Routes(routes(parent, partner, significance)))
         routed = routable(decided, router, (parent, partner))
         source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
                                   name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)),

@@ -133,6 +133,24 @@ class Routes:
     def all(self) -> list[Mapping[str, float]]:
         return [self.fitted, *self.folds]
 
+    def held_out_gain(self, lead: ScoredProgram, partner: ScoredProgram, scope_of: Mapping[str, str]) -> dict[str, float]:
+        """Per category, the leave-one-conversation-out estimate of what routing it gains over
+        the lead alone, per task of the category both scored: each fold's tasks answered by the
+        parent its fold's routes (decided without them) choose, the lead where they route
+        nothing (a program that carries one fixed route table, a recipe, has no fused
+        alternative). What a fixed route is taken by: only where this is positive."""
+        gain: dict[str, float] = {}
+        count: dict[str, int] = {}
+        for task_id, mine in lead.tasks.items():
+            theirs = partner.tasks.get(task_id)
+            fold = self.fold_of.get(scope_of.get(task_id, ""))
+            if theirs is None or fold is None:
+                continue
+            count[mine.category] = count.get(mine.category, 0) + 1
+            if self.folds[fold].get(mine.category) == 0.0:
+                gain[mine.category] = gain.get(mine.category, 0.0) + theirs.score - mine.score
+        return {c: gain.get(c, 0.0) / n for c, n in sorted(count.items())}
+
     def filtered(self, keep: Callable[[str], bool]) -> "Routes":
         return Routes({c: w for c, w in self.fitted.items() if keep(c)},
                       tuple({c: w for c, w in f.items() if keep(c)} for f in self.folds), self.fold_of)
