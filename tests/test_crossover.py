@@ -19,7 +19,8 @@ from automemo.exam import quick_exam
 from automemo.meta import MetaConfig
 from automemo.evaluation.result import EvaluationResult, TaskResult
 from automemo.meta.base import ParentView, ScoredProgram, ScoredTask
-from automemo.meta.offline.crossover import best_partner, crossover_source, routable, routes, sign_test
+from automemo.meta.offline.crossover import (Routes, best_partner, cross_fitted_routes, crossover_source, routable,
+                                             routes, sign_test)
 from automemo.meta.offline.router_fitting import fit_question_router
 from automemo.meta.offline.generator import TrainQuestions
 from automemo.meta.offline.agent import OfflineMetaAgent
@@ -238,6 +239,7 @@ def test_the_mutator_routes_its_crossover_by_the_evidence(seeds_dir):  # noqa: F
                                                     scored=[dataclasses.replace(partner, source=partner_source)]))
     mutation = child.diagnosis["mutation"]
     assert mutation["kind"] == "crossover" and mutation["routes"] == {"VS": 0.0}  # FR: 1 task, undecided
+    assert mutation["fold_routes"] == []  # `cross_fit_routes` off: one table for every question
     assert child.summary == "crossover with #8, which leads on VS; VS answered by #8 alone"
     assert "ROUTES = {'VS': 0.0}" in child.source
     # The child carries the run's router, cross-fitted by conversation, and routes a new VS
@@ -261,3 +263,55 @@ def test_a_crossover_is_not_routed_where_the_train_questions_name_no_conversatio
     assert mutator.generator.router() is None
     assert child.diagnosis["mutation"]["kind"] == "crossover" and child.diagnosis["mutation"]["routes"] == {}
     assert "QuestionRouter.from_params(" not in child.source
+
+
+def _planted() -> tuple[TrainQuestions, ScoredProgram, ScoredProgram]:
+    """Three train conversations; on VS the partner beats the lead on all six of ann's questions
+    and ties on ben's and cal's: a route to the partner that looks right on the questions it was
+    chosen on, and that nothing outside ann's own conversation supports."""
+    scope = {**{f"VS{i}": ("ann" if i < 6 else "ben" if i < 9 else "cal") for i in range(12)},
+             **{f"FR{i}": ("ann", "ben", "cal")[i % 3] for i in range(6)}}
+    lead = _with_tasks(3, 0.5, {"VS": [0.0] * 12, "FR": [1.0] * 6})
+    partner = _with_tasks(8, 0.5, {"VS": [1.0] * 6 + [0.0] * 6, "FR": [1.0] * 6})
+    rows = [(_question(t[:2], int(t[2:])), t[:2], scope[t], t) for t in sorted(scope)]
+    return TrainQuestions(*(tuple(column) for column in zip(*rows))), lead, partner
+
+
+def test_a_route_that_only_its_own_conversation_supports_is_not_taken_for_that_conversation():
+    """Routes are cross-fitted by conversation like the router: on all the tasks the partner's VS
+    lead is significant (6-0), so a test or deployed conversation's VS question goes to the
+    partner; but ann's own questions are routed by what ben's and cal's said (no lead: fused),
+    so the child's validation score on them is not the better parent's picked after the fact."""
+    train, lead, partner = _planted()
+    scope_of = dict(zip(train.task_ids, train.scopes))
+    decided = cross_fitted_routes(lead, partner, 0.05, scope_of)
+    assert routes(lead, partner, 0.05) == decided.fitted == {"VS": 0.0}
+    assert decided.fold_of == {"ann": 0, "ben": 1, "cal": 2}
+    assert decided.folds == ({}, {"VS": 0.0}, {"VS": 0.0})
+    # A task whose conversation is unknown cannot be held out: nothing is routed.
+    assert cross_fitted_routes(lead, partner, 0.05, {**scope_of, "VS0": ""}) == Routes()
+
+
+CROSS_FITTED = MetaConfig(offline=dataclasses.replace(ONLY_CROSSOVER.offline, cross_fit_routes=True))
+
+
+def test_the_mutator_routes_a_train_conversations_questions_by_the_other_conversations_evidence(seeds_dir):  # noqa: F811
+    """`meta.offline.cross_fit_routes`: the planted crossover routed by held-out tables."""
+    train, lead, partner = _planted()
+    mutator = OfflineMetaAgent(CROSS_FITTED, seeds_dir=seeds_dir, train=train, fit_router=fit_question_router)
+    parent_source, partner_source = _seed(10, "hybrid"), _seed(5, "dense")
+    evaluation = EvaluationResult(mean=0.5, n_scored=18, per_category=dict(lead.per_category), metrics={},
+                                  tasks=tuple(TaskResult(t, task.category, task.score) for t, task in lead.tasks.items()))
+    child = mutator.propose(GenerationContext.build(ParentView(3, parent_source, 0.5, 1, evaluation), node_id=9, seed=1,
+                                                    scored=[dataclasses.replace(partner, source=partner_source)]))
+    mutation = child.diagnosis["mutation"]
+    assert mutation["kind"] == "crossover" and mutation["routes"] == {"VS": 0.0}
+    assert mutation["fold_routes"] == [{}, {"VS": 0.0}, {"VS": 0.0}]
+    assert child.summary.endswith("(routes held out by conversation: 2 of 3 folds agree)")
+    memo = _load(child.source.replace(repr(parent_source), repr(FIXED.format(body='return MemoryPayload(text="P")')))
+                  .replace(repr(partner_source), repr(FIXED.format(body='return MemoryPayload(text="Q")'))))
+    # ann's own VS question: both parents fused; ben's: the partner alone (ann's six wins, held
+    # out of ben's fold, decide it); a conversation the search never saw: the partner alone.
+    assert _ask(memo, _question("VS", 0), user="ann").text not in ("Q", "P")
+    assert _ask(memo, _question("VS", 6), user="ben").text == "Q"
+    assert _ask(memo, "What colour was thing 99 in the photo?", user="zed").text == "Q"

@@ -92,14 +92,28 @@ def _scored(node_id: int, recipe: Recipe, scores: dict[str, list[float]]) -> Sco
     return ScoredProgram(node_id, render_recipe(recipe), sum(per.values()) / len(per), 1, per, tasks)
 
 
+def scoped_train(conversations: dict[str, str]) -> TrainQuestions:
+    """Train questions for task ids `A0`.. / `B0`.. of the given conversations (task id -> conversation)."""
+    ids = sorted(conversations)
+    return TrainQuestions(tuple(f"q {t}" for t in ids), tuple(t[0] for t in ids),
+                          tuple(conversations[t] for t in ids), tuple(ids))
+
+
+CROSS_FITTED = MetaConfig(offline=OfflineMetaConfig(cross_fit_routes=True))
+
+FOUR = {f"{t}{i}": "uvwx"[i % 4] for t in "AB" for i in range(8)}
+"""A and B tasks 0..7, dealt to four conversations."""
+
+
 def test_a_route_sends_the_weak_type_to_the_recipe_that_beats_the_parent_on_it():
     parent = _scored(1, Recipe(), {"A": [0.0] * 8, "B": [1.0] * 8})
     donor_recipe = Recipe(pipeline=Pipeline(indexes="bm25", window=1))
     donor = _scored(2, donor_recipe, {"A": [1.0] * 8, "B": [0.0] * 8})
-    generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(("q1", "q2"), ("A", "B")),
-                                       fit_router=_fit)
-    child, move = generator._route(Recipe(), parent, [(donor, donor_recipe)], ROUTER, ["A"], random.Random(0))
-    assert move.kind == "route" and child.router == ROUTER
+    for config in (MetaConfig(), CROSS_FITTED):
+        generator = CompositionalGenerator(config, train=scoped_train(FOUR), fit_router=_fit)
+        child, move = generator._route(Recipe(), parent, [(donor, donor_recipe)], ROUTER, ["A"], random.Random(0))
+        assert move.kind == "route" and child.router == ROUTER
+        assert ("held out by conversation: +1.000 per question" in move.summary) is (config is CROSS_FITTED)
     assert child.routes == {"A": {"indexes": "bm25", "window": 1}}
     assert child.pipeline_for("A") == donor_recipe.pipeline and child.pipeline_for("B") == Recipe().pipeline
     assert parse_recipe(render_recipe(child)) == child
@@ -240,3 +254,24 @@ def test_a_recipe_with_image_units_cites_the_pictures_id_and_routes_can_leave_th
     # Images on for one routed type only: the default settings leave the image units out.
     routed = Recipe(pipeline=Pipeline(indexes="bm25"), payload_units=3, routes={"TTL": {"images": True}})
     assert memory(routed).retrieve(ask).metadata["evidence"][:2] == ["s/D1:1", "s/D1:IMG_1"]
+
+
+def test_a_route_is_not_taken_where_only_the_conversations_it_was_chosen_on_support_it():
+    """`meta.offline.cross_fit_routes`: the donor beats the parent on all six of conversation u's A questions and ties on v's and
+    w's: 6-0 on every question, significant; but left out conversation by conversation, the rule
+    routes u's questions nowhere (v and w show no lead) and v's and w's to the donor, where it
+    gains nothing: a held-out gain of 0, so the donor is not taken. The same donor leading on
+    every conversation is taken (above)."""
+    conversations = {**{f"A{i}": ("u" if i < 6 else "v" if i < 9 else "w") for i in range(12)},
+                     **{f"B{i}": "uvw"[i % 3] for i in range(6)}}
+    parent = _scored(1, Recipe(), {"A": [0.0] * 12, "B": [1.0] * 6})
+    donor_recipe = Recipe(pipeline=Pipeline(indexes="bm25", window=1))
+    donor = _scored(2, donor_recipe, {"A": [1.0] * 6 + [0.0] * 6, "B": [1.0] * 6})
+    generator = CompositionalGenerator(CROSS_FITTED, train=scoped_train(conversations), fit_router=_fit)
+    child, move = generator._route(Recipe(), parent, [(donor, donor_recipe)], ROUTER, ["A"], random.Random(0))
+    assert move.kind == "route" and child.pipeline_for("A") != donor_recipe.pipeline
+    assert "beats the parent" not in move.summary
+    # `cross_fit_routes` off (the default): the sign test on every question takes the donor.
+    generator = CompositionalGenerator(MetaConfig(), train=scoped_train(conversations), fit_router=_fit)
+    child, move = generator._route(Recipe(), parent, [(donor, donor_recipe)], ROUTER, ["A"], random.Random(0))
+    assert child.pipeline_for("A") == donor_recipe.pipeline

@@ -94,8 +94,10 @@ def test_a_route_that_takes_a_ranked_donor_s_stages_brings_its_ranker(ranker):
     """A route sends a weak type to the retrieve stages of a ranked recipe that beats the parent
     on it; the route switches RANK on, so the donor's fitted constants come with it (a dev-data
     budgeted search crashed there: "RANK is on but the recipe carries no fitted ranker")."""
-    generator = CompositionalGenerator(MetaConfig(), train=TrainQuestions(("q1", "q2"), ("KR", "VS")),
-                                       fit_router=lambda *a: dict(ROUTER))
+    ids = [f"{t}{i}" for t in ("KR", "VS") for i in range(8)]
+    train = TrainQuestions(tuple(f"q {t}" for t in ids), tuple(t[:2] for t in ids),
+                           tuple("uvwx"[int(t[2:]) % 4] for t in ids), tuple(ids))
+    generator = CompositionalGenerator(MetaConfig(), train=train, fit_router=lambda *a: dict(ROUTER))
     parent = scored(1, Recipe(unit="multi"), {"KR": [0.0] * 8, "VS": [1.0] * 8})
     donor_recipe = dataclasses.replace(with_values(Recipe(unit="multi"), {"rank": True}), ranker=ranker)
     donor = scored(2, donor_recipe, {"KR": [1.0] * 8, "VS": [1.0] * 8})

@@ -104,6 +104,14 @@ class OfflineMetaConfig:
     # the parent's latest evaluation, that parent beats the other on significantly more of the
     # category's tasks than it loses (one-sided sign test at this level); elsewhere it fuses.
     route_significance: float = 0.05
+    # Decide those routes, and a recipe route's donor, cross-fitted by conversation as the router
+    # and the ranker are (meta/offline/crossover.py, `Routes`): a crossover carries per-fold route
+    # tables, a train conversation's question routed by the table decided without it; a route
+    # move takes a donor only where the leave-one-conversation-out estimate of the route gains.
+    # Off: one table decided on every scored question, which the child is then scored on. Measured
+    # on the dev data (docs/discovery.md, 2026-11-27): no selection changed, the mean test score
+    # −0.0003, so off by default.
+    cross_fit_routes: bool = False
 
     def operator_rate(self, operator: str) -> float:
         """The configured rate of an offline operator (`perturb`, `route`, ...)."""

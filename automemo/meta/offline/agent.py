@@ -27,7 +27,8 @@ from typing import Any, Callable, Sequence
 from automemo.meta.base import MetaAgent, MetaError, Proposal
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import GenerationContext, ParsedSource, RepairContext, ScoredProgram
-from automemo.meta.offline.crossover import best_partner, complement, crossover_source, routable, routes
+from automemo.meta.offline.crossover import (Routes, best_partner, complement, cross_fitted_routes, crossover_source,
+                                             routable, routes)
 from automemo.meta.rule_diagnosis import rule_based_diagnosis
 from automemo.meta.offline.generator import (CompositionalGenerator, RankerFit, RouterFit, StructuralMove,
                                              TrainQuestions)
@@ -204,26 +205,35 @@ class OfflineMetaAgent(MetaAgent):
         lead = 0.5 + (0.05 if parent.mean >= partner.mean else -0.05) + rng.uniform(-0.05, 0.05)
         # Categories the evidence decides go to the parent that wins them; the rest are fused.
         # The child predicts a question's type with the run's one router: fitted on every train
-        # question, cross-fitted by conversation; none where the conversations are unknown.
+        # question, cross-fitted by conversation; none where the conversations are unknown. The
+        # routes are cross-fitted the same way (crossover.Routes): a train conversation's question
+        # is routed by what the other conversations' questions decided.
         params = self.generator.router()
         router = QuestionRouter.from_params(params) if params else None
-        routed = routable(routes(parent, partner, self.config.offline.route_significance), router, (parent, partner))
+        significance = self.config.offline.route_significance
+        decided = (cross_fitted_routes(parent, partner, significance, self.generator.task_scopes())
+                   if self.config.offline.cross_fit_routes else Routes(routes(parent, partner, significance)))
+        routed = routable(decided, router, (parent, partner))
         source = crossover_source(parent.source, partner.source, name_a=f"node {parent.node_id}",
                                   name_b=f"node {partner.node_id}", weight_a=min(0.9, max(0.1, lead)),
                                   routes=routed, router=router)
         summary = f"crossover with #{partner.node_id}, which leads on {', '.join(weak[:3])}"
-        to_partner = [c for c, w in routed.items() if w == 0.0]
-        to_parent = [c for c, w in routed.items() if w == 1.0]
+        to_partner = [c for c, w in routed.fitted.items() if w == 0.0]
+        to_parent = [c for c, w in routed.fitted.items() if w == 1.0]
         if to_partner:
             summary += f"; {', '.join(to_partner)} answered by #{partner.node_id} alone"
         if to_parent:
             summary += f"; {', '.join(to_parent)} by #{parent.node_id} alone"
+        if routed.folds and any(f != routed.fitted for f in routed.folds):
+            summary += f" (routes held out by conversation: {sum(f == routed.fitted for f in routed.folds)} " \
+                       f"of {len(routed.folds)} folds agree)"
         return source, {
             "kind": "crossover",
             "partner": partner.node_id,
             "summary": summary,
             "complement": round(complement(parent, partner), 4),
-            "routes": routed,
+            "routes": dict(routed.fitted),
+            "fold_routes": [dict(f) for f in routed.folds],
         }
 
     def _transplant(self, rng: random.Random, context: GenerationContext | None, why: str,

@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping, Sequence
 from automemo.meta.base import ScoredProgram
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import weak_types
-from automemo.meta.offline.crossover import best_partner, routes as decided_routes
+from automemo.meta.offline.crossover import Routes, best_partner, cross_fitted_routes, routes as decided_routes
 from automemo.meta.offline.moves import (Move, add_stage, pick_starter, pipeline_diff, rank, recombine, remove_stage,
                                          route, swap_stage, tune_stage, untried_starters, variant_for)
 from automemo.meta.source.recipe import Recipe, describe, parse_recipe
@@ -127,6 +127,13 @@ class CompositionalGenerator:
                     return None
             return self._router
 
+    def task_scopes(self) -> dict[str, str]:
+        """Each train question's conversation by task id ({} when the tasks name none): what a
+        crossover's routes are cross-fitted by (meta/offline/crossover.py)."""
+        if self.train is None or len(self.train.task_ids) != len(self.train.scopes):
+            return {}
+        return {t: s for t, s in zip(self.train.task_ids, self.train.scopes) if t and s}
+
     def can_compose(self, known: Sequence[Recipe]) -> bool:
         """Whether a starter recipe is left that the tree (`known`: its recipes) lacks."""
         return bool(untried_starters(list(known)))
@@ -215,15 +222,26 @@ class CompositionalGenerator:
         changes: dict[str, dict[str, Any]] = {}
         why: dict[str, str] = {}
         rankers: list[Mapping[str, Any]] = []  # the donors' fitted rankers, for a route that switches RANK on
+        # A donor takes a type when the sign test on every train question sends it there and the
+        # leave-one-conversation-out estimate of that rule gains (`Routes.held_out_gain`): the
+        # recipe carries one route table, so the validation score it gets is the rule's chosen on
+        # those very questions; the held-out estimate is what it is taken by.
+        # (`cross_fit_routes`; off: the sign test on every train question alone decides).
+        scopes, significance = self.task_scopes(), self.config.offline.route_significance
+        crossfit = self.config.offline.cross_fit_routes
+        decided = {p.node_id: cross_fitted_routes(parent, p, significance, scopes) if crossfit
+                   else Routes(decided_routes(parent, p, significance)) for p, _ in others}
+        gains = {p.node_id: decided[p.node_id].held_out_gain(parent, p, scopes) for p, _ in others}
         for qtype in weak[:ROUTED_TYPES]:
             mine = recipe.pipeline_for(qtype)
-            donors = [(p, r) for p, r in others
-                      if decided_routes(parent, p, self.config.offline.route_significance).get(qtype) == 0.0]
+            donors = [(p, r) for p, r in others if decided[p.node_id].fitted.get(qtype) == 0.0
+                      and (not crossfit or gains[p.node_id].get(qtype, 0.0) > 0.0)]
             donors.sort(key=lambda pr: (-pr[0].per_category.get(qtype, 0.0), pr[0].node_id))
             if donors and pipeline_diff(mine, donors[0][1].pipeline_for(qtype)):
                 donor, donor_recipe = donors[0]
                 changes[qtype] = pipeline_diff(recipe.pipeline, donor_recipe.pipeline_for(qtype))
-                why[qtype] = f"#{donor.node_id} beats the parent on it task by task"
+                why[qtype] = f"#{donor.node_id} beats the parent on it task by task" + (
+                    f" (held out by conversation: {gains[donor.node_id][qtype]:+.3f} per question)" if crossfit else "")
                 rankers += [donor_recipe.ranker] if donor_recipe.ranker else []
             elif cue := self._cue_stage(qtype, mine):
                 changes[qtype] = {**pipeline_diff(recipe.pipeline, mine), **cue}

@@ -26,7 +26,7 @@ import numpy as np
 from automemo.toolkit import memolib
 from automemo.toolkit.memolib.ranker import (CUES, SIGNALS, _forest_scores, _reciprocal_ranks, column,
                                               contexts_of, design, tree_features, tree_matrix)
-from automemo.toolkit.memolib.router import CROSS_FIT_FOLDS
+from automemo.toolkit.memolib.crossfit import CROSS_FIT_FOLDS
 
 log = logging.getLogger(__name__)
 
@@ -243,11 +243,11 @@ def cross_fit(examples: Sequence[Example], columns: Sequence[str], *, folds: int
         raise ValueError(f"the ranking stage's model is linear, trees, blend or auto, not {model!r}")
     if any(not ex.scope for ex in examples):
         raise ValueError("the ranking stage is cross-fitted by conversation, and some examples name none")
-    names = sorted({ex.scope for ex in examples})
-    if len(names) < 2:
-        raise ValueError("the ranking stage needs questions of two or more conversations to cross-fit")
-    k = max(2, min(folds, len(names)))
-    fold_of = {name: i % k for i, name in enumerate(names)}
+    try:
+        fold_of = memolib.conversation_folds((ex.scope for ex in examples), folds)
+    except ValueError as exc:
+        raise ValueError(f"the ranking stage: {exc}") from None
+    k = max(fold_of.values()) + 1
     fitted = []
     if model in ("linear", "blend", "auto"):
         held = [fit_weights([ex for ex in examples if fold_of[ex.scope] != fold], columns) for fold in range(k)]

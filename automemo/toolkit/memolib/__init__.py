@@ -19,6 +19,7 @@ sandbox. A fix here lands in every program that uses it.
 | `filters` | `in_scope`, `in_time`, `recency`, `recency_rerank`, `parse_time` |
 | `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope |
 | `router` | `QuestionRouter`: a question's type learned from its text |
+| `crossfit` | `conversation_folds`, `held_out`: the cross-fitting by conversation the router, the ranker and a crossover's routes share |
 | `payload` | the budget, `fit_sections`, `chronological` memory lines, `make_payload` with ranked citations |
 | `late` | `TokenIndex`, `maxsim`: ColBERT-style late interaction over MiniLM's token embeddings |
 | `entities` | `PhraseIndex`, `query_phrases`: a question's names and quoted phrases matched whole |
@@ -41,6 +42,7 @@ from automemo.toolkit.memolib.feedback import expanded_search, feedback_terms
 from automemo.toolkit.memolib.hierarchy import SessionIndex, hierarchical
 from automemo.toolkit.memolib.late import TokenIndex, maxsim
 from automemo.toolkit.memolib.coverage import coverage, is_count_question
+from automemo.toolkit.memolib.crossfit import CROSS_FIT_FOLDS, conversation_folds, held_out
 from automemo.toolkit.memolib.latest import is_state_question, latest_state
 from automemo.toolkit.memolib.listing import is_list_question, session_expand
 from automemo.toolkit.memolib.ranker import (BlendRanker, LinearRanker, RankingSignals, TreeRanker, question_cues,
@@ -64,6 +66,7 @@ __all__ = [
     "in_scope", "in_time", "parse_time", "recency", "recency_rerank",
     "rrf", "weighted",
     "MAX_EVIDENCE", "budget_of", "chronological", "fit_sections", "make_payload",
+    "CROSS_FIT_FOLDS", "conversation_folds", "held_out",
     "QuestionRouter", "UnheldQuestion", "held_out_recall", "router_features",
     "UnitStore",
     "STOPWORDS", "action_type", "clip", "dedupe", "generalise", "host_of", "overlap", "query_text", "task_images",

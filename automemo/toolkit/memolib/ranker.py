@@ -36,6 +36,7 @@ import numpy as np
 
 from automemo.toolkit.memolib.bm25 import BM25Index
 from automemo.toolkit.memolib.coverage import is_count_question
+from automemo.toolkit.memolib.crossfit import held_out
 from automemo.toolkit.memolib.dense import DenseIndex
 from automemo.toolkit.memolib.entities import PhraseIndex
 from automemo.toolkit.memolib.hierarchy import SessionIndex
@@ -87,20 +88,6 @@ def contexts_of(question: str, question_type: str = "") -> list[str]:
 def column(context: str, signal: str) -> str:
     """A weight's name: the signal alone in the shared block, `context|signal` in another."""
     return f"{context}|{signal}" if context else signal
-
-
-def held_out(scope: str, fold_of: Mapping[str, int], folds: Sequence[Any], fitted_on_all: Any, owner: str) -> Any:
-    """What a question of conversation `scope` is scored with: a train conversation's fold's
-    model, fitted without it; every other conversation's, the model fitted on all. A fold table
-    that names a fold it does not hold is a broken program: it raises rather than scoring that
-    conversation with a model that saw its labels."""
-    fold = fold_of.get(scope) if scope else None
-    if fold is None:
-        return fitted_on_all
-    if not 0 <= fold < len(folds):
-        raise ValueError(f"{owner}: conversation {scope!r} is held out by fold {fold}, "
-                         f"but the ranker carries {len(folds)} folds")
-    return folds[fold]
 
 
 @dataclass(frozen=True)

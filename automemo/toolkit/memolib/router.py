@@ -39,12 +39,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from automemo.errors import DataError
+from automemo.toolkit.memolib.crossfit import CROSS_FIT_FOLDS, conversation_folds
 
 _WORD = re.compile(r"[a-z0-9]+")
 
-CROSS_FIT_FOLDS = 10
-"""At most this many held-out fits: conversations are grouped into this many folds (sorted, dealt
-round-robin); up to 10 train conversations, every conversation is held out on its own."""
 
 
 class UnheldQuestion(DataError, LookupError):
@@ -120,11 +118,11 @@ class QuestionRouter:
             raise ValueError(f"QuestionRouter.cross_fit: {unscoped} of {len(questions)} questions have no "
                              "conversation to hold them out by; routing needs every train question's conversation")
         full = cls.fit(questions, labels, **fit_args)
-        names = sorted({str(s) for s in scopes})
-        if len(names) < 2:
-            raise ValueError("QuestionRouter.cross_fit: needs questions of two or more conversations")
-        k = max(2, min(folds, len(names)))
-        fold_of = {name: i % k for i, name in enumerate(names)}
+        try:
+            fold_of = conversation_folds(scopes, folds)
+        except ValueError as exc:
+            raise ValueError(f"QuestionRouter.cross_fit: {exc}") from None
+        k = max(fold_of.values()) + 1
         held: dict[str, dict[str, str]] = {}
         for fold in range(k):
             inside = [i for i, s in enumerate(scopes) if fold_of.get(str(s)) != fold]
