@@ -2,7 +2,9 @@
 
 `Evaluator.evaluate(source)`:
 1. the split's update episodes, collected once with the fixed agent and no memory (collect.py);
-2. a fresh sandbox session: `update` on every episode in order (timed); memory is then frozen;
+2. a fresh sandbox session: `update` on every episode in order (timed); memory is then frozen
+   (where each task has a memory of its own, only the tasks' episodes, a session for every few
+   tasks: memory_groups.py);
 3. each retrieve task: `retrieve(partial)` through the session, one at a time in the split's
    task order (so a program that changes state in `retrieve` anyway sees the same sequence on
    every evaluation, whatever the thread timing), payload truncated to the budget; then the
@@ -28,7 +30,7 @@ from typing import Any, Callable, Sequence
 
 from automemo.benchmarks.base import Benchmark, Split, Task
 from automemo.benchmarks.splits import stratified_split
-from automemo.contract import BUDGET_KEY, USER_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder, question_time_task
+from automemo.contract import BUDGET_KEY, EpisodeRecorder, MemoryPayload, PartialRecorder, question_time_task
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import evidence as evidence_io
 from automemo.evaluation.aggregate import summarize, usage_tokens
@@ -36,6 +38,7 @@ from automemo.evaluation.collect import Collection, collect_update_episodes
 from automemo.evaluation.config import EvaluationConfig
 from automemo.evaluation.executor import Executor
 from automemo.evaluation.executor_factory import make_executor
+from automemo.evaluation.memory_groups import memory_groups
 from automemo.evaluation.memo_session import MemoCallFailed, MemoSession
 from automemo.evaluation.player import EpisodeJob, EpisodeOutcome, EpisodePlayer, elapsed, lost_outcome
 from automemo.evaluation.progress import track
@@ -212,7 +215,7 @@ class Evaluator:
         collection = self.collection(split)
         tasks = (self.retrieve_tasks(split, sample_seed) if questions is None
                  else self.named_tasks(split, questions))
-        groups = self.memory_groups(collection, tasks)
+        groups = memory_groups(self.benchmark, collection.episodes, tasks, self.config.memories_per_session)
         partials = self.partials(split)
         started = time.perf_counter()
         evidence_dir = Path(evidence_dir) if evidence_dir is not None else None
@@ -222,7 +225,7 @@ class Evaluator:
         records: list[evidence_io.TaskEvidence] = []
         sessions: list[MemoSession] = []
         phases = {"open_s": 0.0, "retrieve_phase_s": 0.0}
-        for number, (episodes, group) in enumerate(groups, 1):
+        for number, (episodes, group) in enumerate((g.episodes, g.tasks) for g in groups):
             if fatal is not None:  # the program did not load: it will not for the next tasks
                 records += self._failed_all(group, fatal, evidence_dir)
                 continue
@@ -235,7 +238,7 @@ class Evaluator:
                 max_restarts=self.config.max_session_restarts,
             )
             sessions.append(memo)
-            of = f" ({number}/{len(groups)})" if len(groups) > 1 else ""
+            of = f" ({number + 1}/{len(groups)})" if len(groups) > 1 else ""
             try:
                 opened = time.perf_counter()
                 try:
@@ -261,7 +264,7 @@ class Evaluator:
             wall_s=time.perf_counter() - started,
             update_error_kinds=[f.kind for m in sessions for f in m.update_failures],
             info={**self._info(split, node_id, source, collection, sessions, records, fatal),
-                  "n_update": sum(len(episodes) for episodes, _ in groups), "sessions": len(sessions), **phases},
+                  "n_update": sum(len(g.episodes) for g in groups), "sessions": len(sessions), **phases},
         )
         result = dataclasses.replace(result, exact=self.exact and len(tasks) == len(self.split(split).retrieve)
                                      and not result.excluded)
@@ -274,26 +277,6 @@ class Evaluator:
             )
         self._check_excluded_share(result, node_id)
         return result
-
-    def memory_groups(self, collection: Collection,
-                      tasks: Sequence[Task]) -> list[tuple[list[EpisodeRecorder], list[Task]]]:
-        """What one evaluation of `tasks` feeds the program, session by session: the update
-        episodes (in order) and then the tasks asked of that memory. One session of every
-        episode and every task, unless the benchmark gives each task a memory of its own
-        (`Benchmark.memory_scope`); then only the episodes of the tasks' scopes, and a fresh
-        session every `config.memories_per_session` tasks. On LongMemEval a first sample of 47
-        of 250 questions then updates 47 haystacks, not 250 (the programs' update work and the
-        embedding of their turns, most of a sample's cost, shrink with the sample), and no guest
-        holds more than 50 haystacks (docs/benchmarks.md)."""
-        if any(self.benchmark.memory_scope(t) is None for t in tasks):
-            return [(list(collection.episodes), list(tasks))]
-        size = self.config.memories_per_session
-        groups = []
-        for start in range(0, len(tasks), size):
-            group = list(tasks[start:start + size])
-            scopes = {self.benchmark.memory_scope(t) for t in group}
-            groups.append(([e for e in collection.episodes if e.metadata.get(USER_KEY) in scopes], group))
-        return groups
 
     def _failed_all(self, tasks: Sequence[Task], fatal: MemoCallFailed,
                     evidence_dir: Path | None) -> list[evidence_io.TaskEvidence]:

@@ -316,7 +316,7 @@ def shallowest_within(stats: TreeStats, config: SearchConfig, leader: NodeStats,
             continue
         if lead.difference > config.z * lead.se:
             continue  # the leader's lead over v is more than z paired SEs: not within one SE
-        if bar.mean + to_bar.difference - config.z * to_bar.se - bar.mean <= TIE_TOLERANCE:
+        if to_bar.difference - config.z * to_bar.se <= TIE_TOLERANCE:  # does not clear the bar
             continue
         key = (generations(stats, v), -v.mean, v.id)
         if key[0] < depth and key < best:  # only a shallower node displaces the leader

@@ -192,7 +192,7 @@ class MiniLMEncoder:
         if not texts:
             return []
         model = self._model()
-        # sentence-transformers 5.2+ calls it `preprocess`; older versions `tokenize`.
+        # newer sentence-transformers (6.x here) call it `preprocess`, older ones `tokenize`
         preprocess = getattr(model, "preprocess", None) or model.tokenize
         with self._lock:  # a fast tokenizer is not to be used by two threads at once
             features = preprocess(list(texts))
