@@ -71,14 +71,15 @@ def make_payload(
     return MemoryPayload(text=text, images=tuple(chosen), metadata=meta)
 
 
-def citations(units: Sequence[Unit]) -> list[str]:
-    """The evidence ids of ranked units, best first: every unit's own id (a round's ref, a web
-    step's) in rank order, then the further ids they carry (the pictures a round showed), in the
-    same order. A picture's id stands for the round that showed it (Mem-Gallery's and LoCoMo's
+def citations(units: Sequence[Unit | Sequence[str]]) -> list[str]:
+    """The evidence ids of ranked units (or of their id lists, own id first), best first: every
+    unit's own id (a round's ref, a web step's) in rank order, then the further ids they carry
+    (the pictures a round showed), in the same order. A picture's id stands for the round that showed it (Mem-Gallery's and LoCoMo's
     scorers count a cited image id as its turn), so cited right after its round it retrieves
     nothing new and takes one of the `MAX_EVIDENCE` places: interleaved, ten units of which
     three showed a picture cite only the first seven units' rounds."""
-    return [*(u.evidence[0] for u in units if u.evidence), *(e for u in units for e in u.evidence[1:])]
+    ids = [u.evidence if isinstance(u, Unit) else (u,) if isinstance(u, str) else tuple(u) for u in units]
+    return [*(i[0] for i in ids if i), *(e for i in ids for e in i[1:])]
 
 
 def chronological(ranked: Sequence[tuple[Unit, int]], title: str = "Relevant memories (chronological):") -> str:
