@@ -82,3 +82,5 @@ def test_citations_put_every_unit_s_own_id_before_the_picture_ids_it_carries():
     payload = memolib.make_payload(["x"], budget=Budget(), evidence=cited)
     assert payload.metadata["evidence"] == [f"D1:{i}" for i in range(10)]
     assert memolib.citations([memolib.Unit("e", 0, "no id")]) == []
+    # A seed that keeps id lists rather than units (g_memory's graph nodes), or a bare id.
+    assert memolib.citations([["D1:1", "img1"], "D1:2", ("D1:3",)]) == ["D1:1", "D1:2", "D1:3", "img1"]
