@@ -431,6 +431,6 @@ class Memo(MemoProgram):
             lines += [("* " if j in hits else "  ") + f"[{', '.join(ep['units'][j].evidence)}] {memolib.clip(ep['units'][j].text, 400)}" for j in window]
             sections.append("\n".join(lines))
         images = [img for i in by_visual for img in self.episodes[self.nodes[i]["episode"]]["units"][self.nodes[i]["unit"]].images]
-        evidence = [e for i in top for e in self.episodes[self.nodes[i]["episode"]]["units"][self.nodes[i]["unit"]].evidence]
+        evidence = memolib.citations([self.episodes[self.nodes[i]["episode"]]["units"][self.nodes[i]["unit"]] for i in top])
         return memolib.make_payload(["Relevant past observations (* = retrieved, others are context):"] + sections,
                                     budget=budget, images=images, evidence=evidence)

@@ -46,4 +46,4 @@ class Memo(MemoProgram):
             return memolib.make_payload([], budget=budget)
         return memolib.make_payload([memolib.chronological(ranked)], budget=budget,
                                     images=[i for unit, _ in ranked for i in unit.images],
-                                    evidence=[e for unit, _ in ranked for e in unit.evidence])
+                                    evidence=memolib.citations([unit for unit, _ in ranked]))

@@ -140,5 +140,5 @@ class Memo(MemoProgram):
         if traces:
             sections.append("Relevant interactions:\n" + "\n".join(
                 f"- [{', '.join(self.graph.nodes[n]['evidence'])}] {self.graph.nodes[n]['text']}" for n in traces))
-        evidence = [e for n in traces for e in self.graph.nodes[n]["evidence"]]
+        evidence = memolib.citations([self.graph.nodes[n]["evidence"] for n in traces])
         return memolib.make_payload(sections, budget=budget, evidence=evidence)

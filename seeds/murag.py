@@ -69,7 +69,7 @@ class Memo(MemoProgram):
         if not hits:
             return memolib.make_payload([], budget=budget)
         ranked = [(self.units[i][0], self.units[i][1], score) for i, score in hits]
-        evidence = [e for unit, _, _ in ranked for e in unit.evidence]
+        evidence = memolib.citations([unit for unit, _, _ in ranked])
         images = [img for unit, _, _ in ranked for img in unit.images]
         sections = []
         if ranked[0][2] < ABSTAIN_BELOW:

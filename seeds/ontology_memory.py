@@ -289,6 +289,6 @@ class Memo(MemoProgram):
             lines.append(f"- [{', '.join(unit.evidence)}] {memolib.clip(unit.text, 500)}")
             images += list(unit.images)
         sections.append("Evidence:\n" + "\n".join(lines))
-        evidence = [e for row, _ in ranked for e in self.units[row][0].evidence]
+        evidence = memolib.citations([self.units[row][0] for row, _ in ranked])
         return memolib.make_payload(sections, budget=budget, images=images, evidence=evidence,
                                     extra={"router": plan, "backoff": info["backoff"]})

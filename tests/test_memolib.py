@@ -69,3 +69,18 @@ def test_chronological_lines_follow_time_order_and_show_a_unit_once():
     text = memolib.chronological([(late, 1), (early, 0), (late, 1)])
     assert text.splitlines() == ["Relevant memories (chronological):", "[session 1, 2023-05-08 | D1:1] Ann: first",
                                  "[session 2 | D2:2] Ben: later"]
+
+
+def test_citations_put_every_unit_s_own_id_before_the_picture_ids_it_carries():
+    """A picture's id stands for its round, so cited right after it, it would take one of the ten
+    counted places: ten units, three of them pictured, would cite only seven rounds."""
+    units = [memolib.Unit("e", i, f"turn {i}", evidence=(f"D1:{i}", *((f"img{i}",) if i % 3 == 0 else ())))
+             for i in range(10)]
+    cited = memolib.citations(units)
+    assert cited[:10] == [f"D1:{i}" for i in range(10)]
+    assert cited[10:] == ["img0", "img3", "img6", "img9"]
+    payload = memolib.make_payload(["x"], budget=Budget(), evidence=cited)
+    assert payload.metadata["evidence"] == [f"D1:{i}" for i in range(10)]
+    assert memolib.citations([memolib.Unit("e", 0, "no id")]) == []
+    # A seed that keeps id lists rather than units (g_memory's graph nodes), or a bare id.
+    assert memolib.citations([["D1:1", "img1"], "D1:2", ("D1:3",)]) == ["D1:1", "D1:2", "D1:3", "img1"]

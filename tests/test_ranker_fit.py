@@ -162,3 +162,30 @@ def test_the_fit_shows_the_model_the_orders_recipes_compose_not_one_fixed_fusion
     monkeypatch.setattr(ranking, "COMPOSED", False)   # the four searches fused, whatever is drawn
     examples, _ = ranking.ranking_examples(episodes, questions, embed, 16)
     assert not all(np.array_equal(ex.features[:, fused], ex.features[:, bm25]) for ex in examples)
+
+
+def test_the_ranker_sees_whether_a_round_carries_a_picture_and_its_length():
+    """`pictured` (a turn that cites an image id beside its own, or has a screenshot) and
+    `length` are the unit's own properties, which no ranking scores: a ranker that weighs only
+    `pictured` cites first the one round a photo was shared in."""
+    from automemo.contract import EpisodeRecorder, Step
+
+    steps = tuple(Step(index=i, observation="we talked about the garden" + " and more" * i, ref=f"u/D0:{i + 1}",
+                       metadata={"image_ids": ["u/img7"]} if i == 3 else {}) for i in range(6))
+    episode = EpisodeRecorder(task_id="u-D0", benchmark="conv", instruction="session", steps=steps, reward=1.0,
+                              success=True, metadata={"conversation": True, "user": "u"})
+    store, signals = memolib.UnitStore(), memolib.RankingSignals(embed, 16)
+    turns = memolib.episode_units(episode)
+    signals.add(episode, turns, len(turns), store.add_episode(turns))
+    pool = signals.candidates("the garden?", "the garden", store.allowed_rows("u", without="image"), store)
+    pictured, length = memolib.ranker.SIGNALS.index("pictured"), memolib.ranker.SIGNALS.index("length")
+    assert [store.units[r].evidence[0] for i, r in enumerate(pool.rows) if pool.values[i, pictured] == 1.0] == ["u/D0:4"]
+    by_position = sorted(range(len(pool.rows)), key=lambda i: store.units[pool.rows[i]].position)
+    assert list(pool.values[by_position, length]) == sorted(pool.values[:, length]) and pool.values[:, length].max() <= 1.0
+    ranker = {"model": "linear", "pool": 30, "late": False, "weights": {"pictured": 1.0}}
+    recipe = Recipe(pipeline=Pipeline(indexes="bm25", rank=True), payload_units=3, ranker=ranker)
+    namespace: dict = {}
+    exec(compile(render_recipe(recipe), "recipe.py", "exec"), namespace)
+    memo = namespace["Memo"](HashToolkit())
+    memo.update(episode)
+    assert memo.retrieve(ask(RankingQuestion("the garden?", "the garden", "u", frozenset()))).metadata["evidence"][0] == "u/D0:4"

@@ -20,7 +20,7 @@ sandbox. A fix here lands in every program that uses it.
 | `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope |
 | `router` | `QuestionRouter`: a question's type learned from its text |
 | `crossfit` | `conversation_folds`, `held_out`: the cross-fitting by conversation the router, the ranker and a crossover's routes share |
-| `payload` | the budget, `fit_sections`, `chronological` memory lines, `make_payload` with ranked citations |
+| `payload` | the budget, `fit_sections`, `chronological` memory lines, `make_payload` with ranked citations, `citations` (every unit's own id before the pictures' ids) |
 | `late` | `TokenIndex`, `maxsim`: ColBERT-style late interaction over MiniLM's token embeddings |
 | `entities` | `PhraseIndex`, `query_phrases`: a question's names and quoted phrases matched whole |
 | `temporal` | `DateIndex`, `date_mentions`, `is_time_question`: relative dates resolved, time questions anchored |
@@ -51,7 +51,8 @@ from automemo.toolkit.memolib.speakers import named_speakers, speaker_ranking
 from automemo.toolkit.memolib.temporal import DateIndex, DateSpan, date_mentions, is_time_question
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
 from automemo.toolkit.memolib.fusion import rrf, weighted
-from automemo.toolkit.memolib.payload import MAX_EVIDENCE, budget_of, chronological, fit_sections, make_payload
+from automemo.toolkit.memolib.payload import (MAX_EVIDENCE, budget_of, chronological, citations, fit_sections,
+                                              make_payload)
 from automemo.toolkit.memolib.store import UnitStore
 from automemo.toolkit.memolib.router import QuestionRouter, UnheldQuestion, held_out_recall, router_features
 from automemo.toolkit.memolib.text import (STOPWORDS, action_type, clip, dedupe, generalise, host_of, overlap,
@@ -65,7 +66,7 @@ __all__ = [
     "expand", "mmr", "neighbours",
     "in_scope", "in_time", "parse_time", "recency", "recency_rerank",
     "rrf", "weighted",
-    "MAX_EVIDENCE", "budget_of", "chronological", "fit_sections", "make_payload",
+    "MAX_EVIDENCE", "budget_of", "chronological", "citations", "fit_sections", "make_payload",
     "CROSS_FIT_FOLDS", "conversation_folds", "held_out",
     "QuestionRouter", "UnheldQuestion", "held_out_recall", "router_features",
     "UnitStore",

@@ -71,6 +71,17 @@ def make_payload(
     return MemoryPayload(text=text, images=tuple(chosen), metadata=meta)
 
 
+def citations(units: Sequence[Unit | Sequence[str]]) -> list[str]:
+    """The evidence ids of ranked units (or of their id lists, own id first), best first: every
+    unit's own id (a round's ref, a web step's) in rank order, then the further ids they carry
+    (the pictures a round showed), in the same order. A picture's id stands for the round that showed it (Mem-Gallery's and LoCoMo's
+    scorers count a cited image id as its turn), so cited right after its round it retrieves
+    nothing new and takes one of the `MAX_EVIDENCE` places: interleaved, ten units of which
+    three showed a picture cite only the first seven units' rounds."""
+    ids = [u.evidence if isinstance(u, Unit) else (u,) if isinstance(u, str) else tuple(u) for u in units]
+    return [*(i[0] for i in ids if i), *(e for i in ids for e in i[1:])]
+
+
 def chronological(ranked: Sequence[tuple[Unit, int]], title: str = "Relevant memories (chronological):") -> str:
     """Retrieved units, each with the update order of its episode, shown in time order (episode,
     then position) under `title`, each line tagged `[session N, time | cited ids]`; a unit
