@@ -1,5 +1,5 @@
 """A small shop website on 127.0.0.1 for the live-web and tool tests: a home page with a search
-form, a results list, product detail pages, a page that never finishes loading, a page that
+form, a results list, product detail pages, a page whose controls navigate late, a page that never finishes loading, a page that
 answers HTTP 500, a photo, and a SearXNG instance at `/searx` (its JSON API). `PRODUCTS` is
 what a correct agent finds."""
 
@@ -90,6 +90,12 @@ class LiveSite:
         if path.startswith("/item/") and path[6:].isdigit() and int(path[6:]) in PRODUCTS:
             name, price = PRODUCTS[int(path[6:])]
             return 200, _page(name, f'<h1>{html.escape(name)}</h1><p>Price: {price}</p><div style="height:3000px">Details below.</div><p>End.</p>')
+        if path == "/late":  # controls that navigate a little after the click returns, and one that never does
+            return 200, _page("Late", (
+                '<form action="/search" method="get" onsubmit="event.preventDefault(); setTimeout(() => this.submit(), 150)">'
+                '<input name="q" placeholder="Search products"> <button type="submit">Search</button></form>'
+                '<button id="about" onclick="setTimeout(() => { location.href = \'/about\'; }, 150)">About</button>'
+                '<button id="stay" onclick="this.textContent = \'Pressed\'">Stay</button>'))
         if path == "/broken":
             return 500, _page("Server error", "<h1>500 Internal Server Error</h1>")
         if path == "/about":

@@ -8,6 +8,13 @@ failures of the browser or the site (a page that does not load in time, a DNS er
 chromedriver, an HTTP 5xx start page) raise `InfrastructureError`, which the harness retries and
 then excludes.
 
+After an action the page settles before it is observed again: a click that submits a form or
+runs a script that navigates starts its navigation a little after the click returns, and an
+observation taken in between shows the old page (the agent would then repeat its click). So
+`execute` arms a marker on the document before the action and, after it, waits a short grace on
+the page's own clock for a navigation to start; one that starts is followed until the new document
+has loaded.
+
 Navigation stays on the allowed hosts: a click that leaves them is undone with `back` and told
 to the agent, so that a task cannot wander to another site and be judged on it.
 """
@@ -15,6 +22,7 @@ to the agent, so that a task cannot wander to another site and be judged on it.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -67,6 +75,27 @@ return {url: location.href, title: document.title, elements: out,
         text: document.body ? document.body.innerText : ''};
 """
 
+# Before an action: tag this document and note when it starts to leave. `beforeunload` fires when
+# a cross-document navigation begins, before its request is sent, and never for same-document
+# ones (anchors, history.pushState), which leave the document in place.
+_ARM_JS = """
+window.__automemoToken = arguments[0];
+window.__automemoLeaving = false;
+addEventListener('beforeunload', () => { window.__automemoLeaving = true; });
+"""
+
+# After an action: within `grace` seconds on the page's timers (which a busy renderer slows
+# down together with the navigation it has queued), say whether the document is leaving.
+_GRACE_JS = """
+const [token, grace] = arguments, done = arguments[arguments.length - 1];
+if (window.__automemoToken !== token) { done('replaced'); return; }
+if (window.__automemoLeaving) { done('leaving'); return; }
+addEventListener('beforeunload', () => done('leaving'));
+setTimeout(() => done(window.__automemoLeaving ? 'leaving' : 'stayed'), grace * 1000);
+"""
+
+_LOADED_JS = "return [window.__automemoToken === arguments[0], document.readyState];"
+
 _UNMARK_JS = "document.querySelectorAll('[data-automemo-overlay]').forEach(e => e.remove());"
 
 _KEYS = {  # the action language's key names (interaction.web.KEYS values) -> selenium keys
@@ -74,6 +103,10 @@ _KEYS = {  # the action language's key names (interaction.web.KEYS values) -> se
     "<Delete>": "DELETE", "<ArrowDown>": "ARROW_DOWN", "<ArrowUp>": "ARROW_UP", "<ArrowLeft>": "ARROW_LEFT",
     "<ArrowRight>": "ARROW_RIGHT", "<Home>": "HOME", "<End>": "END", "<PageDown>": "PAGE_DOWN", "<PageUp>": "PAGE_UP",
 }
+
+
+# Actions after which a page may navigate (a `wait` may let a slow one finish); a scroll never does.
+_MAY_NAVIGATE = frozenset({"click", "type", "press", "back", "wait"})
 
 
 @dataclass(frozen=True)
@@ -120,11 +153,14 @@ def _element_line(e: dict[str, Any]) -> str:
 
 
 class LivePage:
-    def __init__(self, driver: Any, allowed_hosts: Sequence[str], *, wait_s: float = 2.0, max_text_chars: int = 2000) -> None:
+    def __init__(self, driver: Any, allowed_hosts: Sequence[str], *, wait_s: float = 2.0, max_text_chars: int = 2000,
+                 settle_s: float = 0.3, load_timeout_s: float = 30.0) -> None:
         self.driver = driver
         self.allowed_hosts = tuple(allowed_hosts)  # empty: any host
         self.wait_s = wait_s
         self.max_text_chars = max_text_chars
+        self.settle_s = settle_s
+        self.load_timeout_s = load_timeout_s
 
     def open(self, url: str) -> None:
         """Load the task's start page. A load failure or an HTTP 5xx answer is the site's or the
@@ -149,8 +185,14 @@ class LivePage:
         from selenium.common.exceptions import (ElementNotInteractableException, InvalidElementStateException,
                                                 NoSuchElementException, StaleElementReferenceException)
 
+        token = secrets.token_hex(8)
+        settles = action.kind in _MAY_NAVIGATE
+        if settles:
+            self.driver.execute_script(_ARM_JS, token)
         try:
             error = self._execute(action, refs)
+            if settles and error is None:
+                self._settle(token)
         except (NoSuchElementException, StaleElementReferenceException):
             return f"element [{action.ref}] is gone: the page changed; use a number from the current list"
         except (ElementNotInteractableException, InvalidElementStateException) as exc:
@@ -161,6 +203,28 @@ class LivePage:
             return (f"that led to {left}, outside the sites this task may use ({', '.join(self.allowed_hosts)}); "
                     "went back")
         return error
+
+    def _settle(self, token: str) -> None:
+        """Return once the page is where the action left it: either no navigation started within
+        the grace, or the one that started has replaced the document and finished loading. A
+        navigation that starts but never replaces the document (an HTTP 204, a download) is given
+        up after the load timeout; a load that chromium itself times out raises, as any other."""
+        from selenium.common.exceptions import JavascriptException
+
+        try:
+            if self.driver.execute_async_script(_GRACE_JS, token, self.settle_s) == "stayed":
+                return
+        except JavascriptException:  # the document unloaded while the script waited: it navigated
+            pass
+        deadline = time.monotonic() + self.load_timeout_s
+        while time.monotonic() < deadline:
+            try:
+                same, ready = self.driver.execute_script(_LOADED_JS, token)
+            except JavascriptException:  # between two documents
+                same, ready = True, "loading"
+            if not same and ready == "complete":
+                return
+            time.sleep(0.05)
 
     def _execute(self, action: WebAction, refs: frozenset[int]) -> str | None:
         from selenium.common.exceptions import ElementClickInterceptedException

@@ -45,6 +45,9 @@ class LiveWebOptions:
     stay_on_site: bool = True       # a click may only lead to the start URL's host (and allowed_domains)
     allowed_domains: tuple[str, ...] = ()  # further hosts (and their subdomains) every task may visit
     wait_s: float = 2.0             # how long the `wait` action waits
+    # After a click, a key or typing, how long (on the page's clock) a navigation may take to start
+    # before the page is observed; one that starts is followed until its page has loaded.
+    settle_s: float = 0.3
     max_text_chars: int = 2000      # visible page text shown beside the element list, per turn
     page_load_timeout_s: float = 30.0  # a start page or click that loads longer is an infrastructure failure
     # A desktop-sized window: live sites lay out for it (MiniWoB++'s 500 x 450 is for its tiny tasks).
@@ -61,6 +64,8 @@ class LiveWebBenchmark(FileBenchmark):
     def __init__(self, options: LiveWebOptions = LiveWebOptions(), *, llm: Any = None) -> None:
         if options.max_steps < 1:
             raise ValueError(f"{self.name}: max_steps must be at least 1, got {options.max_steps}")
+        if options.settle_s < 0:
+            raise ValueError(f"{self.name}: settle_s must be zero or more seconds, got {options.settle_s}")
         if options.page_load_timeout_s <= 0:
             raise ValueError(f"{self.name}: page_load_timeout_s must be positive, got {options.page_load_timeout_s}")
         if llm is not None and llm.configured("agent") and not llm.configured("judge"):
@@ -122,7 +127,8 @@ class LiveWebBenchmark(FileBenchmark):
     def _play(self, task: Task, agent: Any, payload: MemoryPayload | None, store: EpisodeStore):
         """The episode in the browser: (steps, screenshots, final answer or None, agent usage)."""
         page = LivePage(self.pool.driver(), self.allowed_hosts(task), wait_s=self.options.wait_s,
-                        max_text_chars=self.options.max_text_chars)
+                        max_text_chars=self.options.max_text_chars, settle_s=self.options.settle_s,
+                        load_timeout_s=self.options.page_load_timeout_s)
         page.open(task.data["url"])
         state = page.observe()
         run = agent.start(task.instruction, payload, store)
