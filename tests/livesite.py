@@ -12,6 +12,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
+import pytest
+
 PRODUCTS = {1: ("Blue Widget", "$19.99"), 2: ("Green Gizmo", "$29.99"), 3: ("Blue Gadget", "$9.50")}
 
 
@@ -110,3 +112,10 @@ class LiveSite:
         self._stop.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def site():
+    """The shop, served for one test module (import this name into the module to use it)."""
+    with LiveSite() as running:
+        yield running

@@ -13,15 +13,9 @@ from automemo.benchmarks.browser import BrowserConfig, BrowserPool
 from automemo.benchmarks.live_page import LivePage
 from automemo.interaction.web import WebAction
 
-from livesite import LiveSite
+from livesite import site  # noqa: F401 (site: the shop, a fixture)
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def site():
-    with LiveSite() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

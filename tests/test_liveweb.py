@@ -22,18 +22,12 @@ from automemo.bench.stand_ins.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, RoleConfig
 from automemo.paths import seed_path
 
-from livesite import PRODUCTS, LiveSite
+from livesite import PRODUCTS, site  # noqa: F401 (site: the shop, a fixture)
 from webpolicy import JUDGE_MARK, shop
 
 pytestmark = [pytest.mark.browser, pytest.mark.docker]
 
 TRUTH = {name: price for name, price in PRODUCTS.values()}
-
-
-@pytest.fixture(scope="module")
-def site():
-    with LiveSite() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

@@ -25,15 +25,9 @@ from automemo.bench.stand_ins.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, RoleConfig
 from automemo.paths import seed_path
 
-from livesite import LiveSite
+from livesite import LiveSite, site  # noqa: F401 (site: the shop, a fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
-
-
-@pytest.fixture(scope="module")
-def site():
-    with LiveSite() as running:
-        yield running
 
 
 def researcher(site: LiveSite):
