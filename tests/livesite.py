@@ -1,7 +1,7 @@
 """A small shop website on 127.0.0.1 for the live-web and tool tests: a home page with a search
-form, a results list, product detail pages, a page whose controls navigate late, a page that never finishes loading, a page that
-answers HTTP 500, a photo, and a SearXNG instance at `/searx` (its JSON API). `PRODUCTS` is
-what a correct agent finds."""
+form, a results list, product detail pages, a page whose controls navigate late, a page that
+never finishes loading, a page that answers HTTP 500, a photo, and a SearXNG instance at `/searx`
+(its JSON API). `PRODUCTS` is what a correct agent finds; the `site` fixture serves it."""
 
 from __future__ import annotations
 

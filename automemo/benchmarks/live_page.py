@@ -81,16 +81,21 @@ return {url: location.href, title: document.title, elements: out,
 _ARM_JS = """
 window.__automemoToken = arguments[0];
 window.__automemoLeaving = false;
-addEventListener('beforeunload', () => { window.__automemoLeaving = true; });
+if (!window.__automemoArmed) {  // one listener per document, however many actions it sees
+  window.__automemoArmed = true;
+  addEventListener('beforeunload', () => { window.__automemoLeaving = true; });
+}
 """
 
 # After an action: within `grace` seconds on the page's timers (which a busy renderer slows
-# down together with the navigation it has queued), say whether the document is leaving.
+# down together with the navigation it has queued), say whether the document is leaving. The
+# script answers as soon as a navigation starts: one whose document unloads before it answers
+# would hold chromedriver until the script timeout.
 _GRACE_JS = """
 const [token, grace] = arguments, done = arguments[arguments.length - 1];
 if (window.__automemoToken !== token) { done('replaced'); return; }
 if (window.__automemoLeaving) { done('leaving'); return; }
-addEventListener('beforeunload', () => done('leaving'));
+addEventListener('beforeunload', () => done('leaving'), {once: true});
 setTimeout(() => done(window.__automemoLeaving ? 'leaving' : 'stayed'), grace * 1000);
 """
 
