@@ -135,16 +135,44 @@ def llm_client(config: RunConfig, ledger: Ledger | None = None) -> LLMClient:
         raise AssemblyError(str(exc)) from None
 
 
-def load_benchmark(config: RunConfig, llm: LLMClient):
+PSEUDO_QUESTIONS = "pseudo-questions.json"
+"""The LLM-written pseudo-questions' file inside an episode store (`questions = "llm"`): written
+after every call, so a run or command started again pays for no question twice."""
+
+
+def load_benchmark(config: RunConfig, llm: LLMClient, store_root: Path | None = None):
+    """Benchmark `config.benchmark`, its questions replaced by pseudo-questions when
+    `benchmark.questions` is "self" or "llm" (`benchmarks.pseudo.label_free`)."""
     from automemo import benchmarks
 
     name = config.benchmark.name
     try:
-        return benchmarks.load(name, config.benchmark.options, llm=llm)
+        benchmark = benchmarks.load(name, config.benchmark.options, llm=llm)
     except DataError as exc:
         raise BenchmarkDataError(f"cannot load benchmark {name!r}: {exc}") from None
     except (ConfigError, ValueError) as exc:
         raise AssemblyError(f"cannot load benchmark {name!r}: {exc}") from None
+    source = config.benchmark.questions
+    if source == "benchmark":
+        return benchmark
+    from automemo.benchmarks.pseudo.label_free import LabelFreeError, make_label_free
+
+    role = config.benchmark.pseudo.llm_role
+    try:
+        if source == "llm" and not llm.configured(role):
+            raise LabelFreeError(
+                f'questions = "llm" asks the {role} LLM role to write them, and it is not configured: '
+                f"set llm.{role}.model (and base_url), or benchmark.pseudo.llm_role, or use questions = \"self\" "
+                f"(written offline)")
+        make_label_free(benchmark, source, config.benchmark.pseudo, llm=llm,
+                        cache=Path(store_root) / PSEUDO_QUESTIONS if store_root is not None else None)
+    except LabelFreeError as exc:
+        benchmark.close()
+        raise AssemblyError(str(exc)) from None
+    except BaseException:
+        benchmark.close()
+        raise
+    return benchmark
 
 
 def build_agent(benchmark: Any, llm: LLMClient):
@@ -219,7 +247,7 @@ def build_evaluation(
     from automemo.evaluation import Evaluator
 
     llm = llm_client(config, ledger)
-    benchmark = load_benchmark(config, llm)
+    benchmark = load_benchmark(config, llm, Path(store_root))
     try:
         agent = build_agent(benchmark, llm)
         sandbox = sandbox or open_sandbox(config.sandbox.backend, unsafe_confirmed=unsafe_confirmed)
@@ -361,7 +389,7 @@ def ranker_fit(setup: EvaluationSetup, state_dir: Path, model: str = "blend") ->
     `model`: the ranker's model (linear, trees, blend or auto; automemo.meta.offline.ranking)."""
 
     def fit(router: Any) -> dict[str, Any]:
-        from automemo.meta.offline.ranking import RankingQuestion, fit_ranker
+        from automemo.meta.offline.ranking import MATCH_SIGNALS, SIGNALS, RankingQuestion, fit_ranker
         from automemo.toolkit import memolib
         from automemo.toolkit.guest import Toolkit
 
@@ -370,13 +398,25 @@ def ranker_fit(setup: EvaluationSetup, state_dir: Path, model: str = "blend") ->
         questions = [RankingQuestion(p.instruction, memolib.query_text(p), memolib.scope_of(p),
                                      frozenset(map(str, t.data.get("clues") or ())), p.metadata.get("time"))
                      for t in evaluator.split("train").retrieve for p in [partials[t.task_id]]]
+        # A label-free search fits on pseudo-questions of other kinds than it is scored on, and
+        # judges the fit by its gain on the ones it is scored on (benchmarks.pseudo.label_free).
+        fitting = list(getattr(setup.benchmark, "fitting_questions", ()) or ())
+        judged: list[Any] = []
+        if fitting:
+            judged = questions
+            questions = [RankingQuestion(q.question, q.question, q.scope, frozenset(q.clues), q.date or None)
+                         for q in fitting]
         state_dir.mkdir(parents=True, exist_ok=True)
         services = services_factory(setup.encoders, setup.store.root, None)()
         toolkit = Toolkit(state_dir, setup.store.root, services.handle)
         # Every question embedded in one batch first: the fit then asks the cache one by one.
-        toolkit.embed_text([q.query for q in questions])
+        toolkit.embed_text([q.query for q in [*questions, *judged]])
+        # Fitted on pseudo-questions, the stage weighs how candidates match the question only
+        # (ranking.MATCH_SIGNALS: where a pseudo-question's answers sit is its writer's doing).
+        label_free = getattr(setup.benchmark, "label_free", None) is not None
         return fit_ranker(evaluator.update_episodes("train"), questions, toolkit.embed_text,
-                          toolkit.embedding_dims()["text"], router=router, model=model)
+                          toolkit.embedding_dims()["text"], router=router, model=model,
+                          signals=MATCH_SIGNALS if label_free else SIGNALS, gain_on=judged)
 
     return fit
 

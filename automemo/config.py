@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from automemo import configtools
+from automemo.benchmarks.pseudo.config import PseudoQuestionConfig, QuestionSource
 from automemo.configtools import ConfigError
 from automemo.contract import Budget
 from automemo.evaluation.config import EvaluationConfig
@@ -42,6 +43,13 @@ class BenchmarkSection:
     # The benchmark's own options, checked against its Options dataclass when it is loaded,
     # e.g. options = { mode = "retrieval", users_per_split = 4 } for minigallery.
     options: dict[str, Any] = field(default_factory=dict)
+    # What the search is scored on. "benchmark": the benchmark's own labelled questions.
+    # "self": pseudo-questions written offline from the train conversations' sessions, each with
+    # the turns that answer it; no labelled question is read ("llm": written by the LLM role of
+    # [benchmark.pseudo]). Conversation benchmarks in retrieval mode (docs/label-free.md).
+    questions: QuestionSource = "benchmark"
+    # How many pseudo-questions, of which kinds (questions = "self" / "llm").
+    pseudo: PseudoQuestionConfig = field(default_factory=PseudoQuestionConfig)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def test_every_field_is_read_and_each_question_is_its_own_memory(tmp_path):
     assert (ms.question, ms.answer, ms.date) == ("How many musical instruments do I play?", "two", "2023-08-15 20:00 (Tue)")
     assert ms.clues == ("q-ms/answer_ms_1:1", "q-ms/answer_ms_2:1")  # the user turns marked has_answer
     assert questions["q-ssa"].clues == ("q-ssa/answer_ssa_1:2",)       # an assistant turn is evidence too
-    assert bench._gold_sessions["q-ms"] == ("q-ms/answer_ms_1", "q-ms/answer_ms_2")
+    assert bench._gold_sessions["q-ms/Q"] == ("q-ms/answer_ms_1", "q-ms/answer_ms_2")
     assert questions["q-ssu_abs"].refusal and not questions["q-ssu"].refusal
     ku_sessions = [s for s in data.sessions if s.scope == "q-ku"]
     assert [s.session_id.split("/")[1] for s in ku_sessions] == [

@@ -66,6 +66,10 @@ CONFIG_FLAGS: dict[str, ConfigFlag] = {f.flag: f for f in (
     ConfigFlag("--benchmark", "benchmark.name",
                "benchmark name, e.g. minigallery, miniwob, memgallery / locomo (with --option path=...), "
                "or your own as path/to/file.py:ClassName", metavar="NAME"),
+    ConfigFlag("--questions", "benchmark.questions", "what programs are scored on: the benchmark's own "
+               "labelled questions, or pseudo-questions the search writes from the sessions itself (self) or "
+               "with the LLM role of benchmark.pseudo.llm_role (llm): no labelled question is read "
+               "(docs/label-free.md)", choices=("benchmark", "self", "llm")),
     ConfigFlag("--steps", "search.steps", "search steps after the root's evaluation; with --resume, "
                "the run's new total", type=int, metavar="N"),
     ConfigFlag("--seed", "search.seed", "run seed; every random choice derives from it", type=int),

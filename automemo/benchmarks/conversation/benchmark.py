@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
 from automemo.benchmarks.base import RETRIEVAL_SEARCH_DEFAULTS, Benchmark, Split, Task, TaskScore
 from automemo.benchmarks.conversation.model import Conversations, Question, Session, TurnImage
@@ -135,6 +135,29 @@ class ConversationBenchmark(Benchmark):
 
     def read(self) -> Conversations:
         raise NotImplementedError
+
+    label_free: Any = None
+    """What replaced the release's questions (`benchmarks.pseudo.label_free.LabelFree`), or None."""
+    fitting_questions: tuple[Question, ...] = ()
+    """A label-free search's questions to fit on (the ranking stage), of other kinds than the ones
+    it is scored on; empty: fits read the train split's questions."""
+
+    def split_scopes(self, name: str) -> frozenset[str]:
+        """The conversations of split `name` ("train" or "test")."""
+        return frozenset(self._scopes[name])
+
+    def use_questions(self, questions: Sequence[Question], label_free: Any = None,
+                      sessions: Sequence[Session] | None = None, fitting: Sequence[Question] = ()) -> None:
+        """Ask `questions` instead of the release's: a label-free search's pseudo-questions (with
+        `label_free`, what it did), over `sessions` when given (the release's less the turns held
+        out as their sources), and `fitting` to fit on. Splits, partials and scores read them from here on."""
+        sessions = tuple(sessions) if sessions is not None else self.data.sessions
+        self.data = dataclasses.replace(self.data, questions=tuple(questions), sessions=sessions)
+        self._questions = {q.question_id: q for q in self.data.questions}
+        self._sessions = {s.session_id: s for s in sessions}
+        self._session_of = {t.ref: s.session_id for s in sessions for t in s.turns}
+        self.label_free = label_free
+        self.fitting_questions = tuple(fitting)
 
     @property
     def train_fraction(self) -> float:
@@ -299,6 +322,7 @@ class ConversationBenchmark(Benchmark):
                                          for r in self.data.repaired_clues]},
             "metrics": ", ".join(f"{m} (value)" if m == self.ranking_metric(o) else m
                                  for m in self.metric_names(o)),
+            **({"label_free": self.label_free.to_dict()} if self.label_free is not None else {}),
         }
 
 

@@ -127,7 +127,7 @@ class _Reader:
         clues = tuple(t.ref for s in sessions for t, marked in zip(s.turns, self._marked[s.session_id]) if marked)
         self.sessions += sessions
         self.strata[qid] = qtype
-        self.gold_sessions[qid] = tuple(dict.fromkeys(gold))
+        self.gold_sessions[qualified(qid, "Q")] = tuple(dict.fromkeys(gold))
         self.questions.append(Question(
             qualified(qid, "Q"), qid, qtype, str(item["question"]), str(item.get("answer") or ""),
             clues, refusal, date=date or "",
@@ -236,7 +236,11 @@ class LongMemEval(ConversationBenchmark):
         base = super()._retrieval_score(task, payload)
         q = self._questions[task.task_id]
         ranked, _ = evidence.cited_evidence(payload, len(self._session_of) + 1)
-        official = official_metrics(ranked, self._gold_sessions.get(q.scope, ()), q.clues, self._session_of)
+        # A release question's evidence sessions as released; a pseudo-question's (a label-free
+        # search) are its clues' sessions.
+        gold = self._gold_sessions.get(q.question_id) or tuple(dict.fromkeys(
+            self._session_of[c] for c in q.clues if c in self._session_of))
+        official = official_metrics(ranked, gold, q.clues, self._session_of)
         # LoCoMo's own evidence recall means nothing here; the session-level any-hit of the first
         # k cited turns (session_hit@k) stays, beside the official session recall.
         kept = {m: v for m, v in base.metrics.items() if not m.startswith("locomo_")}

@@ -89,6 +89,14 @@ monotone constraints on every `*_rank` and `*_score` feature), so the trees lear
 ranking's word counts, and in which context, not quirks of the train conversations; 0: free."""
 
 
+MATCH_SIGNALS = tuple(s for s in SIGNALS if s.endswith(("_rank", "_score")))
+"""The signals of how well a candidate matches the question (every ranking's rank and score),
+without the unit's own properties (image, place, recency, picture, length). What a label-free
+search fits on (`benchmark.questions` "self" / "llm"): pseudo-questions emulate a question's match
+with the turns that answer it, but where their answers sit and what those turns are like is
+where their writer put them (a held-out turn's neighbours, never a turn that shared a picture),
+not where a user's questions find theirs."""
+
 FIRST_STAGES = (("bm25", "dense", "bm25_window", "dense_window"), ("bm25", "dense"), ("bm25_window", "dense_window"),
                 ("bm25",), ("dense",), ("bm25", "bm25_window"), ("dense", "dense_window"))
 """The first stages a recipe can fuse (`memolib.ranker.RANKINGS`' searches): each unit's
@@ -135,10 +143,12 @@ class Example:
 
 def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestion], embed_text: Callable,
                      dim: int | None, *, embed_tokens: Callable | None = None,
-                     router: Mapping[str, Any] | None = None) -> tuple[list[Example], list[str]]:
+                     router: Mapping[str, Any] | None = None,
+                     fitted_signals: Sequence[str] = SIGNALS) -> tuple[list[Example], list[str]]:
     """Each question with a relevant and an irrelevant candidate as an `Example`, and the
-    columns (weight names) their features fill. `router`: the run's QuestionRouter params; a
-    train question gets its cross-fitted type, as the program will route it."""
+    columns (weight names) their features fill, of `signals` only. `router`: the run's
+    QuestionRouter params; a train question gets its cross-fitted type, as the program will
+    route it."""
     store = memolib.UnitStore()
     signals = memolib.RankingSignals(embed_text, dim, embed_tokens)
     for episode in episodes:
@@ -147,7 +157,8 @@ def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestio
         signals.add(episode, turns, len(turns), rows)
     routed = memolib.QuestionRouter.from_params(router) if router else None
     labels = list(routed.labels) if routed is not None else []
-    columns = [column(c, s) for c in ["", *CUES, *(f"type:{t}" for t in labels)] for s in SIGNALS]
+    columns = [column(c, s) for c in ["", *CUES, *(f"type:{t}" for t in labels)] for s in fitted_signals]
+    tree_signals = [s for s in TREE_SIGNALS if s in fitted_signals]
     out: list[Example] = []
     for q in questions:
         if not q.clues:
@@ -161,7 +172,7 @@ def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestio
         qtype = routed.predict(q.question, q.scope) if routed is not None else ""
         contexts = contexts_of(q.question, qtype)
         out.append(Example(q.scope, design(pool.values, contexts, columns), relevant,
-                           tree_matrix(pool.values, contexts, tree_features(contexts_in(columns), TREE_SIGNALS))))
+                           tree_matrix(pool.values, contexts, tree_features(contexts_in(columns), tree_signals))))
     return out, columns
 
 
@@ -257,7 +268,8 @@ def cross_fit(examples: Sequence[Example], columns: Sequence[str], *, folds: int
             fitted.append(linear.params())
     if model in ("trees", "blend", "auto"):
         try:
-            features = tree_features(contexts_in(columns), TREE_SIGNALS)
+            features = tree_features(contexts_in(columns), [s for s in TREE_SIGNALS
+                                                            if any(c.split("|")[-1] == s for c in columns)])
             held_trees = [fit_trees([ex for ex in examples if fold_of[ex.scope] != fold], features) for fold in range(k)]
             trees = memolib.TreeRanker(features, fit_trees(examples, features), held_trees, fold_of, late=late)
             trees.held_out_gain = held_out_gain(examples, columns, trees)
@@ -309,11 +321,23 @@ def _recall(scores: np.ndarray, relevant: np.ndarray, k: int) -> float:
 
 def fit_ranker(episodes: Sequence[Any], questions: Sequence[RankingQuestion], embed_text: Callable,
                dim: int | None, *, embed_tokens: Callable | None = None,
-               router: Mapping[str, Any] | None = None, model: str = RANKER_MODEL) -> dict[str, Any]:
-    """The ranking stage's params for a program, from the train split (host side)."""
+               router: Mapping[str, Any] | None = None, model: str = RANKER_MODEL,
+               signals: Sequence[str] = SIGNALS, gain_on: Sequence[RankingQuestion] = ()) -> dict[str, Any]:
+    """The ranking stage's params for a program, from the train split (host side), over
+    `signals` (`MATCH_SIGNALS` for pseudo-questions). With `gain_on` (a label-free search's
+    validation questions, when it fits on questions of other kinds), the params' `held_out_gain`
+    is measured on those questions instead: what the stage is worth on questions written by
+    another generator than the one it was fitted on, which is all a label-free search can know
+    of how it will do on a user's own questions."""
     if any(not q.scope for q in questions):  # refused before the costly replay of the train split
         raise ValueError("the ranking stage is cross-fitted by conversation, and some train questions "
                          "name none: no fit (a validation question could be scored by weights fitted on it)")
     examples, columns = ranking_examples(episodes, questions, embed_text, dim, embed_tokens=embed_tokens,
-                                         router=router)
-    return cross_fit(examples, columns, late=embed_tokens is not None, model=model)
+                                         router=router, fitted_signals=signals)
+    params = cross_fit(examples, columns, late=embed_tokens is not None, model=model)
+    if gain_on:
+        judged, judged_columns = ranking_examples(episodes, gain_on, embed_text, dim, embed_tokens=embed_tokens,
+                                                  router=router, fitted_signals=signals)
+        assert judged_columns == columns  # the same router and signals make the same columns
+        params["held_out_gain"] = held_out_gain(judged, columns, memolib.ranker_from_params(params))
+    return params

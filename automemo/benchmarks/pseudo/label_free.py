@@ -1,0 +1,150 @@
+"""A conversation benchmark made label-free: its train split's questions replaced by
+pseudo-questions written from the train conversations' own sessions, so that a search ranks,
+fits (router, ranking stage) and selects without reading one labelled question.
+
+The test split keeps the release's labelled questions where it has any: the held-out verdict then
+scores the selection on real questions the search never read. Without any, the test
+conversations get pseudo-questions of their own, written from their sessions alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from automemo.benchmarks.conversation.benchmark import ConversationBenchmark
+from automemo.benchmarks.conversation.model import Question, Session, qualified
+from automemo.benchmarks.pseudo.config import PseudoQuestionConfig
+from automemo.benchmarks.pseudo.conversation import Conversation, conversations
+from automemo.benchmarks.pseudo.model import PseudoQuestion
+from automemo.benchmarks.pseudo.offline import WRITERS
+from automemo.benchmarks.pseudo.sampling import Quota, conversation_counts, draw
+
+
+class LabelFreeError(ValueError):
+    """The benchmark or its options cannot be searched without labels; the message says why."""
+
+
+@dataclass(frozen=True)
+class LabelFree:
+    """What a label-free benchmark holds instead of its release's questions (the run's record,
+    `describe()["label_free"]`, and the held-out verdict's words)."""
+
+    source: str                         # "self" or "llm"
+    train_questions: int                # pseudo-questions the search is scored on
+    train_by_kind: Mapping[str, int]
+    fitting_questions: int              # pseudo-questions of other kinds a ranking stage is fitted on
+    labelled_train_unread: int          # labelled questions of the train conversations, never read
+    held_out_turns: int                 # turns taken out of the memory as the questions' sources
+    test_labelled: int                  # labelled test questions kept for the held-out verdict
+    test_pseudo: int                    # pseudo-questions of the test conversations (none labelled)
+    conversations_without: tuple[str, ...] = ()  # train conversations no question could be written for
+    llm: Mapping[str, Any] = field(default_factory=dict)  # questions = "llm": calls, dropped answers
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "train_questions": self.train_questions,
+                "train_by_kind": dict(self.train_by_kind),
+                "fitting_questions": self.fitting_questions, "labelled_train_unread": self.labelled_train_unread,
+                "held_out_turns": self.held_out_turns,
+                "test_labelled": self.test_labelled, "test_pseudo": self.test_pseudo,
+                "conversations_without": list(self.conversations_without), **({"llm": dict(self.llm)} if self.llm else {})}
+
+
+def write_offline(convs: Sequence[Conversation], config: PseudoQuestionConfig, salt: str = "",
+                  kinds: Mapping[str, float] | None = None) -> list[PseudoQuestion]:
+    """The offline pseudo-questions of the conversations `convs` of `kinds` (default: the scored
+    ones, `config.kinds`), drawn as `config` says."""
+    kinds = {k: w for k, w in (config.kinds if kinds is None else kinds).items() if w > 0}
+    quota = Quota(config.per_session, config.per_conversation, config.max_questions, kinds)
+    counts = conversation_counts({c.scope: c.sessions for c in convs}, quota)
+    out: list[PseudoQuestion] = []
+    for conv in convs:
+        candidates = {kind: WRITERS[kind](conv) for kind in kinds}
+        out += draw(candidates, counts[conv.scope], kinds, conv.by_ref(),
+                    seed=f"{config.seed}/{salt}/{conv.scope}")
+    return out
+
+
+def as_questions(pseudo: Sequence[PseudoQuestion], prefix: str = "P") -> list[Question]:
+    """Pseudo-questions as the benchmark's `Question`s: the kind is the question type, no gold
+    answer (a label-free search scores cited evidence only)."""
+    numbered: dict[str, int] = {}
+    out = []
+    for p in pseudo:
+        numbered[p.scope] = numbered.get(p.scope, 0) + 1
+        out.append(Question(qualified(p.scope, f"{prefix}{numbered[p.scope]:03d}"), p.scope, p.kind, p.question, "",
+                            p.clues))
+    return out
+
+
+def make_label_free(benchmark: Any, source: str, config: PseudoQuestionConfig, *, llm: Any = None,
+                    cache: Path | None = None) -> LabelFree:
+    """Replace `benchmark`'s questions as the module docstring says; returns what it did (also
+    on `benchmark.label_free`). Raises `LabelFreeError` for a benchmark that has no sessions of
+    turns to write from, or one not scored by cited evidence."""
+    if not isinstance(benchmark, ConversationBenchmark):
+        raise LabelFreeError(
+            f"questions = {source!r} needs a conversation benchmark (sessions of turns to write questions "
+            f"from: memgallery, locomo, longmemeval or conversations); {benchmark.name} is not one. Use "
+            f"questions = \"benchmark\"")
+    if benchmark.options.mode != "retrieval":
+        raise LabelFreeError(
+            f"questions = {source!r} scores the turns a program cites (mode = \"retrieval\"): a pseudo-question "
+            f"has no gold answer for an agent to be judged by. Drop the option mode = {benchmark.options.mode!r}")
+    train, test = benchmark.split_scopes("train"), benchmark.split_scopes("test")
+    data = benchmark.data
+    labelled_test = [q for q in data.questions if q.scope in test]
+    llm_record: dict[str, Any] = {}
+    if source not in ("self", "llm"):
+        raise LabelFreeError(f"questions = {source!r}: a label-free search writes its questions itself "
+                             f"(\"self\") or with an LLM (\"llm\")")
+    # Offline questions are cut from turns held out of the memory; an LLM writes from sessions
+    # and needs none held out.
+    held_out = config.held_out if source == "self" else 0.0
+    convs = {"train": conversations(data.sessions, train, held_out=held_out, seed=f"{config.seed}/train"),
+             "test": [] if labelled_test else conversations(data.sessions, test, held_out=held_out,
+                                                            seed=f"{config.seed}/test")}
+
+    def write(split: str) -> list[PseudoQuestion]:
+        if source == "self":
+            return write_offline(convs[split], config, split)
+        from automemo.benchmarks.pseudo.llm_writer import write_with_llm
+
+        written, record = write_with_llm(convs[split], config, llm, cache=cache, salt=split)
+        for key, value in record.items():
+            llm_record[key] = llm_record.get(key, 0) + value
+        return written
+
+    train_pseudo, test_pseudo = write("train"), write("test")
+    fitting = (write_offline(convs["train"], config, "fit", config.fit_kinds)
+               if source == "self" and any(w > 0 for w in config.fit_kinds.values()) else [])
+    held = {c.turns[i].ref for split in convs.values() for c in split for i in c.held}
+    by_kind: dict[str, int] = {}
+    for q in train_pseudo:
+        by_kind[q.kind] = by_kind.get(q.kind, 0) + 1
+    asked = {q.scope for q in train_pseudo}
+    record = LabelFree(
+        source, len(train_pseudo), dict(sorted(by_kind.items())), len(fitting),
+        sum(1 for q in data.questions if q.scope in train), len(held), len(labelled_test), len(test_pseudo),
+        tuple(sorted(set(train) - asked)), llm_record,
+    )
+    benchmark.use_questions([*as_questions(train_pseudo), *as_questions(test_pseudo), *labelled_test], record,
+                            sessions=without_turns(data.sessions, held), fitting=as_questions(fitting, "F"))
+    print(f"{benchmark.name}: label-free ({source}): {record.train_questions} pseudo-questions written from "
+          f"{len(asked)} train conversation(s) ({', '.join(f'{k} {n}' for k, n in by_kind.items())}), "
+          f"{record.fitting_questions} more of other kinds to fit on; "
+          f"{record.held_out_turns} turn(s) held out of the memory as their sources; "
+          f"{record.labelled_train_unread} labelled train question(s) set aside unread; the test split keeps "
+          + (f"{record.test_labelled} labelled question(s)" if labelled_test else
+             f"no labelled question, and gets {record.test_pseudo} pseudo-questions"), file=sys.stderr)
+    return record
+
+
+def without_turns(sessions: Sequence[Session], refs: set[str]) -> list[Session]:
+    """`sessions` without the turns `refs` (the held-out question sources)."""
+    if not refs:
+        return list(sessions)
+    return [dataclasses.replace(s, turns=tuple(t for t in s.turns if t.ref not in refs)) for s in sessions]
