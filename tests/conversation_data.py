@@ -69,16 +69,23 @@ def _scenario(name: str, relative: str, pet: str, city: str, colour: str) -> dic
     }
 
 
-def write_memgallery(root: Path) -> Path:
+def write_memgallery(root: Path, *, questions: bool = True) -> Path:
     """A release folder `root` with `dialog/<scenario>.json` and `image/<scenario>/*.jpg`.
     Per scenario: D1_IMG_001 and the question image are real JPGs, D2_IMG_001 is a git-LFS
-    pointer and D3_IMG_001 is missing, so 4 of 8 images have no pixels."""
+    pointer and D3_IMG_001 is missing, so 4 of 8 images have no pixels. Without `questions`,
+    alice's "human-annotated QAs" is `[]` and bob's has no such key (two ways a file holds none)."""
     people = [("alice", "sister", "cat", "Lisbon", "white", (240, 240, 240)),
               ("bob", "brother", "dog", "Oslo", "brown", (120, 70, 20))]
     for name, relative, pet, city, colour, rgb in people:
         dialog = root / "dialog" / f"{name}.json"
         dialog.parent.mkdir(parents=True, exist_ok=True)
-        dialog.write_text(json.dumps(_scenario(name, relative, pet, city, colour), indent=1))
+        scenario = _scenario(name, relative, pet, city, colour)
+        if not questions:
+            if name == "alice":
+                scenario["human-annotated QAs"] = []
+            else:
+                del scenario["human-annotated QAs"]
+        dialog.write_text(json.dumps(scenario, indent=1))
         images = root / "image" / name
         _jpg(images / "D1_IMG_001.jpg", rgb)
         _jpg(images / "Q_IMG_001.jpg", (200, 20, 20))
@@ -119,15 +126,20 @@ def _conversation(sample_id: str, a: str, b: str, hobby: str, city: str) -> dict
     }
 
 
-def write_locomo(path: Path, *, unknown_clue: bool = False, dirty_clues: bool = False) -> Path:
+def write_locomo(path: Path, *, unknown_clue: bool = False, dirty_clues: bool = False,
+                 questions: bool = True) -> Path:
     """With `unknown_clue`, conv-2's second question also cites `D10:19`, a turn the
     conversation does not have, as the published locomo10.json does (conv-42, qa[58]). With
     `dirty_clues`, conv-1's evidence is written as the published file writes some of its own:
     ids joined by spaces (`"D9:1 D4:4 D4:6"`, conv-49), a misspelt id (`"D:11:26"`, conv-43), a
-    leading zero (`"D30:05"`, conv-50), and a joined entry with one id naming no turn."""
+    leading zero (`"D30:05"`, conv-50), and a joined entry with one id naming no turn. Without
+    `questions`, conv-1's `qa` is `[]` and conv-2 has no `qa` key."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = [_conversation("conv-1", "Caroline", "Melanie", "pottery", "Paris"),
             _conversation("conv-2", "Jon", "Gina", "dance", "Rome")]
+    if not questions:
+        data[0]["qa"] = []
+        del data[1]["qa"]
     if unknown_clue:
         data[1]["qa"][1]["evidence"] = ["D2:1", "D10:19"]
     if dirty_clues:

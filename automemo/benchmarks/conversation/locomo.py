@@ -60,7 +60,9 @@ def read_release(path: Path, image_dir: Path | None, unknown_clues: UnknownClues
     scopes, sessions, questions, aliases = [], [], [], {}
     for si, sample in enumerate(data):
         where = f"{path}: sample {si}"
-        if not isinstance(sample.get("conversation"), Mapping) or not isinstance(sample.get("qa"), list):
+        # A sample without `qa` (or with an empty one) is a conversation without questions: its
+        # sessions are still memory, e.g. for a search on questions generated from the sessions.
+        if not isinstance(sample.get("conversation"), Mapping) or not isinstance(sample.get("qa", []), list):
             raise DatasetError(f"{where}: expected {{sample_id, conversation {{...}}, qa [...]}}")
         scope = str(sample.get("sample_id") or f"sample-{si}")
         if scope in scopes:
@@ -84,7 +86,7 @@ def read_release(path: Path, image_dir: Path | None, unknown_clues: UnknownClues
             if turns:
                 date = str(conversation.get(f"{key}_date_time") or "")
                 sessions.append(Session(qualified(scope, f"D{n}"), scope, date, tuple(turns)))
-        for qi, qa in enumerate(sample["qa"]):
+        for qi, qa in enumerate(sample.get("qa", [])):
             q_where = f"{where} ({scope}): qa[{qi}]"
             if not isinstance(qa, Mapping) or not qa.get("question") or "category" not in qa:
                 raise DatasetError(f"{q_where}: expected {{question, answer, evidence, category}}")
