@@ -1,6 +1,7 @@
 """Small releases in the published Mem-Gallery and LoCoMo formats, written at test time: two
 Mem-Gallery scenarios with real JPGs, git-LFS pointer files and a missing image, and two short
-LoCoMo conversations. The real datasets are never needed by the tests."""
+LoCoMo conversations; and a user's own logs in the `conversations` benchmark's JSON-lines format.
+The real datasets are never needed by the tests."""
 
 from __future__ import annotations
 
@@ -150,3 +151,57 @@ def write_locomo(path: Path, *, unknown_clue: bool = False, dirty_clues: bool = 
         qa[3]["evidence"] = ["D1:3; D7:7"]
     path.write_text(json.dumps(data, indent=1))
     return path
+
+
+# --- a user's own logs (the `conversations` benchmark) ---------------------------------------
+
+_ANA = [
+    # Written out of date order: s2 before s1. s3 has no date: it keeps its place after s2, the
+    # session written before it.
+    {"id": "s2", "conversation": "ana", "date": "2024-05-03",
+     "turns": [{"id": "t3", "text": "We moved to Porto last week."},
+               {"id": "t4", "speaker": "assistant", "text": "How exciting!"}]},
+    {"id": "s3", "conversation": "ana",
+     "turns": [{"id": "t5", "text": "Here is my spare key.",
+                "images": [{"path": "img/missing.jpg", "caption": "a brass key on a hook"}]}]},
+    {"id": "s1", "conversation": "ana", "date": "2024-05-01",
+     "turns": [{"id": "t1", "text": "I left my bike at the station",
+                "images": [{"path": "img/bike.jpg", "caption": "a red bike"},
+                           {"url": "https://example.invalid/photos/cat.jpg", "caption": "a grey cat"}]},
+               {"id": "t2", "speaker": "assistant", "text": "Noted."}]},
+]
+_BEN = [
+    # 09:00Z comes after 10:00+02:00 (08:00Z), although its text sorts first.
+    {"id": "s3", "conversation": "ben", "date": "2024-06-01T09:00:00Z",
+     "turns": [{"id": "t3", "speaker": "Ben", "text": "My club meets on Fridays."}]},
+    {"id": "s1", "conversation": "ben", "date": "2024-06-01T10:00:00+02:00",
+     "turns": [{"id": "t1", "speaker": "Ben", "text": "I play chess every evening."},
+               {"id": "t2", "speaker": "assistant", "text": ""}]},  # no text, no image: left out
+    {"id": "s2", "conversation": "ben", "date": "2024-06-02", "turns": []},  # no turn: left out
+]
+USER_LOG_SESSIONS = _ANA + _BEN
+USER_LOG_QUESTIONS = [
+    {"id": "q1", "conversation": "ana", "question": "Where did I leave my bike?", "answer": "at the station",
+     "evidence": ["t1"], "type": "FR", "date": "2024-06-01"},
+    {"id": "q2", "conversation": "ana", "question": "What is my sister's name?", "answer": None},
+    {"id": "q3", "conversation": "ben", "question": "Which game do I play every evening?", "answer": "chess",
+     "evidence": ["t1"], "type": "FR"},
+    {"id": "q4", "conversation": "ben", "question": "When does my club meet?", "answer": "Fridays",
+     "evidence": ["t3", "t9"], "type": "TR"},  # t9 names no turn of ben: a dropped clue
+]
+
+
+def jsonl(path: Path, records: list, *, blank_lines: bool = False) -> Path:
+    """`records` one a line (a string is written as it is: a line that is not valid JSON)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
+    path.write_text(("\n\n" if blank_lines else "\n").join(lines) + "\n")
+    return path
+
+
+def write_user_logs(root: Path) -> dict[str, Path]:
+    """The `conversations` benchmark's options for `root/sessions.jsonl` (two conversations: ana
+    with a real JPG, a URL image and a missing image; ben) and `root/questions.jsonl`."""
+    _jpg(root / "img" / "bike.jpg", (200, 30, 30))
+    return {"path": jsonl(root / "sessions.jsonl", USER_LOG_SESSIONS, blank_lines=True),
+            "questions": jsonl(root / "questions.jsonl", USER_LOG_QUESTIONS)}

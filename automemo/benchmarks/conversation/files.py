@@ -1,6 +1,7 @@
-"""Reading a release from disk: JSON files with errors that name the file, image files that may
-be missing or git-LFS pointers (public copies of Mem-Gallery often hold ~130-byte pointer text
-files where the JPGs should be) or only a URL, and sessions put in date order."""
+"""Reading a release from disk: JSON and JSON-lines files with errors that name the file (and
+the line), image files that may be missing or git-LFS pointers (public copies of Mem-Gallery
+often hold ~130-byte pointer text files where the JPGs should be) or only a URL, and sessions
+put in date order."""
 
 from __future__ import annotations
 
@@ -32,6 +33,33 @@ def read_json(path: Path, what: str) -> Any:
         raise DatasetError(f"{path}: not a text file; expected {what}") from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: not valid JSON ({exc}); expected {what}") from None
+
+
+def iter_json_lines(path: Path, what: str) -> Iterator[tuple[int, Any]]:
+    """The (line number, value) of every non-blank line of a JSON-lines file, numbered from 1 as
+    an editor shows them. A line that is not UTF-8 or not valid JSON raises `DatasetError`
+    naming the file, the line and the JSON error; `what` says what each line should hold."""
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot be read ({exc})") from None
+    with fh:
+        for number, raw in enumerate(fh, 1):
+            try:
+                # utf-8-sig: an editor's byte-order mark at the start of the file is not text.
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError:
+                raise DatasetError(f"{path} line {number}: not UTF-8 text; save the file as UTF-8; "
+                                   f"each line must be {what}") from None
+            if not line.strip():
+                continue
+            try:
+                # Without its line break, a JSON error's column is where it is on the line.
+                value = json.loads(line.rstrip("\r\n"))
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path} line {number}: not valid JSON ({exc.msg}, column {exc.colno}); "
+                                   f"each line must be {what}") from None
+            yield number, value
 
 
 STREAM_CHUNK = 1 << 20
