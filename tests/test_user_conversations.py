@@ -133,7 +133,7 @@ def test_one_conversation_is_cut_into_blocks_and_a_question_follows_its_evidence
     late = _task(bench, "me#2/late")
     assert bench.score(late, None, MemoryPayload(metadata={"evidence": ["me#2/t12"]})).value == 1.0
     load("conversations", {"path": str(_one_person(tmp_path, 6))})
-    assert "one block leaves nothing to hold out" in capsys.readouterr().err
+    assert "one block leaves nothing to hold out: set block_sessions to 4 or less" in capsys.readouterr().err
 
 
 def test_block_sessions_under_two_is_refused(tmp_path):

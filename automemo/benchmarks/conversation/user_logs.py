@@ -385,7 +385,9 @@ def read_logs(sessions_file: Path, questions_file: Path | None, *, block_session
                 f"({scopes[0]}{f' ... {scopes[-1]}' if len(scopes) > 1 else ''}), each a conversation of its own, "
                 f"so that some can be held out from the search (option block_sessions)")
         if len(scopes) == 1:
-            note += "; one block leaves nothing to hold out: set a smaller block_sessions (2 at least)"
+            fits = [size for size in range(2, len(whole)) if len(block_sizes(len(whole), size)) > 1]
+            note += "; one block leaves nothing to hold out: " + (
+                f"set block_sessions to {fits[-1]} or less" if fits else "the log is too short to cut in two")
     data = Conversations(
         str(sessions_file), tuple(scope for scope, _ in placed), {}, tuple(sessions), tuple(questions),
         len(images), sum(i.file is None for i in images), aliases, tuple(reader.resolve.dropped),
