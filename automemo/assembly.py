@@ -328,11 +328,20 @@ def preflight_roles(setup: EvaluationSetup) -> tuple[str, ...]:
 
 def require_questions(setup: EvaluationSetup, split: str) -> None:
     """A split without retrieve tasks would score every program 0 and select nothing real:
-    refuse it before any step, saying what to change."""
+    refuse it before any step, saying what to change. Data with no question in any split (a
+    user's own conversation log) is told of the label-free search instead of a different split."""
     try:
         tasks = setup.evaluator.split(split).retrieve
+        unlabelled = not tasks and not any(setup.evaluator.split(s).retrieve for s in ("train", "test"))
     except ValueError as exc:
         raise AssemblyError(f"{setup.benchmark.name}: {exc}") from None
+    if unlabelled:
+        raise AssemblyError(
+            f"{setup.benchmark.name}: the data holds no question at all "
+            f"({json.dumps(setup.config.benchmark.options, default=str)}), so no split has one to score "
+            f"programs on; give data with questions, or search without labels: --questions self "
+            f"(pseudo-questions built from the sessions)"
+        )
     if not tasks:
         raise AssemblyError(
             f"{setup.benchmark.name}: the {split} split holds no question to score programs on "

@@ -35,10 +35,12 @@ DERIVED_KEYS = {"evaluation.budget": "budget", "evaluation.limits": "sandbox.lim
 @dataclass(frozen=True)
 class BenchmarkSection:
     # Which benchmark (`automemo.benchmarks.REGISTRY`): minigallery, miniwob and mind2web_offline run
-    # offline; memgallery and locomo read a downloaded release (options = { path = "..." });
-    # webvoyager and mind2web drive chromium on the live web; agentvista and mmsearch_plus use web
-    # tools when options.tools names a search provider (docs/benchmarks.md). A benchmark of your own
-    # is "path/to/file.py:ClassName" or "package.module:ClassName" (docs/custom-benchmark.md).
+    # offline; memgallery, locomo and longmemeval read a downloaded release (options = { path =
+    # "..." }); conversations reads your own conversation logs (options = { path =
+    # "sessions.jsonl" }); webvoyager and mind2web drive chromium on the live web; agentvista and
+    # mmsearch_plus use web tools when options.tools names a search provider (docs/benchmarks.md).
+    # A benchmark of your own is "path/to/file.py:ClassName" or "package.module:ClassName"
+    # (docs/custom-benchmark.md).
     name: str = "minigallery"
     # The benchmark's own options, checked against its Options dataclass when it is loaded,
     # e.g. options = { mode = "retrieval", users_per_split = 4 } for minigallery.

@@ -1,6 +1,7 @@
 """Small releases in the published Mem-Gallery and LoCoMo formats, written at test time: two
 Mem-Gallery scenarios with real JPGs, git-LFS pointer files and a missing image, and two short
-LoCoMo conversations. The real datasets are never needed by the tests."""
+LoCoMo conversations; and a user's own logs in the `conversations` benchmark's JSON-lines format.
+The real datasets are never needed by the tests."""
 
 from __future__ import annotations
 
@@ -69,16 +70,23 @@ def _scenario(name: str, relative: str, pet: str, city: str, colour: str) -> dic
     }
 
 
-def write_memgallery(root: Path) -> Path:
+def write_memgallery(root: Path, *, questions: bool = True) -> Path:
     """A release folder `root` with `dialog/<scenario>.json` and `image/<scenario>/*.jpg`.
     Per scenario: D1_IMG_001 and the question image are real JPGs, D2_IMG_001 is a git-LFS
-    pointer and D3_IMG_001 is missing, so 4 of 8 images have no pixels."""
+    pointer and D3_IMG_001 is missing, so 4 of 8 images have no pixels. Without `questions`,
+    alice's "human-annotated QAs" is `[]` and bob's has no such key (two ways a file holds none)."""
     people = [("alice", "sister", "cat", "Lisbon", "white", (240, 240, 240)),
               ("bob", "brother", "dog", "Oslo", "brown", (120, 70, 20))]
     for name, relative, pet, city, colour, rgb in people:
         dialog = root / "dialog" / f"{name}.json"
         dialog.parent.mkdir(parents=True, exist_ok=True)
-        dialog.write_text(json.dumps(_scenario(name, relative, pet, city, colour), indent=1))
+        scenario = _scenario(name, relative, pet, city, colour)
+        if not questions:
+            if name == "alice":
+                scenario["human-annotated QAs"] = []
+            else:
+                del scenario["human-annotated QAs"]
+        dialog.write_text(json.dumps(scenario, indent=1))
         images = root / "image" / name
         _jpg(images / "D1_IMG_001.jpg", rgb)
         _jpg(images / "Q_IMG_001.jpg", (200, 20, 20))
@@ -119,15 +127,20 @@ def _conversation(sample_id: str, a: str, b: str, hobby: str, city: str) -> dict
     }
 
 
-def write_locomo(path: Path, *, unknown_clue: bool = False, dirty_clues: bool = False) -> Path:
+def write_locomo(path: Path, *, unknown_clue: bool = False, dirty_clues: bool = False,
+                 questions: bool = True) -> Path:
     """With `unknown_clue`, conv-2's second question also cites `D10:19`, a turn the
     conversation does not have, as the published locomo10.json does (conv-42, qa[58]). With
     `dirty_clues`, conv-1's evidence is written as the published file writes some of its own:
     ids joined by spaces (`"D9:1 D4:4 D4:6"`, conv-49), a misspelt id (`"D:11:26"`, conv-43), a
-    leading zero (`"D30:05"`, conv-50), and a joined entry with one id naming no turn."""
+    leading zero (`"D30:05"`, conv-50), and a joined entry with one id naming no turn. Without
+    `questions`, conv-1's `qa` is `[]` and conv-2 has no `qa` key."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = [_conversation("conv-1", "Caroline", "Melanie", "pottery", "Paris"),
             _conversation("conv-2", "Jon", "Gina", "dance", "Rome")]
+    if not questions:
+        data[0]["qa"] = []
+        del data[1]["qa"]
     if unknown_clue:
         data[1]["qa"][1]["evidence"] = ["D2:1", "D10:19"]
     if dirty_clues:
@@ -138,3 +151,57 @@ def write_locomo(path: Path, *, unknown_clue: bool = False, dirty_clues: bool = 
         qa[3]["evidence"] = ["D1:3; D7:7"]
     path.write_text(json.dumps(data, indent=1))
     return path
+
+
+# --- a user's own logs (the `conversations` benchmark) ---------------------------------------
+
+_ANA = [
+    # Written out of date order: s2 before s1. s3 has no date: it keeps its place after s2, the
+    # session written before it.
+    {"id": "s2", "conversation": "ana", "date": "2024-05-03",
+     "turns": [{"id": "t3", "text": "We moved to Porto last week."},
+               {"id": "t4", "speaker": "assistant", "text": "How exciting!"}]},
+    {"id": "s3", "conversation": "ana",
+     "turns": [{"id": "t5", "text": "Here is my spare key.",
+                "images": [{"path": "img/missing.jpg", "caption": "a brass key on a hook"}]}]},
+    {"id": "s1", "conversation": "ana", "date": "2024-05-01",
+     "turns": [{"id": "t1", "text": "I left my bike at the station",
+                "images": [{"path": "img/bike.jpg", "caption": "a red bike"},
+                           {"url": "https://example.invalid/photos/cat.jpg", "caption": "a grey cat"}]},
+               {"id": "t2", "speaker": "assistant", "text": "Noted."}]},
+]
+_BEN = [
+    # 09:00Z comes after 10:00+02:00 (08:00Z), although its text sorts first.
+    {"id": "s3", "conversation": "ben", "date": "2024-06-01T09:00:00Z",
+     "turns": [{"id": "t3", "speaker": "Ben", "text": "My club meets on Fridays."}]},
+    {"id": "s1", "conversation": "ben", "date": "2024-06-01T10:00:00+02:00",
+     "turns": [{"id": "t1", "speaker": "Ben", "text": "I play chess every evening."},
+               {"id": "t2", "speaker": "assistant", "text": ""}]},  # no text, no image: left out
+    {"id": "s2", "conversation": "ben", "date": "2024-06-02", "turns": []},  # no turn: left out
+]
+USER_LOG_SESSIONS = _ANA + _BEN
+USER_LOG_QUESTIONS = [
+    {"id": "q1", "conversation": "ana", "question": "Where did I leave my bike?", "answer": "at the station",
+     "evidence": ["t1"], "type": "FR", "date": "2024-06-01"},
+    {"id": "q2", "conversation": "ana", "question": "What is my sister's name?", "answer": None},
+    {"id": "q3", "conversation": "ben", "question": "Which game do I play every evening?", "answer": "chess",
+     "evidence": ["t1"], "type": "FR"},
+    {"id": "q4", "conversation": "ben", "question": "When does my club meet?", "answer": "Fridays",
+     "evidence": ["t3", "t9"], "type": "TR"},  # t9 names no turn of ben: a dropped clue
+]
+
+
+def jsonl(path: Path, records: list, *, blank_lines: bool = False) -> Path:
+    """`records` one a line (a string is written as it is: a line that is not valid JSON)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
+    path.write_text(("\n\n" if blank_lines else "\n").join(lines) + "\n")
+    return path
+
+
+def write_user_logs(root: Path) -> dict[str, Path]:
+    """The `conversations` benchmark's options for `root/sessions.jsonl` (two conversations: ana
+    with a real JPG, a URL image and a missing image; ben) and `root/questions.jsonl`."""
+    _jpg(root / "img" / "bike.jpg", (200, 30, 30))
+    return {"path": jsonl(root / "sessions.jsonl", USER_LOG_SESSIONS, blank_lines=True),
+            "questions": jsonl(root / "questions.jsonl", USER_LOG_QUESTIONS)}

@@ -65,7 +65,8 @@ def test_default_toml_names_every_key_a_benchmark_overrides():
 
     expected = {key: [f"# benchmark default: {value} on {', '.join(names)}" for value, names in by_value.items()]
                 for key, by_value in benchmark_overrides().items()}
-    assert expected["search.kappa"] == ["# benchmark default: 0.0 on locomo, longmemeval, memgallery, minigallery"]
+    assert expected["search.kappa"] == [
+        "# benchmark default: 0.0 on conversations, locomo, longmemeval, memgallery, minigallery"]
     assert _benchmark_notes() == expected
 
 

@@ -142,6 +142,40 @@ def test_locomo_clues_joined_by_spaces_or_misspelt_load_as_the_turns_they_name(t
         load("locomo", {"path": str(path), "unknown_clues": "error"})
 
 
+@pytest.mark.parametrize("dataset", ["memgallery", "locomo"])
+def test_a_release_whose_question_lists_are_empty_or_absent_loads_its_sessions(dataset, tmp_path):
+    """A conversation without questions is still memory (a search can generate questions from
+    its sessions): `"human-annotated QAs": []` or no such key, LoCoMo's `qa: []` or none."""
+    path = (write_memgallery(tmp_path / "mem-gallery", questions=False) if dataset == "memgallery"
+            else write_locomo(tmp_path / "locomo10.json", questions=False))
+    bench = load(dataset, {"path": str(path)})
+    assert len(bench.data.scopes) == 2 and bench.data.questions == ()
+    assert len(bench.data.sessions) == (6 if dataset == "memgallery" else 4)
+    for split in ("train", "test"):
+        assert bench.split(split).update and bench.split(split).retrieve == ()
+
+
+def test_a_search_on_data_without_questions_is_pointed_to_the_label_free_search(releases, tmp_path):
+    from types import SimpleNamespace
+
+    from automemo.assembly import AssemblyError, require_questions
+
+    def setup(bench, options):
+        return SimpleNamespace(evaluator=bench, benchmark=bench,
+                               config=SimpleNamespace(benchmark=SimpleNamespace(options=options)))
+
+    options = {"path": str(write_memgallery(tmp_path / "mem-gallery", questions=False))}
+    with pytest.raises(AssemblyError, match=r"holds no question at all .*--questions self"):
+        require_questions(setup(load("memgallery", options), options), "train")
+    # Questions in the data, none in the split asked for: the existing advice, about the split.
+    one = tmp_path / "one-sample.json"  # one conversation: it goes to test, train holds none
+    one.write_text(json.dumps(json.loads(releases["locomo"].read_text())[:1]))
+    options = {"path": str(one)}
+    with pytest.raises(AssemblyError, match=r"the train split holds no question") as refused:
+        require_questions(setup(load("locomo", options), options), "train")
+    assert "--questions self" not in str(refused.value)
+
+
 def test_adversarial_questions_keep_their_evidence_but_stay_out_of_the_score(releases):
     bench = load("locomo", {"path": str(releases["locomo"])})
     adversarial = next(t for t in bench.split("test").retrieve if t.category == "cat5")

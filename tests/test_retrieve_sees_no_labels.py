@@ -19,7 +19,7 @@ from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator
 from automemo.sandbox import get_sandbox
 from sandboxtools import METADATA_PROBE as PROBE
-from conversation_data import write_locomo, write_memgallery
+from conversation_data import write_locomo, write_memgallery, write_user_logs
 from longmemeval_data import write_longmemeval
 
 FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
@@ -34,7 +34,7 @@ SMALL = {
     "mmsearch_plus": {"path": str(FIXTURES / "mmsearch_plus_sample.jsonl")},
     "miniwob": {"tasks": ["click-button", "enter-text"], "train_episodes_per_task": 2, "test_episodes_per_task": 1},
 }
-EVALUATED = ("minigallery", "memgallery", "locomo", "longmemeval")  # retrieval mode: no agent needed
+EVALUATED = ("minigallery", "memgallery", "locomo", "longmemeval", "conversations")  # retrieval mode: no agent
 # What the benchmarks' tasks hold as annotations: none of it may be declared known at question time.
 LABELS = frozenset({"category", "qtype", "question_type", "type", "answer", "answers", "gold", "gold_ids",
                     "solution", "clue", "clues", "evidence", "evidence_ids", "level", "label", "labels",
@@ -53,7 +53,8 @@ def options(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("releases")
     return {**SMALL, "memgallery": {"path": str(write_memgallery(root / "mem-gallery"))},
             "locomo": {"path": str(write_locomo(root / "locomo10.json"))},
-            "longmemeval": {"path": str(write_longmemeval(root / "longmemeval_s.json"))}}
+            "longmemeval": {"path": str(write_longmemeval(root / "longmemeval_s.json"))},
+            "conversations": {k: str(v) for k, v in write_user_logs(root / "own-logs").items()}}
 
 
 def _probe_partials(evaluator: Evaluator, partials: list[PartialRecorder], store: EpisodeStore) -> list[list[str]]:
@@ -95,7 +96,7 @@ def test_no_label_reaches_retrieve(name, options, tmp_path):
     leaked = {k for keys in seen for k in keys} - allowed
     assert not leaked, f"{name}: retrieve saw keys outside the allow-list: {sorted(leaked)}"
     assert all(BUDGET_KEY in keys for keys in seen)
-    if name in ("minigallery", "memgallery", "locomo", "longmemeval"):
+    if name in EVALUATED:
         assert all("user" in keys for keys in seen)  # the scope stays: it is known at question time
 
 

@@ -34,6 +34,11 @@ REGISTRY: dict[str, tuple[str, str]] = {
         "LongMemEval from a local longmemeval_s/_m/_oracle JSON (--option path=FILE); each question its own "
         "memory; retrieval (official session/turn recall) or QA scoring",
     ),
+    "conversations": (
+        "automemo.benchmarks.conversation.user_logs:UserConversations",
+        "your own conversation logs: a JSON-lines sessions file (--option path=FILE), questions optional "
+        "(--option questions=FILE); retrieval or QA scoring",
+    ),
     "miniwob": (
         "automemo.benchmarks.miniwob:MiniWoB",
         "MiniWoB++ web tasks in headless Debian chromium; environment reward (offline)",

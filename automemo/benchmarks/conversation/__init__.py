@@ -1,2 +1,3 @@
-"""Released multi-session conversation benchmarks (Mem-Gallery, LoCoMo): one data model, one
-`Benchmark` over it, and one reader per release format."""
+"""Multi-session conversation benchmarks, the released ones (Mem-Gallery, LoCoMo, LongMemEval)
+and a user's own logs (`conversations`): one data model, one `Benchmark` over it, and one
+reader per format."""

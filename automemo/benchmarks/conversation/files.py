@@ -1,15 +1,19 @@
-"""Reading a release from disk: JSON files with errors that name the file, and image files that
-may be missing or git-LFS pointers (public copies of Mem-Gallery often hold ~130-byte pointer
-text files where the JPGs should be)."""
+"""Reading a release from disk: JSON and JSON-lines files with errors that name the file (and
+the line), image files that may be missing or git-LFS pointers (public copies of Mem-Gallery
+often hold ~130-byte pointer text files where the JPGs should be) or only a URL, and sessions
+put in date order."""
 
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, TypeVar
+from urllib.parse import urlparse
 
 from automemo.benchmarks.conversation.model import DatasetError
+
+T = TypeVar("T")
 
 _LFS_POINTER = b"version https://git-lfs"
 _IMAGE_MAGIC = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a", b"RIFF")
@@ -29,6 +33,33 @@ def read_json(path: Path, what: str) -> Any:
         raise DatasetError(f"{path}: not a text file; expected {what}") from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: not valid JSON ({exc}); expected {what}") from None
+
+
+def iter_json_lines(path: Path, what: str) -> Iterator[tuple[int, Any]]:
+    """The (line number, value) of every non-blank line of a JSON-lines file, numbered from 1 as
+    an editor shows them. A line that is not UTF-8 or not valid JSON raises `DatasetError`
+    naming the file, the line and the JSON error; `what` says what each line should hold."""
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot be read ({exc})") from None
+    with fh:
+        for number, raw in enumerate(fh, 1):
+            try:
+                # utf-8-sig: an editor's byte-order mark at the start of the file is not text.
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError:
+                raise DatasetError(f"{path} line {number}: not UTF-8 text; save the file as UTF-8; "
+                                   f"each line must be {what}") from None
+            if not line.strip():
+                continue
+            try:
+                # Without its line break, a JSON error's column is where it is on the line.
+                value = json.loads(line.rstrip("\r\n"))
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path} line {number}: not valid JSON ({exc.msg}, column {exc.colno}); "
+                                   f"each line must be {what}") from None
+            yield number, value
 
 
 STREAM_CHUNK = 1 << 20
@@ -160,3 +191,25 @@ def resolve_image(rel: str, base: Path, image_dir: Path | None) -> Path:
         if candidate.exists():
             return candidate
     return image_dir.joinpath(*parts[-1:])
+
+
+def url_image(url: str, image_dir: Path | None) -> Path | None:
+    """The local file of an image a release names by URL (LoCoMo's `img_url`): nothing is
+    fetched, so it is the file under `image_dir` named as the URL's last path part, when that is
+    a readable image; else None (the image keeps its caption only)."""
+    name = Path(urlparse(url).path).name
+    if image_dir is None or not name:
+        return None
+    candidate = image_dir / name
+    return candidate if readable_image(candidate) else None
+
+
+def in_date_order(dated: Iterable[tuple[str, T]]) -> list[T]:
+    """Items given as (date key, item) in release order, sorted by date as they happened. Keys
+    must sort as the dates do (ISO strings); "" is undated: such an item keeps its place after
+    the item released before it (it inherits its key), and ties keep release order."""
+    last, keyed = "", []
+    for position, (key, item) in enumerate(dated):
+        last = key or last
+        keyed.append((last, position, item))
+    return [item for _, _, item in sorted(keyed, key=lambda x: (x[0], x[1]))]

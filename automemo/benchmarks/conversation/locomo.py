@@ -15,11 +15,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import urlparse
 
 from automemo.benchmarks.conversation.benchmark import ConversationBenchmark
 from automemo.benchmarks.conversation.clues import ClueResolver
-from automemo.benchmarks.conversation.files import as_list, read_json, readable_image
+from automemo.benchmarks.conversation.files import as_list, read_json, url_image
 from automemo.benchmarks.conversation.model import (
     REFUSAL, Conversations, DatasetError, Question, Session, Turn, TurnImage, UnknownClues,
     qualified,
@@ -38,11 +37,7 @@ class _Photos:
         urls, captions = as_list(turn.get("img_url")), as_list(turn.get("blip_caption"))
         out = []
         for i in range(max(len(urls), len(captions))):
-            file = None
-            if i < len(urls) and self.image_dir is not None:
-                name = Path(urlparse(str(urls[i])).path).name
-                candidate = self.image_dir / name if name else None
-                file = candidate if candidate is not None and readable_image(candidate) else None
+            file = url_image(str(urls[i]), self.image_dir) if i < len(urls) else None
             self.total += 1
             self.missing += file is None
             caption = str(captions[i]) if i < len(captions) and captions[i] else None
@@ -60,7 +55,9 @@ def read_release(path: Path, image_dir: Path | None, unknown_clues: UnknownClues
     scopes, sessions, questions, aliases = [], [], [], {}
     for si, sample in enumerate(data):
         where = f"{path}: sample {si}"
-        if not isinstance(sample.get("conversation"), Mapping) or not isinstance(sample.get("qa"), list):
+        # A sample without `qa` (or with an empty one) is a conversation without questions: its
+        # sessions are still memory, e.g. for a search on questions generated from the sessions.
+        if not isinstance(sample.get("conversation"), Mapping) or not isinstance(sample.get("qa", []), list):
             raise DatasetError(f"{where}: expected {{sample_id, conversation {{...}}, qa [...]}}")
         scope = str(sample.get("sample_id") or f"sample-{si}")
         if scope in scopes:
@@ -84,7 +81,7 @@ def read_release(path: Path, image_dir: Path | None, unknown_clues: UnknownClues
             if turns:
                 date = str(conversation.get(f"{key}_date_time") or "")
                 sessions.append(Session(qualified(scope, f"D{n}"), scope, date, tuple(turns)))
-        for qi, qa in enumerate(sample["qa"]):
+        for qi, qa in enumerate(sample.get("qa", [])):
             q_where = f"{where} ({scope}): qa[{qi}]"
             if not isinstance(qa, Mapping) or not qa.get("question") or "category" not in qa:
                 raise DatasetError(f"{q_where}: expected {{question, answer, evidence, category}}")

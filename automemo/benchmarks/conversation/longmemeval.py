@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 from automemo.benchmarks.base import Task, TaskScore
 from automemo.benchmarks.conversation.benchmark import ConversationBenchmark, TextConversationOptions
-from automemo.benchmarks.conversation.files import as_list, iter_json_list
+from automemo.benchmarks.conversation.files import as_list, in_date_order, iter_json_list
 from automemo.benchmarks.conversation.longmemeval_metrics import official_metrics
 from automemo.benchmarks.conversation.model import (
     Conversations, DatasetError, DroppedClue, DroppedItem, Question, Session, Turn, UnknownClues, qualified,
@@ -138,7 +138,7 @@ class _Reader:
         if len(ids) != len(raw) or len(dates) != len(raw):
             self.drop(where, f"{len(raw)} haystack_sessions, {len(ids)} haystack_session_ids, {len(dates)} "
                              f"haystack_dates: sessions without an id or a date are named by position / undated")
-        dated: list[tuple[str, int, Session]] = []
+        dated: list[tuple[str, Session]] = []
         seen: set[str] = set()
         for si, turns in enumerate(raw):
             sid = str(ids[si]) if si < len(ids) and ids[si] else f"session-{si + 1}"
@@ -150,14 +150,10 @@ class _Reader:
             date = iso_date(str(dates[si])) if si < len(dates) else None
             session = self._session(qid, sid, date or "", turns, s_where)
             if session is not None:
-                dated.append((date or "", si, session))
+                dated.append((date or "", session))
         # Date order, as the sessions happened; an undated session keeps its place among the dated
-        # ones it was released between (sorted stably on the date it inherits from its predecessor).
-        last, keyed = "", []
-        for date, si, session in dated:
-            last = date or last
-            keyed.append((last, si, session))
-        return [s for _, _, s in sorted(keyed, key=lambda x: (x[0], x[1]))]
+        # ones it was released between.
+        return in_date_order(dated)
 
     def _session(self, qid: str, sid: str, date: str, turns: Any, where: str) -> Session | None:
         if not isinstance(turns, list) or not turns:
