@@ -135,12 +135,36 @@ def test_mcp_remember_puts_an_episode_in_the_calls_user_and_refuses_a_conflict(t
         # for every namespace)
         remote = build_mcp(service, RequestLimits(), allow_paths=False)
         for name, arguments in (("recall", {"query": "boat", "user": "kim"}), ("remember", {"content": "x"}),
-                                ("forget", {"user": "kim"})):
+                                ("forget", {"user": "kim", "all": True})):
             answer = asyncio.run(remote.call_tool(name, arguments))
             assert answer.is_error and "refused" in answer.content[0].text, name
         assert "red" in recall(service, "what colour is the boat", "kim")["text"]
         with pytest.raises(NamespaceRefused):
             namespace_for(None, "kim")
+    finally:
+        service.close()
+
+
+def test_a_forget_naming_neither_an_episode_nor_all_is_refused_and_forgets_nothing(tmp_path):
+    """An agent's `forget()` with no arguments once erased the whole namespace. Now every face and
+    the Python API refuse it with a sentence naming `task_id` and `all`; `all: true` erases."""
+    service = open_service(tmp_path)
+    try:
+        local = build_mcp(service, RequestLimits(), allow_paths=True, caller=LOCAL)
+        remember(service, {"content": "my umbrella is yellow", "task_id": "umbrella"})
+        for arguments in ({}, {"user": "default"}, {"all": False}):
+            answer = asyncio.run(local.call_tool("forget", arguments))
+            assert answer.is_error, arguments
+            assert '"task_id"' in answer.content[0].text and '"all": true' in answer.content[0].text
+        with pytest.raises(BadRequest, match="named neither"):
+            asyncio.run(service.forget("default"))
+        with pytest.raises(BadRequest, match="not both"):
+            asyncio.run(service.forget("default", "umbrella", all=True))
+        assert "yellow" in recall(service, "what colour is my umbrella")["text"]
+        assert [e.task_id for e in service.pool.memory("default").episodes()] == ["umbrella"]
+        answer = asyncio.run(local.call_tool("forget", {"all": True}))
+        assert not answer.is_error and answer.structured_content["forgotten"] == "namespace"
+        assert "yellow" not in recall(service, "what colour is my umbrella")["text"]
     finally:
         service.close()
 
