@@ -202,6 +202,66 @@ def test_forgetting_leaves_no_image_or_cache_entry_and_recall_images_do_not_stay
         service.close()
 
 
+def png_saying(text: str) -> bytes:
+    """A PNG whose bytes hold `text` (a tEXt chunk), so a grep finds an image that stayed."""
+    import io
+
+    from PIL import Image
+    from PIL.PngImagePlugin import PngInfo
+
+    info, buffer = PngInfo(), io.BytesIO()
+    info.add_text("note", text)
+    Image.new("RGB", (2, 2), "white").save(buffer, format="PNG", pnginfo=info)
+    return buffer.getvalue()
+
+
+def holding(root, *secrets: bytes) -> list[str]:
+    """Every file under `root` whose bytes hold one of `secrets`."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if p.is_file() and any(s in p.read_bytes() for s in secrets))
+
+
+def test_a_state_folder_from_before_users_keeps_no_copy_of_what_is_forgotten(tmp_path):
+    """A folder from before users had their own memory (one log and one image store at its root) is
+    adopted user by user on start. Nothing of it stays at the root: after a forget of an episode
+    and of a whole user, and a restart, no file under the state folder holds their text."""
+    from automemo.deploy import read_manifest
+    from automemo.episode_store import EpisodeStore
+
+    ana_secret, default_secret = b"QUOKKA-5521-ANA", b"WOMBAT-7788-DEFAULT"
+    export = make_export(tmp_path / "export", program=EMBEDDING_MEMORY)
+    root = tmp_path / "state"
+    picture = EpisodeStore(root / STORE).put_image(png_saying(ana_secret.decode()))
+    (root / "program.json").write_text(json.dumps({"program_sha256": read_manifest(export)["files"]["program.py"]}))
+    episodes = [{"task_id": "locker", "instruction": "note", "metadata": {"user": "ana"},
+                 "steps": [{"index": 0, "observation": f"my locker code is {ana_secret.decode()}",
+                            "screenshot": picture.to_dict()}]},
+                {"task_id": "bike", "instruction": "note", "metadata": {"user": "ana"},
+                 "steps": [{"index": 0, "observation": "my bike is red"}]},
+                {"task_id": "note", "instruction": "note",  # no user: the default namespace's
+                 "steps": [{"index": 0, "observation": f"the alarm code is {default_secret.decode()}"}]}]
+    with open(root / LOG, "w") as fh:
+        for seq, episode in enumerate(episodes, 1):
+            fh.write(json.dumps({"seq": seq, "received": 0, "episode": {"benchmark": "minigallery", **episode}}) + "\n")
+
+    service = open_service(tmp_path, shared_experience=True)  # such a folder's users shared the base
+    try:
+        assert ana_secret.decode() in recall(service, "what is my locker code", "ana")["text"]
+        assert default_secret.decode() in recall(service, "what is the alarm code")["text"]
+        assert asyncio.run(service.forget("ana", "locker"))["forgotten"] == 1
+        assert asyncio.run(service.forget("default", all=True))["forgotten"] == "namespace"
+    finally:
+        service.close()
+    service = open_service(tmp_path, shared_experience=True)
+    try:
+        assert ana_secret.decode() not in recall(service, "what is my locker code", "ana")["text"]
+        assert "bike is red" in recall(service, "what colour is my bike", "ana")["text"]
+        assert default_secret.decode() not in recall(service, "what is the alarm code")["text"]
+    finally:
+        service.close()
+    assert holding(root, ana_secret, default_secret) == []
+
+
 def test_open_finishes_an_interrupted_forget_and_sweeps_images_no_log_line_names(tmp_path):
     service = open_service(tmp_path, snapshot_every=1)
     folder = service.state.user_dir("ana")
