@@ -262,6 +262,40 @@ def test_a_state_folder_from_before_users_keeps_no_copy_of_what_is_forgotten(tmp
     assert holding(root, ana_secret, default_secret) == []
 
 
+def test_a_forgotten_episodes_vectors_leave_the_cache_files_bytes(tmp_path, monkeypatch):
+    """Deleting a row leaves its bytes in the file's free space unless SQLite zeroes them
+    (`PRAGMA secure_delete`). This machine's SQLite may be built to zero by default; every
+    connection here starts from the upstream default, off, so the cache's own setting is tested."""
+    import sqlite3
+
+    connect = sqlite3.connect
+
+    def upstream_default(*args, **kwargs):
+        conn = connect(*args, **kwargs)
+        conn.execute("PRAGMA secure_delete = OFF")
+        return conn
+    monkeypatch.setattr(sqlite3, "connect", upstream_default)
+
+    text = "the vault phrase is glacier pumpkin orbit"
+    service = open_service(tmp_path)
+    folder = service.state.user_dir("ana")
+    try:
+        remember(service, {"content": text, "user": "ana", "task_id": "vault"})
+        remember(service, {"content": "my bike is red", "user": "ana", "task_id": "bike"})
+        keys = {e.task_id: e.keys for e in live_episodes(EpisodeLog(folder / LOG).read())}
+        reader = connect(folder / STORE / "embeddings.sqlite")
+        rows = dict(reader.execute("select key, vector from embeddings"))
+        reader.close()
+        vault = [key.encode() for key in keys["vault"]] + [rows[key] for key in keys["vault"]]
+        assert len(vault) == 2 and rows[keys["bike"][0]]
+        assert asyncio.run(service.forget("ana", "vault"))["forgotten"] == 1
+        files = sorted((folder / STORE).glob("embeddings.sqlite*"))  # -wal and -journal too, if any
+        assert [p.name for p in files if any(secret in p.read_bytes() for secret in [text.encode(), *vault])] == []
+        assert rows[keys["bike"][0]] in files[0].read_bytes()  # the kept turn's vector stays
+    finally:
+        service.close()
+
+
 def test_open_finishes_an_interrupted_forget_and_sweeps_images_no_log_line_names(tmp_path):
     service = open_service(tmp_path, snapshot_every=1)
     folder = service.state.user_dir("ana")
