@@ -5,6 +5,7 @@ process killed with SIGKILL; no Ray."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from automemo.serve.episode_log import EpisodeLog
+from automemo.serve.episode_log import EpisodeLog, LogEntry
 from automemo.serve.fenced import FencedEpisodeLog, FencedStateFolder
 from automemo.serve.lease import LeaseHeld, LeaseLost, NamespaceLease
 from automemo.serve.state_folder import SnapshotMeta
@@ -119,3 +120,45 @@ def test_an_unreadable_record_is_a_sentence(tmp_path):
     lease.record_path.write_text("{not json")
     with pytest.raises(LeaseLost, match="unreadable.*delete it"):
         lease.check()
+
+
+def _line_of(seq: int, task_id: str) -> bytes:
+    return json.dumps(LogEntry(seq=seq, received=float(seq), episode={"task_id": task_id}).to_dict()).encode() + b"\n"
+
+
+def test_a_read_never_cuts_another_writers_append_and_only_the_holder_repairs_its_tail(tmp_path):
+    """The holder is in the middle of an append (half its line on disk) while others read the log:
+    a plain reader (an export, `automemo memory`) and a replica whose lease is gone. Neither may
+    cut the half line, or the rest of it, written next, would be garbage. A torn tail a kill left
+    is cut by the next holder, before its first append, never by a read."""
+    path = tmp_path / "episodes.jsonl"
+    holder = NamespaceLease(tmp_path, "k", "a")
+    holder.acquire()
+    log = FencedEpisodeLog(path, holder)
+    log.read()
+    log.append_episode({"task_id": "t1"}, received=1.0)
+    in_flight = _line_of(2, "t2")
+    with open(path, "ab") as fh:
+        fh.write(in_flight[:12])
+    size = path.stat().st_size
+    stale = FencedEpisodeLog(path, NamespaceLease(tmp_path, "k", "b"))  # no lease
+    for reader in (EpisodeLog(path), stale):
+        assert [e.task_id for e in reader.read()] == ["t1"]
+        assert path.stat().st_size == size
+    with pytest.raises(LeaseLost):
+        stale.append_episode({"task_id": "t-stale"}, received=9.0)
+    assert path.stat().st_size == size
+    with open(path, "ab") as fh:
+        fh.write(in_flight[12:])  # the holder's append completes
+    assert [e.task_id for e in EpisodeLog(path).read()] == ["t1", "t2"]
+
+    with open(path, "ab") as fh:
+        fh.write(_line_of(3, "t3")[:15])  # the holder is killed in the middle of its next append
+    holder.release()
+    successor = NamespaceLease(tmp_path, "k", "c")
+    successor.acquire()
+    log = FencedEpisodeLog(path, successor)
+    assert [e.task_id for e in log.read()] == ["t1", "t2"]
+    log.append_episode({"task_id": "t4"}, received=4.0)  # the torn tail is cut first
+    assert [e.task_id for e in EpisodeLog(path).read()] == ["t1", "t2", "t4"]
+    assert path.read_bytes().count(b"\n") == 3

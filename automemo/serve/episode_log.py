@@ -7,9 +7,14 @@ fsynced before the call is answered, read back in order when the namespace opens
                                                                that task_id logged before it
 
 A tombstone makes forgetting durable the moment it is acknowledged; the namespace then rewrites
-the log without the forgotten episodes (`rewrite`), so their text leaves the disk too. A kill in
-the middle of an append leaves at most one torn last line; reading drops it (that call was never
-acknowledged) and truncates the file back to its last whole line, so later appends start clean."""
+the log without the forgotten episodes (`rewrite`), so their text leaves the disk too.
+
+A kill in the middle of an append leaves a torn last line (that call was never acknowledged).
+Reading skips it and never writes: the bytes after the last newline may also be another
+writer's append still in flight (a replica reading a log whose lease it lost), and cutting them
+would tear that line. The log's own writer cuts a torn tail before its first append (for a
+leased namespace, after checking its lease: only the holder repairs its log), so its lines start
+clean. A whole line that does not parse (a torn append another append continued) is skipped."""
 
 from __future__ import annotations
 
@@ -64,25 +69,19 @@ class EpisodeLog:
         self._fh = None
 
     def read(self) -> list[LogEntry]:
-        """Every whole entry in append order; call before the first `append`."""
+        """Every whole entry in append order, the file left as it is; call before the first
+        `append`."""
         entries: list[LogEntry] = []
         if not self.path.is_file():
             return entries
-        good_end = 0
         with open(self.path, "rb") as fh:
             for line in fh:
                 if not line.endswith(b"\n"):
-                    break  # a torn last append: never acknowledged
+                    break  # a torn last line: never acknowledged, or an append still in flight
                 try:
-                    entry = LogEntry.from_dict(json.loads(line))
+                    entries.append(LogEntry.from_dict(json.loads(line)))
                 except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                    break
-                good_end += len(line)
-                entries.append(entry)
-        if good_end < self.path.stat().st_size:
-            with open(self.path, "r+b") as fh:
-                fh.truncate(good_end)
-                os.fsync(fh.fileno())
+                    continue  # never acknowledged: a torn append glued to the next one
         self.last_seq = max((e.seq for e in entries), default=self.last_seq)
         return entries
 
@@ -98,9 +97,10 @@ class EpisodeLog:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             new = not self.path.exists()
-            self._fh = open(self.path, "ab", buffering=0)
+            self._fh = open(self.path, "a+b", buffering=0)
             if new:
                 fsync_file(self.path.parent)  # a new file's name is durable once its folder is synced
+            _cut_torn_tail(self._fh)
         self._fh.write(_line(entry))
         os.fsync(self._fh.fileno())
         self.last_seq = entry.seq
@@ -122,6 +122,23 @@ class EpisodeLog:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def _cut_torn_tail(fh: Any) -> None:
+    """Truncate the file open as `fh` after its last newline: a torn last line, which the next
+    append would otherwise continue into one line that parses as neither."""
+    size = end = fh.seek(0, os.SEEK_END)
+    while end > 0:
+        start = max(0, end - 65536)
+        fh.seek(start)
+        newline = fh.read(end - start).rfind(b"\n")
+        if newline >= 0:
+            end = start + newline + 1
+            break
+        end = start
+    if end < size:
+        os.ftruncate(fh.fileno(), end)
+        os.fsync(fh.fileno())
 
 
 def _line(entry: LogEntry) -> bytes:
