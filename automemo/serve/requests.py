@@ -397,7 +397,8 @@ def forget_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> Fo
     if unknown:
         raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a forget; send \"user\" and \"task_id\" (one "
                          f"episode) or \"all\": true (everything of the user)")
-    user, task_id, every = _short(_one_of(body, USER), "user", limits.max_id_chars), body.get("task_id"), body.get("all")
+    user = _short(_one_of(body, USER), "user", limits.max_id_chars)
+    task_id, every = body.get("task_id"), body.get("all")
     if task_id is not None and (not isinstance(task_id, str) or not task_id):
         raise BadRequest("\"task_id\" must be a non-empty string: the id `remember` answered with")
     if every is not None and not isinstance(every, bool):
