@@ -318,7 +318,7 @@ def test_a_token_bound_to_a_user_stays_in_that_users_memory(token_server):
         "task_id": "t", "instruction": "x", "steps": [{"observation": "y"}], "metadata": {"user": "bob"}}, token=ana)
     assert status == 403
     # forget, export and import are bound the same way
-    assert server.request("POST", "/v1/forget", {"user": "bob"}, token=ana)[0] == 403
+    assert server.request("POST", "/v1/forget", {"user": "bob", "all": True}, token=ana)[0] == 403
     assert server.request("GET", "/v1/export?user=bob", token=ana)[0] == 403
     assert server.request("POST", "/v1/import?user=bob", {"task_id": "t", "instruction": "x"}, token=ana)[0] == 403
     status, _, exported = server.request("GET", "/v1/export", token=ana)  # naming no user: ana's
@@ -337,7 +337,7 @@ async def _mcp_as_ana(url: str) -> None:
             assert refused.is_error and "may not use the memory of user 'bob'" in refused.content[0].text
             refused = await client.call_tool("remember", {"content": "x", "user_id": "bob"})
             assert refused.is_error
-            refused = await client.call_tool("forget", {"user": "bob"})
+            refused = await client.call_tool("forget", {"user": "bob", "all": True})
             assert refused.is_error and "may not use the memory of user 'bob'" in refused.content[0].text
             found = await client.call_tool("recall", {"query": "what colour is my umbrella"})
             assert not found.is_error and "yellow" in found.content[0].text
