@@ -5,6 +5,7 @@ process killed with SIGKILL; no Ray."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from automemo.serve.episode_log import EpisodeLog
+from automemo.serve.episode_log import EpisodeLog, LogEntry, current_writers
 from automemo.serve.fenced import FencedEpisodeLog, FencedStateFolder
 from automemo.serve.lease import LeaseHeld, LeaseLost, NamespaceLease
 from automemo.serve.state_folder import SnapshotMeta
@@ -119,3 +120,108 @@ def test_an_unreadable_record_is_a_sentence(tmp_path):
     lease.record_path.write_text("{not json")
     with pytest.raises(LeaseLost, match="unreadable.*delete it"):
         lease.check()
+
+
+def _line_of(seq: int, task_id: str) -> bytes:
+    return json.dumps(LogEntry(seq=seq, received=float(seq), episode={"task_id": task_id}).to_dict()).encode() + b"\n"
+
+
+def test_a_read_never_cuts_another_writers_append_and_only_the_holder_repairs_its_tail(tmp_path):
+    """The holder is in the middle of an append (half its line on disk) while others read the log:
+    a plain reader (an export, `automemo memory`) and a replica whose lease is gone. Neither may
+    cut the half line, or the rest of it, written next, would be garbage. A torn tail a kill left
+    is cut by the next holder, before its first append, never by a read."""
+    path = tmp_path / "episodes.jsonl"
+    holder = NamespaceLease(tmp_path, "k", "a")
+    holder.acquire()
+    log = FencedEpisodeLog(path, holder)
+    log.read()
+    log.append_episode({"task_id": "t1"}, received=1.0)
+    in_flight = _line_of(2, "t2")
+    with open(path, "ab") as fh:
+        fh.write(in_flight[:12])
+    size = path.stat().st_size
+    stale = FencedEpisodeLog(path, NamespaceLease(tmp_path, "k", "b"))  # no lease
+    for reader in (EpisodeLog(path), stale):
+        assert [e.task_id for e in reader.read()] == ["t1"]
+        assert path.stat().st_size == size
+    with pytest.raises(LeaseLost):
+        stale.append_episode({"task_id": "t-stale"}, received=9.0)
+    assert path.stat().st_size == size
+    with open(path, "ab") as fh:
+        fh.write(in_flight[12:])  # the holder's append completes
+    assert [e.task_id for e in EpisodeLog(path).read()] == ["t1", "t2"]
+
+    with open(path, "ab") as fh:
+        fh.write(_line_of(3, "t3")[:15])  # the holder is killed in the middle of its next append
+    holder.release()
+    successor = NamespaceLease(tmp_path, "k", "c")
+    successor.acquire()
+    log = FencedEpisodeLog(path, successor)
+    assert [e.task_id for e in log.read()] == ["t1", "t2"]
+    log.append_episode({"task_id": "t4"}, received=4.0)  # the torn tail is cut first
+    assert [e.task_id for e in EpisodeLog(path).read()] == ["t1", "t2", "t4"]
+    assert path.read_bytes().count(b"\n") == 3
+
+
+def test_a_former_holders_late_lines_are_dropped_and_a_handover_is_kept_whole(tmp_path):
+    """a writes, the lease moves to b, b writes: all of it is kept. a, whose check passed just
+    before the lease moved, then appends: its line carries its older token, a is told (LeaseLost,
+    not an acknowledgement) and every reader drops the line."""
+    path = tmp_path / "episodes.jsonl"
+    a, b = NamespaceLease(tmp_path, "k", "a"), NamespaceLease(tmp_path, "k", "b")
+    a.acquire()
+    log_a = FencedEpisodeLog(path, a)
+    log_a.read()
+    log_a.append_episode({"task_id": "a1"}, received=1.0)
+    log_a.append_episode({"task_id": "a2"}, received=2.0)
+    fcntl.flock(a._lock_fh, fcntl.LOCK_UN)  # a's lock is lost behind its back
+    b.acquire()
+    log_b = FencedEpisodeLog(path, b)
+    log_b.read()
+    log_b.append_episode({"task_id": "b1"}, received=3.0)
+    assert [(e.task_id, e.token) for e in EpisodeLog(path).read()] == [("a1", 1), ("a2", 1), ("b1", 2)]
+
+    real_check, checks = a.check, iter([lambda: None])  # a's next check ran before the lease moved
+    a.check = lambda: next(checks, real_check)()
+    with pytest.raises(LeaseLost):
+        log_a.append_episode({"task_id": "a-late"}, received=4.0)
+    log_b.append_episode({"task_id": "b2"}, received=5.0)
+    assert path.read_bytes().count(b"a-late") == 1  # on disk, and dropped by every reader
+    assert [e.task_id for e in EpisodeLog(path).read()] == ["a1", "a2", "b1", "b2"]
+
+
+def test_lines_without_a_token_are_always_kept():
+    """Logs from before tokens, and the single-process server's lines between two Ray runs."""
+    def entry(seq, token=None):
+        return LogEntry(seq=seq, received=0.0, episode={"task_id": f"t{seq}"}, token=token)
+
+    assert current_writers([entry(1), entry(2)]) == [entry(1), entry(2)]
+    logged = [entry(1), entry(2, token=3), entry(3), entry(4, token=2), entry(5, token=4)]
+    assert [e.seq for e in current_writers(logged)] == [1, 2, 3, 5]
+
+
+def test_a_lease_record_that_began_again_is_advanced_past_the_logs_tokens(tmp_path):
+    """The record deleted (the sentence for an unreadable one says to): the next holder's token
+    starts at 1 again, below the log's, and readers would drop its every line. Its first append
+    takes a token above the log's first."""
+    import shutil
+
+    path = tmp_path / "episodes.jsonl"
+    first = NamespaceLease(tmp_path, "k", "a")
+    for _ in range(3):
+        first.acquire()
+        first.release()
+    first.acquire()
+    log = FencedEpisodeLog(path, first)
+    log.read()
+    log.append_episode({"task_id": "t1"}, received=1.0)
+    first.release()
+    shutil.rmtree(tmp_path / "leases")
+    again = NamespaceLease(tmp_path, "k", "b")
+    assert again.acquire() == 1
+    log = FencedEpisodeLog(path, again)
+    log.read()
+    log.append_episode({"task_id": "t2"}, received=2.0)
+    assert again.token == again.read().token == 5
+    assert [(e.task_id, e.token) for e in EpisodeLog(path).read()] == [("t1", 4), ("t2", 5)]

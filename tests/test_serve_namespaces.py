@@ -76,7 +76,10 @@ def test_isolation_forget_and_export_survive_kill9(export, tmp_path):
         status, forgot = call(server.url + "/v1/forget", {"user": "ana", "task_id": "locker"})
         assert status == 200 and forgot["forgotten"] == 1
         assert "5521" not in recall(server, "ana", "what is my locker code")["text"]
-        assert call(server.url + "/v1/forget", {"user": "bob"})[1]["forgotten"] == "namespace"
+        bare = call(server.url + "/v1/forget", {"user": "bob"})  # names neither task_id nor all: refused
+        assert bare[0] == 400 and '"all": true' in bare[1]["error"] and "nothing was forgotten" in bare[1]["error"]
+        assert "7788" in recall(server, "bob", "what is my locker code")["text"]
+        assert call(server.url + "/v1/forget", {"user": "bob", "all": True})[1]["forgotten"] == "namespace"
         assert "7788" not in recall(server, "bob", "what is my locker code")["text"]
         bad = call(server.url + "/v1/forget", {"user": "ana", "task_id": ""})
         assert bad[0] == 400 and "task_id" in bad[1]["error"]
@@ -176,7 +179,7 @@ def test_randomized_users_forgets_and_kill9_never_leak(export, tmp_path):
                 live[user].discard(token)
                 gone.add(token)
             elif roll < 0.53:
-                assert call(server.url + "/v1/forget", {"user": user})[0] == 200
+                assert call(server.url + "/v1/forget", {"user": user, "all": True})[0] == 200
                 gone |= live[user]
                 live[user] = set()
             else:
@@ -221,7 +224,9 @@ def test_memory_commands_on_a_state_folder(export, tmp_path):
     assert bad.returncode == 2 and "line 2" in bad.stderr and "nothing of this import" in bad.stderr
     assert "Traceback" not in bad.stderr
     assert sorted(p for p in state.rglob("*") if p.is_file() and p.name != ".lock") == before  # all or nothing
-    assert memory_cli("forget", str(state), "--user", "").returncode == 0
+    bare = memory_cli("forget", str(state), "--user", "")
+    assert bare.returncode == 2 and "--task-id --all is required" in bare.stderr
+    assert memory_cli("forget", str(state), "--user", "", "--all").returncode == 0
     server = Server(export, state)
     try:
         assert "5521" not in recall(server, "ana", "what is my locker code")["text"]

@@ -167,7 +167,9 @@ SCRIPT = [  # (method, path, body, token); every face, refusals included
     ("POST", "/mcp", _mcp("recall", {"query": "cat called", "user": "ana"}), ALL),
     ("POST", "/mcp", _mcp("recall", {"query": "spare key"}), ALL),
     ("POST", "/mcp", _mcp("remember", {"content": "my dog is Rex", "user": "carol", "task_id": "c1"}), ALL),
-    ("POST", "/mcp", _mcp("forget", {"user": "bob"}), ALL),
+    ("POST", "/mcp", _mcp("forget", {"user": "bob"}), ALL),  # refused: neither task_id nor all
+    ("POST", "/v1/forget", {"user": "bob"}, ALL),  # 400, likewise
+    ("POST", "/mcp", _mcp("forget", {"user": "bob", "all": True}), ALL),
     ("POST", "/v1/recall", {"instruction": "where do I live", "user": "bob"}, ALL),
     ("GET", "/v1/manifest", None, ALL),
     ("GET", "/openapi.json", None, ALL),

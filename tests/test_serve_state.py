@@ -95,7 +95,18 @@ def test_a_state_folder_from_before_users_is_adopted_by_user(tmp_path):
     assert state.users() == ["ana", "bob", "default"]  # an episode of no user is the default namespace's
     assert [e.task_id for e in UserMemory("ana", state, None).episodes()] == ["a1", "a2"]
     assert (state.user_dir("ana") / STORE / picture.path).read_bytes() == PNG
-    assert not (root / LOG).exists()
+    assert not (root / LOG).exists() and not (root / STORE).exists()  # no copy outlives a forget
+
+
+def test_what_an_earlier_adoption_kept_at_the_root_is_deleted_on_start(tmp_path):
+    """An adoption before this one renamed the old log to episodes.jsonl.adopted and kept the root
+    store: both hold what their users may since have forgotten."""
+    root = tmp_path / "state"
+    EpisodeStore(root / STORE).put_image(PNG)
+    (root / "program.json").write_text(json.dumps({"program_sha256": "abc"}))
+    (root / (LOG + ".adopted")).write_text(json.dumps({"seq": 1, "received": 0, "episode": {}}) + "\n")
+    StateFolder(root).lock(MANIFEST, shared_experience=True).close()
+    assert sorted(p.name for p in root.iterdir()) == [".lock", "program.json"]
 
 
 def test_an_exported_image_keeps_its_own_type():

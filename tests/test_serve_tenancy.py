@@ -135,12 +135,36 @@ def test_mcp_remember_puts_an_episode_in_the_calls_user_and_refuses_a_conflict(t
         # for every namespace)
         remote = build_mcp(service, RequestLimits(), allow_paths=False)
         for name, arguments in (("recall", {"query": "boat", "user": "kim"}), ("remember", {"content": "x"}),
-                                ("forget", {"user": "kim"})):
+                                ("forget", {"user": "kim", "all": True})):
             answer = asyncio.run(remote.call_tool(name, arguments))
             assert answer.is_error and "refused" in answer.content[0].text, name
         assert "red" in recall(service, "what colour is the boat", "kim")["text"]
         with pytest.raises(NamespaceRefused):
             namespace_for(None, "kim")
+    finally:
+        service.close()
+
+
+def test_a_forget_naming_neither_an_episode_nor_all_is_refused_and_forgets_nothing(tmp_path):
+    """An agent's `forget()` with no arguments once erased the whole namespace. Now every face and
+    the Python API refuse it with a sentence naming `task_id` and `all`; `all: true` erases."""
+    service = open_service(tmp_path)
+    try:
+        local = build_mcp(service, RequestLimits(), allow_paths=True, caller=LOCAL)
+        remember(service, {"content": "my umbrella is yellow", "task_id": "umbrella"})
+        for arguments in ({}, {"user": "default"}, {"all": False}):
+            answer = asyncio.run(local.call_tool("forget", arguments))
+            assert answer.is_error, arguments
+            assert '"task_id"' in answer.content[0].text and '"all": true' in answer.content[0].text
+        with pytest.raises(BadRequest, match="named neither"):
+            asyncio.run(service.forget("default"))
+        with pytest.raises(BadRequest, match="not both"):
+            asyncio.run(service.forget("default", "umbrella", all=True))
+        assert "yellow" in recall(service, "what colour is my umbrella")["text"]
+        assert [e.task_id for e in service.pool.memory("default").episodes()] == ["umbrella"]
+        answer = asyncio.run(local.call_tool("forget", {"all": True}))
+        assert not answer.is_error and answer.structured_content["forgotten"] == "namespace"
+        assert "yellow" not in recall(service, "what colour is my umbrella")["text"]
     finally:
         service.close()
 
@@ -174,6 +198,100 @@ def test_forgetting_leaves_no_image_or_cache_entry_and_recall_images_do_not_stay
         assert b"5521" not in (folder / LOG).read_bytes()
         assert "5521" not in recall(service, "what is my locker code", "ana")["text"]
         cache.close()
+    finally:
+        service.close()
+
+
+def png_saying(text: str) -> bytes:
+    """A PNG whose bytes hold `text` (a tEXt chunk), so a grep finds an image that stayed."""
+    import io
+
+    from PIL import Image
+    from PIL.PngImagePlugin import PngInfo
+
+    info, buffer = PngInfo(), io.BytesIO()
+    info.add_text("note", text)
+    Image.new("RGB", (2, 2), "white").save(buffer, format="PNG", pnginfo=info)
+    return buffer.getvalue()
+
+
+def holding(root, *secrets: bytes) -> list[str]:
+    """Every file under `root` whose bytes hold one of `secrets`."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if p.is_file() and any(s in p.read_bytes() for s in secrets))
+
+
+def test_a_state_folder_from_before_users_keeps_no_copy_of_what_is_forgotten(tmp_path):
+    """A folder from before users had their own memory (one log and one image store at its root) is
+    adopted user by user on start. Nothing of it stays at the root: after a forget of an episode
+    and of a whole user, and a restart, no file under the state folder holds their text."""
+    from automemo.deploy import read_manifest
+    from automemo.episode_store import EpisodeStore
+
+    ana_secret, default_secret = b"QUOKKA-5521-ANA", b"WOMBAT-7788-DEFAULT"
+    export = make_export(tmp_path / "export", program=EMBEDDING_MEMORY)
+    root = tmp_path / "state"
+    picture = EpisodeStore(root / STORE).put_image(png_saying(ana_secret.decode()))
+    (root / "program.json").write_text(json.dumps({"program_sha256": read_manifest(export)["files"]["program.py"]}))
+    episodes = [{"task_id": "locker", "instruction": "note", "metadata": {"user": "ana"},
+                 "steps": [{"index": 0, "observation": f"my locker code is {ana_secret.decode()}",
+                            "screenshot": picture.to_dict()}]},
+                {"task_id": "bike", "instruction": "note", "metadata": {"user": "ana"},
+                 "steps": [{"index": 0, "observation": "my bike is red"}]},
+                {"task_id": "note", "instruction": "note",  # no user: the default namespace's
+                 "steps": [{"index": 0, "observation": f"the alarm code is {default_secret.decode()}"}]}]
+    with open(root / LOG, "w") as fh:
+        for seq, episode in enumerate(episodes, 1):
+            fh.write(json.dumps({"seq": seq, "received": 0, "episode": {"benchmark": "minigallery", **episode}}) + "\n")
+
+    service = open_service(tmp_path, shared_experience=True)  # such a folder's users shared the base
+    try:
+        assert ana_secret.decode() in recall(service, "what is my locker code", "ana")["text"]
+        assert default_secret.decode() in recall(service, "what is the alarm code")["text"]
+        assert asyncio.run(service.forget("ana", "locker"))["forgotten"] == 1
+        assert asyncio.run(service.forget("default", all=True))["forgotten"] == "namespace"
+    finally:
+        service.close()
+    service = open_service(tmp_path, shared_experience=True)
+    try:
+        assert ana_secret.decode() not in recall(service, "what is my locker code", "ana")["text"]
+        assert "bike is red" in recall(service, "what colour is my bike", "ana")["text"]
+        assert default_secret.decode() not in recall(service, "what is the alarm code")["text"]
+    finally:
+        service.close()
+    assert holding(root, ana_secret, default_secret) == []
+
+
+def test_a_forgotten_episodes_vectors_leave_the_cache_files_bytes(tmp_path, monkeypatch):
+    """Deleting a row leaves its bytes in the file's free space unless SQLite zeroes them
+    (`PRAGMA secure_delete`). This machine's SQLite may be built to zero by default; every
+    connection here starts from the upstream default, off, so the cache's own setting is tested."""
+    import sqlite3
+
+    connect = sqlite3.connect
+
+    def upstream_default(*args, **kwargs):
+        conn = connect(*args, **kwargs)
+        conn.execute("PRAGMA secure_delete = OFF")
+        return conn
+    monkeypatch.setattr(sqlite3, "connect", upstream_default)
+
+    text = "the vault phrase is glacier pumpkin orbit"
+    service = open_service(tmp_path)
+    folder = service.state.user_dir("ana")
+    try:
+        remember(service, {"content": text, "user": "ana", "task_id": "vault"})
+        remember(service, {"content": "my bike is red", "user": "ana", "task_id": "bike"})
+        keys = {e.task_id: e.keys for e in live_episodes(EpisodeLog(folder / LOG).read())}
+        reader = connect(folder / STORE / "embeddings.sqlite")
+        rows = dict(reader.execute("select key, vector from embeddings"))
+        reader.close()
+        vault = [key.encode() for key in keys["vault"]] + [rows[key] for key in keys["vault"]]
+        assert len(vault) == 2 and rows[keys["bike"][0]]
+        assert asyncio.run(service.forget("ana", "vault"))["forgotten"] == 1
+        files = sorted((folder / STORE).glob("embeddings.sqlite*"))  # -wal and -journal too, if any
+        assert [p.name for p in files if any(secret in p.read_bytes() for secret in [text.encode(), *vault])] == []
+        assert rows[keys["bike"][0]] in files[0].read_bytes()  # the kept turn's vector stays
     finally:
         service.close()
 

@@ -32,9 +32,12 @@ def register(sub) -> None:
     export.add_argument("--out", type=Path, metavar="FILE", help="write here (default: standard output)")
     imported = verb("import", "add JSON lines of episodes (an export) to a user's memory")
     imported.add_argument("file", type=Path, metavar="FILE", help="JSON lines, one episode a line ('-': stdin)")
-    forget = verb("forget", "forget a user's episode (--task-id) or the whole user")
-    forget.add_argument("--task-id", metavar="ID", help="the episode's task_id (remember answered it); "
-                                                        "without it, everything of --user")
+    forget = verb("forget", "forget a user's episode (--task-id) or the whole user (--all)")
+    # one of the two is required, as over REST and MCP: a bare forget must not erase a memory
+    target = forget.add_mutually_exclusive_group(required=True)
+    target.add_argument("--task-id", metavar="ID", help="the episode's task_id (remember answered it)")
+    target.add_argument("--all", action="store_true", help="everything of --user: every episode, image and "
+                                                           "cache entry")
     p.set_defaults(func=run)
 
 
@@ -54,7 +57,7 @@ def run(args) -> int:
             return _export(memory, args.out)
         if args.verb == "import":
             return _import(memory, state, args.file)
-        return _forget(memory, state, args.user, args.task_id)
+        return _forget(memory, state, args.task_id, all=args.all)
     finally:
         held.close()
 
@@ -89,9 +92,9 @@ def _import(memory, state, file: Path) -> int:
     return 0
 
 
-def _forget(memory, state, user: str, task_id: str | None) -> int:
+def _forget(memory, state, task_id: str | None, *, all: bool) -> int:
     user = memory.user
-    if task_id is None:
+    if all:
         found = state.drop(user)
         print(f"forgot {'every episode of' if found else 'nothing: there is no memory of'} {user}",
               file=sys.stderr)

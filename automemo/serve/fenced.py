@@ -3,7 +3,9 @@ log's appends (with the cache keys each episode's update used) and rewrites, its
 user file, dropping its folder, storing an image (a remember's or a recall's question), removing
 images and cache entries (a forget, a recall's cleanup, the sweeps on open), and the program's
 update (which fills the embedding cache). A writer whose lease moved gets `LeaseLost` before a
-byte is written. Same files, same formats as the single-process server.
+byte is written; a log line carries the writer's token, and a line written while the lease moved
+(between the check and the write) raises `LeaseLost` after it, unacknowledged, and is dropped by
+readers once the new holder has written. Same files, same formats as the single-process server.
 
 A writer that loses its lease in the middle of a remember may leave an image it stored before
 the loss: it must not remove it (the new owner may hold the same content-addressed file), and
@@ -11,10 +13,9 @@ the next owner's open sweeps every file no logged episode uses."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Iterable
-
-from typing import Any
+from typing import Any, Iterable
 
 from automemo.contract import ImageRef
 from automemo.episode_store import EpisodeStore
@@ -26,6 +27,9 @@ from automemo.toolkit.embedding_cache import EmbeddingCache
 
 
 class FencedEpisodeLog(EpisodeLog):
+    """Each line it appends carries its lease's token (readers drop a line whose token is older
+    than one before it: `episode_log.current_writers`)."""
+
     def __init__(self, path: Path, lease: NamespaceLease) -> None:
         super().__init__(path)
         self.lease = lease
@@ -33,8 +37,13 @@ class FencedEpisodeLog(EpisodeLog):
 
     def _append(self, entry: LogEntry) -> LogEntry:
         self.lease.check()
-        written = super()._append(entry)
+        if self.newest_token is not None and self.newest_token > self.lease.token:
+            self.lease.advance(self.newest_token)  # or every line of this holder would be dropped
+        written = super()._append(replace(entry, token=self.lease.token))
         self.appended += 1
+        # The lease may have moved between the check and the write: then a reader drops this line
+        # once the new holder has written, so it must not be acknowledged.
+        self.lease.check()
         return written
 
     def rewrite(self, entries: Iterable[LogEntry]) -> None:

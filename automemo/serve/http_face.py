@@ -74,7 +74,8 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
     @route("/v1/forget", ["POST"])
     async def forget(request: Request) -> Any:
         user_for = partial(namespace_for, principal_of(request.scope))
-        return await service.forget(*forget_request(await _json_body(request, limits), limits, user_for=user_for))
+        asked = forget_request(await _json_body(request, limits), limits, user_for=user_for)
+        return await service.forget(asked.user, asked.task_id, all=asked.all)
 
     @route("/v1/export", ["GET", "POST"])
     async def export(request: Request) -> Response:

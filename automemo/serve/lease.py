@@ -9,7 +9,9 @@ fsynced) into the `.json` record, so tokens only grow, whoever takes them. Every
 namespace (a log append, a log rewrite, a snapshot, dropping the folder) first checks that the
 record still carries this holder's token: a holder whose lock was broken behind its back (a lock
 lost on a shared file system, a paused process whose lease another took) finds a newer token
-and refuses to write (`LeaseLost`) instead of appending beside the new owner.
+and refuses to write (`LeaseLost`) instead of appending beside the new owner. Each log line carries
+the token it was written under, so a line that slips between a check and a lost lease is dropped
+by readers once the new owner has written (`episode_log.current_writers`).
 
 The kernel releases a `flock` when its process dies (kill -9 included), so a namespace whose
 owner died can be taken at once by another process. The leases live beside the users' folders,
@@ -98,15 +100,26 @@ class NamespaceLease:
                 time.sleep(POLL_SECONDS)
         try:
             previous = self.read()
-            record = LeaseRecord(token=(previous.token if previous else 0) + 1, holder=self.holder,
-                                 taken=time.time())
-            atomic_write(self.record_path, json.dumps(asdict(record)).encode(), durable=True)
+            token = self._record((previous.token if previous else 0) + 1)
         except BaseException:
             fh.close()
             raise
         self._lock_fh = fh
-        self.token = record.token
-        return record.token
+        self.token = token
+        return token
+
+    def advance(self, past: int) -> int:
+        """Take a token above `past`, under the lease this holder holds: a line of the
+        namespace's log carries `past`, which the record no longer reaches (it was deleted and
+        began again at 1), and readers drop lines whose token is below one seen before them."""
+        self.check()
+        self.token = self._record(past + 1)
+        return self.token
+
+    def _record(self, token: int) -> int:
+        atomic_write(self.record_path, json.dumps(asdict(LeaseRecord(token=token, holder=self.holder,
+                                                                     taken=time.time()))).encode(), durable=True)
+        return token
 
     def read(self) -> LeaseRecord | None:
         """The current record (whoever holds it), or None before the first acquisition."""

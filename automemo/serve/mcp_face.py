@@ -96,7 +96,8 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
     @_shaped(model.FORGET)
     async def forget(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
         async def erase() -> dict[str, Any]:
-            return await service.forget(*forget_request(_given(**arguments), limits, user_for=user_for(ctx)))
+            asked = forget_request(_given(**arguments), limits, user_for=user_for(ctx))
+            return await service.forget(asked.user, asked.task_id, all=asked.all)
         return _as_result(await _answered("forget", erase))
 
     @server.resource(MANIFEST_URI, name="manifest", mime_type="application/json",

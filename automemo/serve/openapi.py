@@ -43,7 +43,7 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                     "schema": {"$ref": "#/components/schemas/Ack"}}}}, **_WRITES},
             }},
             "/v1/forget": {"post": {
-                "summary": "Forget one episode (task_id) or everything of a user, for good",
+                "summary": "Forget one episode (task_id) or everything of a user (all: true), for good",
                 "requestBody": {"required": True, "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/Forget"}}}},
                 "responses": {"200": {"description": "forgotten", "content": {"application/json": {
@@ -100,7 +100,9 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
             "EpisodeCall": {**model.EPISODE_CALL.schema(), "required": ["episode"]},
             "Chat": {**model.CHAT.schema(), "required": ["messages"]},
             "Message": {**model.MESSAGE.schema(), "anyOf": [{"required": [n]} for n in model.CONTENT.names]},
-            "Forget": model.FORGET.schema(),
+            "Forget": {**model.FORGET.schema(), "oneOf": [
+                {"required": [model.FORGET_TASK.name]},
+                {"required": [model.FORGET_ALL.name], "properties": {model.FORGET_ALL.name: {"const": True}}}]},
             "Export": model.EXPORT.schema(),
             "Ack": {"type": "object", "properties": {
                 "ok": {"type": "boolean"}, "user": {"type": "string"}, "task_id": {"type": "string"},

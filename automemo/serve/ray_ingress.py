@@ -62,8 +62,8 @@ class RoutedService(MemoryService):
     async def remember(self, user: str, episode: EpisodeDraft) -> dict[str, Any]:
         return await self._route(user, "remember", user, episode)
 
-    async def forget(self, user: str, task_id: str | None = None) -> dict[str, Any]:
-        return await self._route(user, "forget", user, task_id)
+    async def forget(self, user: str, task_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
+        return await self._route(user, "forget", user, task_id, all)
 
     async def export(self, user: str) -> list[str]:
         return await self._route(user, "export", user, reads_only=True)

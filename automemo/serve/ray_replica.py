@@ -26,7 +26,7 @@ from ray import serve
 
 from automemo.serve.episode_draft import EpisodeDraft
 from automemo.serve.leased_namespace import LeasedNamespace, LeasedPool, NotOwner
-from automemo.serve.requests import RecallRequest
+from automemo.serve.requests import BadRequest, RecallRequest
 from automemo.serve.service import MemoryService, ServedExport, ServiceError
 from automemo.serve.user_memory import Program
 
@@ -90,8 +90,8 @@ class MemoryReplica:
         """The draft's images are stored in the namespace's turn, under its lease."""
         return await self._answer(user, self.service.remember(user, episode))
 
-    async def forget(self, user: str, task_id: str | None) -> Reply:
-        return await self._answer(user, self.service.forget(user, task_id))
+    async def forget(self, user: str, task_id: str | None, all: bool) -> Reply:
+        return await self._answer(user, self.service.forget(user, task_id, all=all))
 
     async def export(self, user: str) -> Reply:
         return await self._answer(user, self.service.export(user))
@@ -107,7 +107,7 @@ class MemoryReplica:
             return self._reply("error")
         try:
             return self._reply("ok", value=await call)
-        except ServiceError as exc:
+        except (ServiceError, BadRequest) as exc:
             return self._reply("error", status=exc.status, message=str(exc))
         except NotOwner as exc:
             return self._reply("retry", message=str(exc))

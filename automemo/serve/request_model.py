@@ -18,6 +18,7 @@ _TYPES: dict[str, tuple[dict[str, Any], Any, Any]] = {
     # kind: (JSON schema, Python annotation of an MCP tool argument, its default)
     "string": ({"type": "string"}, str, ""),
     "integer": ({"type": "integer", "minimum": 1}, int | None, None),
+    "boolean": ({"type": "boolean"}, bool | None, None),
     "object": ({"type": "object"}, dict[str, Any] | None, None),
     "images": ({"type": "array", "items": {"type": "string"}}, list[str] | None, None),
     "messages": ({"type": "array", "items": {"type": "object", "required": ["role", "content"], "properties": {
@@ -97,7 +98,9 @@ MESSAGES = Field("messages", "messages", "a conversation, one step per message")
 CONTENT = Field("content", "string", "one message; a transcript of \"role: text\" lines becomes one step per turn",
                 ("text",))
 ROLE = Field("role", "string", "the message's speaker (default user)")
-FORGET_TASK = Field("task_id", "string", "the id remember answered; without it, everything of the user")
+FORGET_TASK = Field("task_id", "string", "the id remember answered: forgets that episode")
+FORGET_ALL = Field("all", "boolean", "true: forgets everything of the user instead (every episode, its images and "
+                                     "cache entries); a forget names task_id or all, never neither")
 
 RECALL = Form("Recall", (INSTRUCTION, IMAGES, USER, TIME, METADATA, LIMIT, TOP_K),
               "one of instruction, query or text is required (they are one field)")
@@ -107,6 +110,7 @@ MESSAGE = Form("Message", (CONTENT, ROLE, IMAGES, USER, TIME, TASK_ID), "one mes
 EPISODE_CALL = Form("EpisodeCall", (EPISODE, USER), "an episode and the user whose memory it goes to (its "
                                                     "metadata.user, if any, must be the same)")
 REMEMBER_TOOL = Form("remember", (EPISODE, MESSAGES, CONTENT, ROLE, IMAGES, USER, TIME, TASK_ID))
-FORGET = Form("Forget", (USER, FORGET_TASK))
+FORGET = Form("Forget", (USER, FORGET_TASK, FORGET_ALL), "exactly one of task_id (one episode) or all: true (the "
+                                                         "whole user): a forget that names neither forgets nothing")
 EXPORT = Form("Export", (USER,))
 IGNORED_COUNTS = (LIMIT, TOP_K)

@@ -370,17 +370,42 @@ def _first_line(exc: Exception) -> str:
 _FORGET_KEYS = model.FORGET.names()
 
 
-def forget_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> tuple[str, str | None]:
-    """`{"user": U}` forgets the namespace; `{"user": U, "task_id": T}` one episode. Returns the
-    authorised namespace and the task_id."""
+@dataclass(frozen=True)
+class ForgetRequest:
+    user: str                    # the namespace it acts on, already authorised
+    task_id: str | None = None   # one episode's id
+    all: bool = False            # or everything of the user
+
+
+def check_forget_target(task_id: str | None, all: bool) -> None:
+    """A forget names what it erases: one episode (`task_id`) or the whole user (`all`). A call
+    with neither is refused, never read as "everything": an agent's forget() with no arguments
+    must not erase a user's memory."""
+    if task_id is not None and all:
+        raise BadRequest("a forget takes \"task_id\" (one episode) or \"all\": true (everything of the user), not "
+                         "both; nothing was forgotten")
+    if task_id is None and not all:
+        raise BadRequest("a forget needs \"task_id\" (the id remember answered: that episode is forgotten) or "
+                         "\"all\": true (every episode of the user is forgotten); it named neither, so nothing "
+                         "was forgotten")
+
+
+def forget_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> ForgetRequest:
+    """`{"user": U, "task_id": T}` forgets one episode; `{"user": U, "all": true}` the namespace."""
     body = _object(body, "a forget")
     unknown = sorted(set(body) - _FORGET_KEYS)
     if unknown:
-        raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a forget; send \"user\" and optionally \"task_id\"")
-    user, task_id = _short(_one_of(body, USER), "user", limits.max_id_chars), body.get("task_id")
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a forget; send \"user\" and \"task_id\" (one "
+                         f"episode) or \"all\": true (everything of the user)")
+    user = _short(_one_of(body, USER), "user", limits.max_id_chars)
+    task_id, every = body.get("task_id"), body.get("all")
     if task_id is not None and (not isinstance(task_id, str) or not task_id):
         raise BadRequest("\"task_id\" must be a non-empty string: the id `remember` answered with")
-    return user_for(user), (_short(task_id, "task_id", limits.max_id_chars) if task_id is not None else None)
+    if every is not None and not isinstance(every, bool):
+        raise BadRequest("\"all\" must be true or false (true: forget everything of the user)")
+    task_id = _short(task_id, "task_id", limits.max_id_chars) if task_id is not None else None
+    check_forget_target(task_id, bool(every))
+    return ForgetRequest(user_for(user), task_id, bool(every))
 
 
 def export_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> str:

@@ -30,7 +30,7 @@ from automemo.serve.defaults import DEFAULT_USER, MAX_OPEN_NAMESPACES, SNAPSHOT_
 from automemo.serve.episode_draft import EpisodeDraft
 from automemo.serve.namespace_files import IMAGES
 from automemo.serve.namespaces import NamespacePool
-from automemo.serve.requests import RecallRequest
+from automemo.serve.requests import RecallRequest, check_forget_target
 from automemo.serve.state_folder import STORE, SnapshotMeta, StateError, StateFolder
 from automemo.serve.transfer import data_url, episode_lines
 from automemo.serve.user_memory import NamespaceDead, Program, Quota, QuotaExceeded, UserMemory
@@ -192,9 +192,11 @@ class MemoryService:
             return {"ok": True, "user": user, "seq": entry.seq, "task_id": entry.task_id, "applied": applied}
         return (await self._call(user, work, "remember"))[0]
 
-    async def forget(self, user: str, task_id: str | None = None) -> dict[str, Any]:
-        """One episode (`task_id`), or the whole namespace."""
-        if task_id is None:
+    async def forget(self, user: str, task_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
+        """One episode (`task_id`), or the whole namespace (`all=True`); naming neither (or both) is
+        refused with `BadRequest`, before anything is touched."""
+        check_forget_target(task_id, all)
+        if all:
             dropped = await self.pool.drop(user)
             return {"ok": True, "user": user, "forgotten": "namespace" if dropped else "nothing"}
         count = (await self._call(user, lambda memory: memory.forget(task_id), "forget"))[0]

@@ -11,6 +11,10 @@
         episodes.jsonl          its remembers and tombstones (`EpisodeLog`)
         store/                  its images and embedding cache (the shipped ones hard-linked)
         snapshot.bin|.json      its program state up to a log sequence number
+      leases/                 one writer per namespace when replicas share the folder (`serve.lease`)
+
+A folder from before namespaces held one `episodes.jsonl` and one `store/` at its root: they are
+adopted into the namespaces on start, then deleted.
 
 A namespace's folder name is a digest of its user id, so a user id is never a path. Snapshots are
 written to a temporary name, fsynced and renamed: a kill leaves the old snapshot or the new one."""
@@ -41,7 +45,8 @@ STORE = "store"
 SNAPSHOT = "snapshot.bin"
 SNAPSHOT_META = "snapshot.json"
 USER_FILE = "user.json"
-LEGACY_LOG = "episodes.jsonl"  # one log for every user, before namespaces
+LEGACY_LOG = "episodes.jsonl"  # one log for every user, before namespaces (its images: the root's STORE)
+LEGACY_ADOPTED = LEGACY_LOG + ".adopted"  # where an earlier adoption kept that log
 TRASH_PREFIX = ".forgotten-"
 
 
@@ -177,10 +182,13 @@ class StateFolder:
         fsync_file(new.parent)
 
     def _adopt_legacy_log(self) -> None:
-        """A state folder written before namespaces holds one log for every user: each episode
-        moves to its user's namespace (by `metadata.user`), then the old log is removed."""
+        """A state folder written before namespaces holds one log for every user and one image
+        store: each episode moves to its user's namespace (by `metadata.user`), its images linked
+        into that user's store; then the old log and store are deleted, since a copy kept there
+        would outlive every forget of what it holds."""
         legacy = self.root / LEGACY_LOG
         if not legacy.is_file():
+            self._remove_legacy_copies()
             return
         by_user: dict[str, list[dict[str, Any]]] = {}
         for entry in live_episodes(EpisodeLog(legacy).read()):
@@ -195,8 +203,18 @@ class StateFolder:
                     _link(self.root / STORE / ref.path, folder / STORE / ref.path)
                 log.append_episode(episode, received=0.0)
             log.close()
-        os.replace(legacy, self.root / (LEGACY_LOG + ".adopted"))
+        legacy.unlink()
         fsync_file(self.root)
+        self._remove_legacy_copies()
+
+    def _remove_legacy_copies(self) -> None:
+        """What the adopted layout leaves at the root: its image store (each image now linked
+        from its user's store; its embedding cache holds every user's vectors) and, from an
+        adoption made before this one deleted it, the old log renamed. Checked at every start, so
+        a kill in the middle of the deletion, or a folder adopted before, ends clean."""
+        (self.root / LEGACY_ADOPTED).unlink(missing_ok=True)
+        if (self.root / STORE).exists():
+            shutil.rmtree(self.root / STORE)
 
     # --- a namespace's writers ----------------------------------------------------------
     # `UserMemory` writes only through these. Here they are plain: the folder's lock keeps every

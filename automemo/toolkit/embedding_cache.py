@@ -34,6 +34,10 @@ class EmbeddingCache:
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+            # A served memory drops a forgotten episode's vectors (`drop`): zero the freed space,
+            # or the file keeps their bytes until SQLite happens to reuse the page (the upstream
+            # default is off; some distributions' builds turn it on, not all)
+            self._conn.execute("PRAGMA secure_delete = ON")
             with self._conn:
                 self._conn.execute(
                     "create table if not exists embeddings (key text primary key, dim int, vector blob)"
@@ -66,7 +70,7 @@ class EmbeddingCache:
             self._transient = False
 
     def drop(self, keys: set[str] | list[str]) -> None:
-        """Remove these entries, from memory and from the file."""
+        """Remove these entries, from memory and from the file (their bytes zeroed there)."""
         keys = list(keys)
         with self._lock:
             for key in keys:
