@@ -205,3 +205,49 @@ def write_user_logs(root: Path) -> dict[str, Path]:
     _jpg(root / "img" / "bike.jpg", (200, 30, 30))
     return {"path": jsonl(root / "sessions.jsonl", USER_LOG_SESSIONS, blank_lines=True),
             "questions": jsonl(root / "questions.jsonl", USER_LOG_QUESTIONS)}
+
+
+_TOPICS = {
+    "ana": ["kayak", "harbour", "paddle", "lighthouse", "seagull", "tide", "anchor", "sailcloth", "regatta"],
+    "ben": ["sourdough", "oven", "crust", "starter", "rye", "flour", "bakery", "proofing", "baguette"],
+    "cai": ["telescope", "nebula", "eyepiece", "observatory", "comet", "tripod", "astrophoto", "galaxy", "meteor"],
+    "dee": ["violin", "rosin", "concerto", "bow", "orchestra", "scales", "sonata", "luthier", "metronome"],
+}
+
+
+_RARE = {"ana": ["Orla", "Pemberton", "Quill"], "ben": ["Rasmus", "Sorrel", "Tamsin"],
+         "cai": ["Ulric", "Vesna", "Wrenna"], "dee": ["Xavi", "Yolanda", "Zenobia"]}
+
+
+def write_user_logs_many(root: Path, *, sessions: int = 6, turns: int = 10, questions: bool = False) -> dict[str, Path]:
+    """A `conversations` log of four people, `sessions` dated sessions of `turns` turns each, whose
+    turns talk about their topic (a few rare words come back across sessions) and share a picture
+    now and then: enough turns for a label-free search to hold some out and write questions.
+    With `questions`, one labelled question per conversation (its second session's first turn)."""
+    records, asked = [], []
+    for person, words in _TOPICS.items():
+        for s in range(sessions):
+            day = f"2024-0{1 + s % 9}-{10 + s:02d}"
+            turn_list = []
+            for t in range(turns):
+                a, b, c = words[(s + t) % 9], words[(2 * s + 3 * t + 1) % 9], words[(s * t + 5) % 9]
+                speaker = "user" if t % 2 == 0 else "assistant"
+                text = (f"Today I worked on the {a} and the {b}; the {c} was tricky, number {s * 10 + t}."
+                        if speaker == "user" else f"Good to hear about the {a}. Did the {b} help the {c} at the {words[(s + 2 * t) % 9]} club?")
+                # A few rare words come back once, in a later session: what links two sessions.
+                names = _RARE[person]
+                for k, rare in enumerate(names):
+                    if (s, t) in ((k, 2), (k + 2, 6)):
+                        text += f" We met {rare} and {names[(k + 1) % 3]}{k} near the old {words[k]} corner."
+                turn = {"id": f"s{s}t{t}", "speaker": speaker, "text": text}
+                if t == 3:
+                    turn["images"] = [{"url": f"https://example.org/{person}{s}.jpg",
+                                       "caption": f"a photo of a {b} beside a {c} in warm light"}]
+                turn_list.append(turn)
+            records.append({"id": f"{person}-{s}", "conversation": person, "date": day, "turns": turn_list})
+        asked.append({"id": f"q-{person}", "conversation": person,
+                      "question": f"What did I say about the {words[1]} and the {words[2]}?", "evidence": ["s1t0"]})
+    out = {"path": jsonl(root / "sessions.jsonl", records)}
+    if questions:
+        out["questions"] = jsonl(root / "questions.jsonl", asked)
+    return out

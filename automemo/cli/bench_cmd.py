@@ -31,6 +31,9 @@ BENCHES = {
                   "quickstart, and whether MiniLM had to run (the sample ships its vectors)",
     "discovery": "the search's selection on test against every seed, best-of-seeds, random and greedy "
                  "search at equal steps, and --parallel K at equal wall-clock, on one benchmark",
+    "labelfree": "a label-free search against a labelled one on data with labels: Spearman of the pseudo score "
+                 "and the real validation score over its nodes, each selection's test lead over the best seed, "
+                 "their ratio and wall-clocks",
     "transfer": "a run's selection and its best hand design scored on another benchmark's test split, "
                 "with the paired difference (--from RUN --benchmark B)",
 }

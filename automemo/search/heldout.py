@@ -50,7 +50,8 @@ def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> dict[st
 def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
     """Score the selection, the best hand design it was held to and (when the hand design was
     kept) the best generated candidate on the test split. None without a confirmation (the
-    search's evaluation was not exact, or nothing was selected)."""
+    search's evaluation was not exact, or nothing was selected). A label-free search's document
+    says what it was scored on and what the test split holds (`label_free`)."""
     held = view.confirmation
     if held is None or view.selected_id is None:
         return None
@@ -72,6 +73,9 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
                           "validation": view.node(node_id).mean, "test": means[node_id]}
     out: dict[str, Any] = {"kept_hand_design": chosen == bar, "programs": programs,
                            "questions": len(scores[chosen])}
+    label_free = getattr(getattr(evaluator, "benchmark", None), "label_free", None)
+    if label_free is not None:
+        out["label_free"] = label_free.to_dict()
     # "per_type": by question type, "a" is the selection (or, when the hand design was kept, the
     # best generated candidate) and "b" the hand design, paired as the overall difference is.
     if chosen != bar:
@@ -86,7 +90,8 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
 def verdict(doc: Mapping[str, Any]) -> str:
     """The comparison's conclusion in one phrase (the terminal's last line and the report's)."""
     if doc["kept_hand_design"]:
-        return "the search kept the best hand design: no generated program cleared its bound"
+        return "the search kept the best hand design: no generated program cleared its bound" + (
+            " (the pseudo-questions did not separate one from it)" if doc.get("label_free") else "")
     d = doc["selection_vs_hand_design"]
     if d["difference"] - d["se"] > 0:
         return "the discovered program beats the best hand design"
@@ -95,20 +100,35 @@ def verdict(doc: Mapping[str, Any]) -> str:
     return "the discovered program does not beat the best hand design"
 
 
+def _test_questions(doc: Mapping[str, Any]) -> str:
+    """What the test split's questions were, said once: a label-free search's are labelled
+    questions it never read (or pseudo-questions of the held-out conversations, without any)."""
+    free = doc.get("label_free")
+    if not free:
+        return f"{doc['questions']} questions the search never saw"
+    scored = f"the search read no labelled question: it was scored on {free['train_questions']} pseudo-questions"
+    if free.get("test_labelled"):
+        return f"{doc['questions']} labelled questions; {scored}"
+    return (f"{doc['questions']} pseudo-questions of conversations the search never saw, as the data holds no "
+            f"labelled question; {scored}")
+
+
 def sentences(doc: Mapping[str, Any]) -> list[str]:
     """The comparison in plain words (the last lines of `automemo search` and the quickstart)."""
     p = doc["programs"]
     sel, bar = p["selection"], p["hand_design"]
     name = lambda x: f"#{x['node_id']} ({x['summary'][:70]})"  # noqa: E731
-    lines = [f"Held-out test split ({doc['questions']} questions the search never saw):"]
+    lines = [f"Held-out test split ({_test_questions(doc)}):"]
     if not doc["kept_hand_design"]:
         d = doc["selection_vs_hand_design"]
         lines += [f"  selection {name(sel)}: {sel['test']:.3f} (validation {sel['validation']:.3f})",
                   f"  best hand design {name(bar)}: {bar['test']:.3f} (validation {bar['validation']:.3f})",
                   f"  selection − hand design: {d['difference']:+.3f} ± {d['se']:.3f} (paired SE): {verdict(doc)}."]
         return lines
+    why = ("no generated program cleared its bound: the pseudo-questions did not separate one from it"
+           if doc.get("label_free") else "no generated program cleared its bound")
     lines.append(f"  the search kept the best hand design {name(bar)}: {bar['test']:.3f} "
-                 f"(validation {bar['validation']:.3f}); no generated program cleared its bound.")
+                 f"(validation {bar['validation']:.3f}); {why}.")
     best = p.get("best_candidate")
     if best is not None:
         d = doc["best_candidate_vs_hand_design"]

@@ -24,6 +24,10 @@ from automemo.benchmarks.pseudo.offline import WRITERS
 from automemo.benchmarks.pseudo.sampling import Quota, conversation_counts, draw
 
 
+FEW_QUESTIONS = 100
+"""Fewer pseudo-questions than this get a warning: their paired SE is then about 0.05 or more."""
+
+
 class LabelFreeError(ValueError):
     """The benchmark or its options cannot be searched without labels; the message says why."""
 
@@ -122,6 +126,12 @@ def make_label_free(benchmark: Any, source: str, config: PseudoQuestionConfig, *
     fitting = (write_offline(convs["train"], config, "fit", config.fit_kinds)
                if source == "self" and any(w > 0 for w in config.fit_kinds.values()) else [])
     held = {c.turns[i].ref for split in convs.values() for c in split for i in c.held}
+    if not train_pseudo:
+        raise LabelFreeError(
+            f"questions = {source!r}: no pseudo-question could be written from the {len(train)} train "
+            f"conversation(s) ({sum(len(c.turns) for c in convs['train'])} turns): a question needs a turn held out "
+            f"of the memory with a turn beside it in its session. Give more or longer sessions (docs/label-free.md: "
+            f"how many a search needs)")
     by_kind: dict[str, int] = {}
     for q in train_pseudo:
         by_kind[q.kind] = by_kind.get(q.kind, 0) + 1
@@ -133,6 +143,10 @@ def make_label_free(benchmark: Any, source: str, config: PseudoQuestionConfig, *
     )
     benchmark.use_questions([*as_questions(train_pseudo), *as_questions(test_pseudo), *labelled_test], record,
                             sessions=without_turns(data.sessions, held), fitting=as_questions(fitting, "F"))
+    if record.train_questions < FEW_QUESTIONS:
+        print(f"{benchmark.name}: only {record.train_questions} pseudo-questions: two programs closer than about "
+              f"{1 / record.train_questions ** 0.5:.2f} Recall@10 cannot be told apart, and the search will mostly keep "
+              f"the hand design; more sessions give more questions (docs/label-free.md)", file=sys.stderr)
     print(f"{benchmark.name}: label-free ({source}): {record.train_questions} pseudo-questions written from "
           f"{len(asked)} train conversation(s) ({', '.join(f'{k} {n}' for k, n in by_kind.items())}), "
           f"{record.fitting_questions} more of other kinds to fit on; "

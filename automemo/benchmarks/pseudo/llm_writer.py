@@ -88,22 +88,24 @@ def _call_questions(conv: Conversation, count: int, rng: random.Random, config: 
     return kept, dropped
 
 
-def _load(cache: Path | None, key: str) -> dict[str, list[dict[str, Any]]]:
+def _stored(cache: Path | None) -> dict[str, Any]:
+    """The cache file's question sets, by key (a split's conversations, settings and texts)."""
     if cache is None or not cache.is_file():
         return {}
     try:
         stored = json.loads(cache.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return {}
-    return stored.get("conversations", {}) if stored.get("key") == key else {}
+    return stored.get("sets", {}) if isinstance(stored, dict) else {}
 
 
-def _save(cache: Path | None, key: str, written: Mapping[str, list[dict[str, Any]]]) -> None:
+def _save(cache: Path | None, key: str, written: Mapping[str, dict[str, Any]]) -> None:
     if cache is None:
         return
+    sets = {**_stored(cache), key: written}
     cache.parent.mkdir(parents=True, exist_ok=True)
     scratch = cache.with_suffix(".tmp")
-    scratch.write_text(json.dumps({"key": key, "conversations": written}, indent=1), encoding="utf-8")
+    scratch.write_text(json.dumps({"sets": sets}, indent=1), encoding="utf-8")
     scratch.replace(cache)
 
 
@@ -116,17 +118,23 @@ def write_with_llm(convs: Sequence[Conversation], config: PseudoQuestionConfig, 
     counts = conversation_counts({c.scope: c.sessions for c in convs}, quota)
     digest = hashlib.sha256(json.dumps([[t.ref, t.memory_text] for c in convs for t in c.turns]).encode()).hexdigest()
     key = f"{salt}/{config.seed}/{config.llm_role}/{config.llm_questions_per_call}/{digest[:16]}"
-    written = _load(cache, key)
-    record = {"calls": 0, "dropped": 0, "cached": sum(len(v) for v in written.values())}
+    # scope -> {"questions": [...], "complete": the model was asked all it will be asked}
+    written = dict(_stored(cache).get(key, {}))
+    record = {"calls": 0, "dropped": 0, "cached": sum(len(v["questions"]) for v in written.values())}
     out: list[PseudoQuestion] = []
     for conv in convs:
-        mine = [PseudoQuestion(conv.scope, "llm", d["question"], tuple(d["clues"])) for d in written.get(conv.scope, [])]
+        kept = written.get(conv.scope, {"questions": [], "complete": False})
+        mine = [PseudoQuestion(conv.scope, "llm", d["question"], tuple(d["clues"])) for d in kept["questions"]]
+        if kept["complete"]:
+            out += mine
+            continue
         rng = random.Random(int(hashlib.sha256(f"{config.seed}/{salt}/{conv.scope}".encode()).hexdigest()[:16], 16))
         seen = {q.question for q in mine}
         attempts = 0
-        # A call that writes nothing usable still costs one attempt: a model that never answers in
-        # the format stops after a few calls instead of looping.
-        while len(mine) < counts[conv.scope] and attempts < 2 * counts[conv.scope] // config.llm_questions_per_call + 3:
+        # A call that writes nothing new still costs one attempt: a model that never answers in
+        # the format, or repeats itself, stops after a few calls instead of looping.
+        most = 2 * counts[conv.scope] // config.llm_questions_per_call + 3
+        while len(mine) < counts[conv.scope] and attempts < most:
             attempts += 1
             got, dropped = _call_questions(conv, min(config.llm_questions_per_call, counts[conv.scope] - len(mine)),
                                            rng, config, llm)
@@ -136,7 +144,8 @@ def write_with_llm(convs: Sequence[Conversation], config: PseudoQuestionConfig, 
                 if q.question not in seen and len(mine) < counts[conv.scope]:
                     seen.add(q.question)
                     mine.append(q)
-            written[conv.scope] = [{"question": q.question, "clues": list(q.clues)} for q in mine]
+            written[conv.scope] = {"questions": [{"question": q.question, "clues": list(q.clues)} for q in mine],
+                                   "complete": len(mine) >= counts[conv.scope] or attempts >= most}
             _save(cache, key, written)
         out += mine
     return out, record
