@@ -16,7 +16,7 @@ from automemo.bench.stand_ins.synthetic_run import write_synthetic_run
 from automemo.episode_store import EpisodeStore
 from automemo.export import export_node
 from automemo.meta.offline.crossover import Routes, crossover_source
-from automemo.meta.offline.ranking import RankingQuestion, fit_ranker
+from automemo.meta.offline.ranking import ExampleRouting, RankingQuestion, fit_ranker
 from automemo.meta.source.fitted import deployable_source
 from automemo.meta.source.recipe import Pipeline, Recipe, parse_recipe, render_recipe
 from automemo.paths import SEEDS_DIR
@@ -49,7 +49,8 @@ def fitted():
     episodes, questions, labels = _train()
     texts, scopes = [q.question for q in questions], [q.scope for q in questions]
     router = memolib.QuestionRouter.cross_fit(texts, labels, scopes).params()
-    ranker = fit_ranker(episodes, questions, embed, 16, router=router, model="blend")
+    routing = ExampleRouting(router, tuple(texts), tuple(labels), tuple(scopes))
+    ranker = fit_ranker(episodes, questions, embed, 16, routing=routing, model="blend")
     scored = Recipe(pipeline=Pipeline(indexes="bm25", rank=True), routes={"time": {"depth": 20}},
                     router=router, ranker=ranker, payload_units=3)
     full_router = memolib.QuestionRouter.fit(texts, labels).params()

@@ -55,7 +55,8 @@ def test_the_rank_move_fits_once_and_brings_the_ranker_and_the_router(ranker):
     assert move.kind == "rank" and child.pipeline.rank and child.ranker == ranker and child.router == ROUTER
     assert parse_recipe(render_recipe(child)) == child
     generator.structural_moves(Recipe(unit="multi"), None, [], random.Random(0))["rank"]()
-    assert calls == [ROUTER]                                      # fitted once for the run
+    # fitted once for the run, given the run's router and the labelled questions each fold refits it on
+    assert [(c.router, c.questions, c.labels) for c in calls] == [(ROUTER, ("q1", "q2"), ("KR", "VS"))]
     assert "rank" not in generator.structural_moves(child, None, [], random.Random(0))
 
 

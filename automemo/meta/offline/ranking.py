@@ -9,9 +9,13 @@ loss). Each question weighs the same in the fit, whatever its number of pairs, a
 averages questions.
 
 Cross-fitted by conversation: the conversations are dealt into folds as the router's are
-(`CROSS_FIT_FOLDS`), and each fold's weights are fitted without its conversations' questions. No
-conversation known, or fewer than two: no fit (ValueError), as no validation score could then
-be honest. The labels (clues) stay here; the program gets weights.
+(`CROSS_FIT_FOLDS`, over the same train questions: one fold assignment), and each fold's weights
+are fitted without its conversations' questions. The cross-fitting is nested: a question's routed
+type is one of its signals, and a fold's examples are routed by the router fitted without that
+fold (`ExampleRouting`), so nothing of a fold's model, its examples' types included, saw that
+fold's labels. No conversation known, or fewer than two: no fit (ValueError), as no validation
+score could then be honest. The labels (clues, question types) stay here; the program gets
+weights.
 """
 
 from __future__ import annotations
@@ -131,22 +135,63 @@ class Example:
     features: np.ndarray     # candidates x columns
     relevant: np.ndarray     # bool per candidate
     tree: np.ndarray | None = None   # candidates x tree features (memolib.ranker.tree_features)
+    # The question and its pool's signals (candidates x SIGNALS): what `routed` types the
+    # features from again when a fold's fit routes the question with its own router.
+    question: str = ""
+    values: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class ExampleRouting:
+    """The routers the fit routes its examples' questions with, nested in its cross-fitting: the
+    fit on every train question with the run's router, fitted on all of them (what the program
+    deploys); the fit without a fold of conversations with a router fitted without them, on the
+    labelled train questions the run's router was fitted on (`questions`, `labels`, `scopes`).
+    Routed by a router that saw a fold's labels, the other folds' questions carry those labels
+    into the fold's model (a question worded like the fold's takes the fold's type); routed by the
+    fold's own router, nothing of the fold's model saw them. The program routes a held-out
+    question with that same router: the router's held-out table is cross-fitted on the same folds."""
+
+    router: Mapping[str, Any]       # the run's memolib.QuestionRouter params
+    questions: tuple[str, ...]
+    labels: tuple[str, ...]
+    scopes: tuple[str, ...]
+
+    def without(self, held: frozenset[str] = frozenset()) -> memolib.QuestionRouter:
+        """The router fitted without the conversations `held` (none: the run's router, its
+        held-out table left out: the fit on all routes by the router fitted on all)."""
+        if not held:
+            return dataclasses.replace(memolib.QuestionRouter.from_params(self.router), held_out={})
+        inside = [i for i, scope in enumerate(self.scopes) if scope not in held]
+        return memolib.QuestionRouter.fit([self.questions[i] for i in inside], [self.labels[i] for i in inside])
+
+
+def routed(examples: Sequence[Example], columns: Sequence[str], router: memolib.QuestionRouter | None) -> list[Example]:
+    """The examples with the features of the type `router` predicts for their questions (none:
+    no type)."""
+    features = tree_features(contexts_in(columns), TREE_SIGNALS)
+    out = []
+    for ex in examples:
+        contexts = contexts_of(ex.question, router.predict(ex.question) if router is not None else "")
+        out.append(dataclasses.replace(ex, features=design(ex.values, contexts, columns),
+                                       tree=tree_matrix(ex.values, contexts, features)))
+    return out
 
 
 def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestion], embed_text: Callable,
                      dim: int | None, *, embed_tokens: Callable | None = None,
-                     router: Mapping[str, Any] | None = None) -> tuple[list[Example], list[str]]:
-    """Each question with a relevant and an irrelevant candidate as an `Example`, and the
-    columns (weight names) their features fill. `router`: the run's QuestionRouter params; a
-    train question gets its cross-fitted type, as the program will route it."""
+                     routing: ExampleRouting | None = None) -> tuple[list[Example], list[str]]:
+    """Each question with a relevant and an irrelevant candidate as an `Example`, routed by the
+    router fitted on all (`routing`; none: no routed type), and the columns (weight names) their
+    features fill."""
     store = memolib.UnitStore()
     signals = memolib.RankingSignals(embed_text, dim, embed_tokens)
     for episode in episodes:
         turns = memolib.episode_units(episode)
         rows = store.add_episode(turns)
         signals.add(episode, turns, len(turns), rows)
-    routed = memolib.QuestionRouter.from_params(router) if router else None
-    labels = list(routed.labels) if routed is not None else []
+    router = routing.without() if routing is not None else None
+    labels = list(router.labels) if router is not None else []
     columns = [column(c, s) for c in ["", *CUES, *(f"type:{t}" for t in labels)] for s in SIGNALS]
     out: list[Example] = []
     for q in questions:
@@ -158,11 +203,8 @@ def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestio
         relevant = np.array([any(e in q.clues for e in store.units[r].evidence) for r in pool.rows], dtype=bool)
         if not relevant.any() or relevant.all():
             continue
-        qtype = routed.predict(q.question, q.scope) if routed is not None else ""
-        contexts = contexts_of(q.question, qtype)
-        out.append(Example(q.scope, design(pool.values, contexts, columns), relevant,
-                           tree_matrix(pool.values, contexts, tree_features(contexts_in(columns), TREE_SIGNALS))))
-    return out, columns
+        out.append(Example(q.scope, np.zeros(0), relevant, question=q.question, values=pool.values))
+    return routed(out, columns, router), columns
 
 
 def contexts_in(columns: Sequence[str]) -> list[str]:
@@ -235,53 +277,85 @@ def _flat_tree(root: Mapping[str, Any]) -> dict[str, list]:
 
 
 def cross_fit(examples: Sequence[Example], columns: Sequence[str], *, folds: int = CROSS_FIT_FOLDS,
+              fold_of: Mapping[str, int] | None = None, routing: ExampleRouting | None = None,
               late: bool = False, model: str = RANKER_MODEL) -> dict[str, Any]:
     """The ranker's params (`memolib.LinearRanker` or `memolib.TreeRanker`, `model`): fitted on
-    every example and, per fold of conversations, fitted without them. Raises ValueError when
-    fewer than two conversations hold examples, or any example has none."""
+    every example and, per fold of conversations (`fold_of`; default: the examples'
+    conversations dealt into `folds`), fitted without them. With `routing` each fold's examples,
+    those it is fitted on and those its held-out check scores, are routed by the router fitted
+    without that fold (nested cross-fitting; the examples as given are routed by the router
+    fitted on all). Raises ValueError when fewer than two conversations hold examples, or any
+    example has none."""
     if model not in ("linear", "trees", "blend", "auto"):
         raise ValueError(f"the ranking stage's model is linear, trees, blend or auto, not {model!r}")
     if any(not ex.scope for ex in examples):
         raise ValueError("the ranking stage is cross-fitted by conversation, and some examples name none")
     try:
-        fold_of = memolib.conversation_folds((ex.scope for ex in examples), folds)
+        dealt = memolib.conversation_folds((ex.scope for ex in examples), folds)
     except ValueError as exc:
         raise ValueError(f"the ranking stage: {exc}") from None
+    fold_of = dict(fold_of) if fold_of is not None else dealt
+    if missing := sorted(set(dealt) - set(fold_of)):
+        raise ValueError(f"the ranking stage: no fold holds conversations {missing} out")
     k = max(fold_of.values()) + 1
+    linear_wanted, trees_wanted = model in ("linear", "blend", "auto"), model in ("trees", "blend", "auto")
+    features = tree_features(contexts_in(columns), TREE_SIGNALS)
+    held_weights: list[dict[str, float]] = []
+    held_trees: list[list[dict[str, list]]] | None = [] if trees_wanted else None
+    checked: list[Example] = []   # every example, routed as its fold routes it: the held-out check's
+    for fold in range(k):
+        # One fold's examples at a time: with routing each is a routed copy of the examples.
+        held = frozenset(s for s, f in fold_of.items() if f == fold)
+        router = routing.without(held) if routing is not None else None
+        fit_on = [ex for ex in examples if ex.scope not in held]
+        check = [ex for ex in examples if ex.scope in held]
+        if router is not None:
+            fit_on, check = routed(fit_on, columns, router), routed(check, columns, router)
+        checked += check
+        if linear_wanted:
+            held_weights.append(fit_weights(fit_on, columns))
+        if held_trees is not None:
+            try:
+                held_trees.append(fit_trees(fit_on, features))
+            except ImportError as exc:
+                held_trees = _without_trees(exc, model)
     fitted = []
-    if model in ("linear", "blend", "auto"):
-        held = [fit_weights([ex for ex in examples if fold_of[ex.scope] != fold], columns) for fold in range(k)]
-        linear = memolib.LinearRanker(fit_weights(examples, columns), tuple(held), fold_of, late=late)
-        linear = dataclasses.replace(linear, held_out_gain=held_out_gain(examples, columns, linear))
+    if linear_wanted:
+        linear = memolib.LinearRanker(fit_weights(examples, columns), tuple(held_weights), fold_of, late=late)
+        linear = dataclasses.replace(linear, held_out_gain=held_out_gain(checked, columns, linear))
         if model != "blend":
             fitted.append(linear.params())
-    if model in ("trees", "blend", "auto"):
-        try:
-            features = tree_features(contexts_in(columns), TREE_SIGNALS)
-            held_trees = [fit_trees([ex for ex in examples if fold_of[ex.scope] != fold], features) for fold in range(k)]
-            trees = memolib.TreeRanker(features, fit_trees(examples, features), held_trees, fold_of, late=late)
-            trees.held_out_gain = held_out_gain(examples, columns, trees)
-            if model != "blend":
-                fitted.append(trees.params())
-            if model != "trees":
-                blend = memolib.BlendRanker(linear, trees)
-                blend.held_out_gain = held_out_gain(examples, columns, blend)
-                fitted.append(blend.params())
-        except ImportError as exc:
-            if model == "trees":
-                raise
-            if model == "blend":
-                log.warning("the ranking stage's trees need LightGBM (%s): the linear ranker alone", exc)
-                fitted.append(linear.params())
+    if held_trees is not None:
+        trees = memolib.TreeRanker(features, fit_trees(examples, features), held_trees, fold_of, late=late)
+        trees.held_out_gain = held_out_gain(checked, columns, trees)
+        if model != "blend":
+            fitted.append(trees.params())
+        if model != "trees":
+            blend = memolib.BlendRanker(linear, trees)
+            blend.held_out_gain = held_out_gain(checked, columns, blend)
+            fitted.append(blend.params())
+    elif model == "blend":
+        fitted.append(linear.params())
     # "auto": the largest held-out gain; the simplest (listed first: linear, trees, blend) on a tie.
     return max(fitted, key=lambda params: params["held_out_gain"])
 
 
+def _without_trees(missing: ImportError, model: str) -> None:
+    """What a fit that wants trees does without LightGBM: "trees" fails, "blend" is the linear
+    ranker alone (with a warning), "auto" chooses among the others."""
+    if model == "trees":
+        raise missing
+    if model == "blend":
+        log.warning("the ranking stage's trees need LightGBM (%s): the linear ranker alone", missing)
+    return None
+
+
 def held_out_gain(examples: Sequence[Example], columns: Sequence[str], ranker: Any, k: int = EVIDENCE_K) -> float:
     """Mean over the examples of recall@k in the pool ordered by the ranker fitted without the
-    example's conversation (its fold), minus recall@k in the pool ordered by reciprocal-rank
-    fusion of the first-stage searches: what the fitted stage is worth on questions it did not
-    see (the evidence the generator reads before it composes a ranked recipe)."""
+    example's conversation (its fold; the example routed as that fold routes it), minus recall@k
+    in the pool ordered by reciprocal-rank fusion of the first-stage searches: what the fitted
+    stage is worth on questions it did not see (the evidence the generator reads before it
+    composes a ranked recipe)."""
     first = [columns.index(f"{r}_rank") for r in ("bm25", "bm25_window", "dense", "dense_window")]
     gains = []
     for ex in examples:
@@ -309,11 +383,19 @@ def _recall(scores: np.ndarray, relevant: np.ndarray, k: int) -> float:
 
 def fit_ranker(episodes: Sequence[Any], questions: Sequence[RankingQuestion], embed_text: Callable,
                dim: int | None, *, embed_tokens: Callable | None = None,
-               router: Mapping[str, Any] | None = None, model: str = RANKER_MODEL) -> dict[str, Any]:
-    """The ranking stage's params for a program, from the train split (host side)."""
+               routing: ExampleRouting | None = None, model: str = RANKER_MODEL) -> dict[str, Any]:
+    """The ranking stage's params for a program, from the train split (host side). `routing`: the
+    run's router and the labelled questions it was fitted on (None: no routed type). The folds
+    deal every train question's conversation, as the router's do, so a train question's fold is
+    the same for both."""
     if any(not q.scope for q in questions):  # refused before the costly replay of the train split
         raise ValueError("the ranking stage is cross-fitted by conversation, and some train questions "
                          "name none: no fit (a validation question could be scored by weights fitted on it)")
+    try:
+        fold_of = memolib.conversation_folds(q.scope for q in questions)
+    except ValueError as exc:
+        raise ValueError(f"the ranking stage: {exc}") from None
     examples, columns = ranking_examples(episodes, questions, embed_text, dim, embed_tokens=embed_tokens,
-                                         router=router)
-    return cross_fit(examples, columns, late=embed_tokens is not None, model=model)
+                                         routing=routing)
+    return cross_fit(examples, columns, fold_of=fold_of, routing=routing, late=embed_tokens is not None,
+                     model=model)
