@@ -125,8 +125,8 @@ def composition(key: str) -> tuple[str, ...]:
 
 
 def composed_order(names: Sequence[str]) -> Callable[[Mapping[str, list]], list]:
-    """The reciprocal-rank fusion (k=60) of the named rankings, as a recipe fuses its stages."""
-    return lambda rankings: memolib.rrf([rankings.get(name) or [] for name in names], k=60)
+    """The reciprocal-rank fusion (`memolib.RRF_K`) of the named rankings, as a recipe fuses its stages."""
+    return lambda rankings: memolib.rrf([rankings.get(name) or [] for name in names], k=memolib.RRF_K)
 
 
 @dataclass(frozen=True)
@@ -353,16 +353,33 @@ def _without_trees(missing: ImportError, model: str) -> None:
 def held_out_gain(examples: Sequence[Example], columns: Sequence[str], ranker: Any, k: int = EVIDENCE_K) -> float:
     """Mean over the examples of recall@k in the pool ordered by the ranker fitted without the
     example's conversation (its fold; the example routed as that fold routes it), minus recall@k
-    in the pool ordered by reciprocal-rank fusion of the first-stage searches: what the fitted
-    stage is worth on questions it did not see (the evidence the generator reads before it
-    composes a ranked recipe)."""
-    first = [columns.index(f"{r}_rank") for r in ("bm25", "bm25_window", "dense", "dense_window")]
+    in the pool ordered by reciprocal-rank fusion of the first-stage searches
+    (`fused_first_stage`): what the fitted stage is worth on questions it did not see (the
+    evidence the generator reads before it composes a ranked recipe)."""
     gains = []
     for ex in examples:
         fitted = held_out_scores(ranker, ex, columns)
-        fused = ex.features[:, first].sum(axis=1)
-        gains.append(_recall(fitted, ex.relevant, k) - _recall(fused, ex.relevant, k))
+        gains.append(_recall(fitted, ex.relevant, k) - _recall(fused_first_stage(ex.features, columns), ex.relevant, k))
     return round(float(np.mean(gains)), 4) if gains else 0.0
+
+
+FIRST_STAGE = ("bm25", "bm25_window", "dense", "dense_window")
+"""The four searches a multi-view recipe fuses first (BM25 and dense over each view)."""
+
+
+def fused_first_stage(features: np.ndarray, columns: Sequence[str]) -> np.ndarray:
+    """Each candidate's score in the reciprocal-rank fusion of the `FIRST_STAGE` searches at
+    `memolib.RRF_K`, the constant the recipes fuse with, read from their reciprocal-rank
+    features (1/(1 + rank), 0 unranked): the order a multi-view recipe's first stage gives the
+    pool. (Until 2026-11-29 the held-out check summed those features, the sum of 1/rank:
+    reciprocal-rank fusion at k = 0, where a candidate one search ranks first outranks one that
+    two searches rank third, a baseline no recipe uses.)"""
+    out = np.zeros(len(features))
+    for name in FIRST_STAGE:
+        rr = features[:, columns.index(f"{name}_rank")]
+        ranked = rr > 0
+        out[ranked] += 1.0 / (memolib.RRF_K + 1.0 / rr[ranked])   # 1/rr: the rank, from 1
+    return out
 
 
 def held_out_scores(ranker: Any, ex: Example, columns: Sequence[str]) -> np.ndarray:
