@@ -106,16 +106,23 @@ def test_a_fold_s_ranker_never_saw_that_fold_s_labels_not_even_through_the_types
     assert answers[0] == answers[1]
 
 
-def test_a_fold_routes_its_examples_as_the_program_routes_that_fold_s_questions():
-    """The fit's router for a fold, fitted without its conversations, types each of their
-    questions as the program does (the router's held-out table: the same folds, the same fits)."""
+def test_the_fit_types_a_question_as_the_program_s_held_out_table_does():
+    """A held-out fold's questions, and every question in the fit on all, are typed by the router
+    fitted without the question's fold: the router's held-out table (the same folds, the same
+    fits). The other folds' questions, in a fold's fit, by a router fitted without both folds."""
     _, questions, routing = _labelled("T")
     router = memolib.QuestionRouter.from_params(routing.router)
-    fold_of = memolib.conversation_folds(routing.scopes)
+    fold_of = routing.fold_of
+    assert fold_of == memolib.conversation_folds(q.scope for q in questions)
     for q in questions:
-        held = frozenset(s for s, f in fold_of.items() if f == fold_of[q.scope])
-        assert routing.without(held).predict(q.question) == router.predict(q.question, q.scope)
-    assert routing.without().held_out == {} and routing.without().weights == router.weights
+        own = frozenset(s for s, f in fold_of.items() if f == fold_of[q.scope])
+        table = router.predict(q.question, q.scope)
+        assert routing.type_of(q.question, q.scope) == routing.type_of(q.question, q.scope, own) == table
+    c2 = next(q for q in questions if q.scope == "c2")
+    both = frozenset({"c2", "leaky"})
+    refit = memolib.QuestionRouter.fit([q.question for q in questions if q.scope not in both],
+                                       [label for q, label in zip(questions, routing.labels) if q.scope not in both])
+    assert routing.type_of(c2.question, "c2", frozenset({"leaky"})) == refit.predict(c2.question)
 
 
 def test_a_recipe_with_rank_on_but_no_weights_does_not_render():

@@ -11,9 +11,9 @@ averages questions.
 Cross-fitted by conversation: the conversations are dealt into folds as the router's are
 (`CROSS_FIT_FOLDS`, over the same train questions: one fold assignment), and each fold's weights
 are fitted without its conversations' questions. The cross-fitting is nested: a question's routed
-type is one of its signals, and a fold's examples are routed by the router fitted without that
-fold (`ExampleRouting`), so nothing of a fold's model, its examples' types included, saw that
-fold's labels. No conversation known, or fewer than two: no fit (ValueError), as no validation
+type is one of its signals, and a fold's examples are typed by routers fitted without that fold
+(and without the example's own fold, `ExampleRouting`), so nothing of a fold's model, its
+examples' types included, saw that fold's labels. No conversation known, or fewer than two: no fit (ValueError), as no validation
 score could then be honest. The labels (clues, question types) stay here; the program gets
 weights.
 """
@@ -21,8 +21,9 @@ weights.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -143,36 +144,50 @@ class Example:
 
 @dataclass(frozen=True)
 class ExampleRouting:
-    """The routers the fit routes its examples' questions with, nested in its cross-fitting: the
-    fit on every train question with the run's router, fitted on all of them (what the program
-    deploys); the fit without a fold of conversations with a router fitted without them, on the
-    labelled train questions the run's router was fitted on (`questions`, `labels`, `scopes`).
-    Routed by a router that saw a fold's labels, the other folds' questions carry those labels
-    into the fold's model (a question worded like the fold's takes the fold's type); routed by the
-    fold's own router, nothing of the fold's model saw them. The program routes a held-out
-    question with that same router: the router's held-out table is cross-fitted on the same folds."""
+    """How the fit routes its examples' questions, nested in its cross-fitting: the labelled train
+    questions the run's router was fitted on (`questions`, `labels`, `scopes`) and its folds of
+    conversations (`fold_of`, the router's, which the ranker's folds are). A fit that holds a fold
+    out types each of its examples with a router fitted without that fold and without the
+    example's own fold (`type_of`): the fold's model then never saw the fold's labels, not even
+    through the types of the other folds' questions (routed by a router that saw them, a question
+    worded like the fold's takes the fold's type into the fold's model), and it is fitted on types
+    predicted as the program predicts the questions it ranks, by a router that never saw them. The
+    fit on all holds nothing out: each example typed by its fold's router, which is the router's
+    held-out table; a held-out fold's own questions, by the router fitted without that fold,
+    which is what the program's held-out table gives them."""
 
-    router: Mapping[str, Any]       # the run's memolib.QuestionRouter params
+    router: Mapping[str, Any]       # the run's memolib.QuestionRouter params (its labels name the columns)
     questions: tuple[str, ...]
     labels: tuple[str, ...]
     scopes: tuple[str, ...]
+    _fitted: dict = field(default_factory=dict, init=False, compare=False, repr=False)  # held out -> router
 
-    def without(self, held: frozenset[str] = frozenset()) -> memolib.QuestionRouter:
-        """The router fitted without the conversations `held` (none: the run's router, its
-        held-out table left out: the fit on all routes by the router fitted on all)."""
-        if not held:
-            return dataclasses.replace(memolib.QuestionRouter.from_params(self.router), held_out={})
-        inside = [i for i, scope in enumerate(self.scopes) if scope not in held]
-        return memolib.QuestionRouter.fit([self.questions[i] for i in inside], [self.labels[i] for i in inside])
+    @functools.cached_property
+    def fold_of(self) -> dict[str, int]:
+        return memolib.conversation_folds(self.scopes)
+
+    def type_of(self, question: str, scope: str, held: frozenset[str] = frozenset()) -> str:
+        """The type a fit that holds the conversations `held` out gives a question of conversation
+        `scope`: predicted by the router fitted without `held` and without the question's fold."""
+        fold = self.fold_of.get(scope)
+        without = held | {s for s, f in self.fold_of.items() if f == fold}
+        if without not in self._fitted:
+            inside = [i for i, s in enumerate(self.scopes) if s not in without]
+            self._fitted[without] = memolib.QuestionRouter.fit([self.questions[i] for i in inside],
+                                                               [self.labels[i] for i in inside])
+        return self._fitted[without].predict(question)
+
+    def labels_known(self) -> list[str]:
+        return list(memolib.QuestionRouter.from_params(self.router).labels)
 
 
-def routed(examples: Sequence[Example], columns: Sequence[str], router: memolib.QuestionRouter | None) -> list[Example]:
-    """The examples with the features of the type `router` predicts for their questions (none:
-    no type)."""
+def routed(examples: Sequence[Example], columns: Sequence[str],
+           type_of: Callable[[Example], str] | None) -> list[Example]:
+    """The examples with the features of their question's type (`type_of`; none: no type)."""
     features = tree_features(contexts_in(columns), TREE_SIGNALS)
     out = []
     for ex in examples:
-        contexts = contexts_of(ex.question, router.predict(ex.question) if router is not None else "")
+        contexts = contexts_of(ex.question, type_of(ex) if type_of is not None else "")
         out.append(dataclasses.replace(ex, features=design(ex.values, contexts, columns),
                                        tree=tree_matrix(ex.values, contexts, features)))
     return out
@@ -181,8 +196,8 @@ def routed(examples: Sequence[Example], columns: Sequence[str], router: memolib.
 def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestion], embed_text: Callable,
                      dim: int | None, *, embed_tokens: Callable | None = None,
                      routing: ExampleRouting | None = None) -> tuple[list[Example], list[str]]:
-    """Each question with a relevant and an irrelevant candidate as an `Example`, routed by the
-    router fitted on all (`routing`; none: no routed type), and the columns (weight names) their
+    """Each question with a relevant and an irrelevant candidate as an `Example`, routed as the fit
+    on all routes it (`routing`; none: no routed type), and the columns (weight names) their
     features fill."""
     store = memolib.UnitStore()
     signals = memolib.RankingSignals(embed_text, dim, embed_tokens)
@@ -190,8 +205,7 @@ def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestio
         turns = memolib.episode_units(episode)
         rows = store.add_episode(turns)
         signals.add(episode, turns, len(turns), rows)
-    router = routing.without() if routing is not None else None
-    labels = list(router.labels) if router is not None else []
+    labels = routing.labels_known() if routing is not None else []
     columns = [column(c, s) for c in ["", *CUES, *(f"type:{t}" for t in labels)] for s in SIGNALS]
     out: list[Example] = []
     for q in questions:
@@ -204,7 +218,7 @@ def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestio
         if not relevant.any() or relevant.all():
             continue
         out.append(Example(q.scope, np.zeros(0), relevant, question=q.question, values=pool.values))
-    return routed(out, columns, router), columns
+    return routed(out, columns, (lambda ex: routing.type_of(ex.question, ex.scope)) if routing else None), columns
 
 
 def contexts_in(columns: Sequence[str]) -> list[str]:
@@ -282,10 +296,10 @@ def cross_fit(examples: Sequence[Example], columns: Sequence[str], *, folds: int
     """The ranker's params (`memolib.LinearRanker` or `memolib.TreeRanker`, `model`): fitted on
     every example and, per fold of conversations (`fold_of`; default: the examples'
     conversations dealt into `folds`), fitted without them. With `routing` each fold's examples,
-    those it is fitted on and those its held-out check scores, are routed by the router fitted
-    without that fold (nested cross-fitting; the examples as given are routed by the router
-    fitted on all). Raises ValueError when fewer than two conversations hold examples, or any
-    example has none."""
+    those it is fitted on and those its held-out check scores, are typed by routers fitted
+    without that fold (`ExampleRouting.type_of`: nested cross-fitting; the examples as given are
+    typed as the fit on all types them). Raises ValueError when fewer than two conversations hold
+    examples, or any example has none."""
     if model not in ("linear", "trees", "blend", "auto"):
         raise ValueError(f"the ranking stage's model is linear, trees, blend or auto, not {model!r}")
     if any(not ex.scope for ex in examples):
@@ -306,11 +320,11 @@ def cross_fit(examples: Sequence[Example], columns: Sequence[str], *, folds: int
     for fold in range(k):
         # One fold's examples at a time: with routing each is a routed copy of the examples.
         held = frozenset(s for s, f in fold_of.items() if f == fold)
-        router = routing.without(held) if routing is not None else None
         fit_on = [ex for ex in examples if ex.scope not in held]
         check = [ex for ex in examples if ex.scope in held]
-        if router is not None:
-            fit_on, check = routed(fit_on, columns, router), routed(check, columns, router)
+        if routing is not None:
+            type_of = lambda ex, held=held: routing.type_of(ex.question, ex.scope, held)  # noqa: E731
+            fit_on, check = routed(fit_on, columns, type_of), routed(check, columns, type_of)
         checked += check
         if linear_wanted:
             held_weights.append(fit_weights(fit_on, columns))
