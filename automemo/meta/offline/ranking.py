@@ -35,9 +35,14 @@ from automemo.toolkit.memolib.crossfit import CROSS_FIT_FOLDS
 
 log = logging.getLogger(__name__)
 
-RANKER_C = 0.5
+RANKER_C = 0.05
 """Inverse L2 strength of the pairwise logistic fit: a few hundred questions against a few hundred
-weights (every signal once per context) need the weights held near 0 where evidence is thin."""
+weights (every signal once per context) need the weights held near 0 where evidence is thin.
+Chosen on the cross-fitted held-out gain of the default model, the blend (dev data, train
+conversations, nested cross-fitting, RRF k = 60 baseline; docs/discovery.md, "Which data informed
+each default"): +0.0410 at C 0.05, +0.0405 at the former 0.5, +0.0382 at 0.005, a near tie between
+0.05 and 0.5 that the linear half settles (+0.029 at 0.05, +0.013 at 0.5). The former 0.5 was kept after a screen on
+the test conversations."""
 
 EVIDENCE_K = 10
 """The cut at which the held-out check compares the fitted order with the fused one (the payload's
@@ -81,12 +86,14 @@ TREE_MIN_LEAF = 50
 TREE_RATE = 0.05
 """Shrinkage of each tree's leaf values."""
 
-TREE_SIGNALS = tuple(s for s in SIGNALS if s not in ("position", "recency"))
-"""The signals the trees split on: every ranking's, and image or not. Not a unit's place in its
-session or its recency: trees cut those into narrow ranges, and on the dev data those ranges
-learnt where the train conversations' generator put the evidence (test recall@10 in the pool
-0.852 with them against the linear ranker's 0.861; 0.863 without; docs/memolib.md). The linear
-ranker, which can only weigh them up or down, keeps them."""
+TREE_SIGNALS = SIGNALS
+"""The signals the trees split on: all of them, a unit's place in its session and its recency
+included. Chosen on the cross-fitted validation of the dev data's train conversations: the trees'
+held-out gain +0.039 with those two against +0.024 without (the blend +0.041 against +0.038, C
+0.05; docs/discovery.md, "Which data informed each default"), as in the pool figures of
+docs/memolib.md (validation 0.891 against 0.880). They were left out before on the test
+conversations' figures (0.851 with them, 0.863 without), read as the trees learning where the
+train conversations' generator put the evidence."""
 
 TREE_MONOTONE = 1
 """1: a candidate's score never falls as a ranking ranks it higher or scores it higher (LightGBM's
