@@ -386,7 +386,7 @@ def train_questions(evaluator: Any) -> list[tuple[str, str, str, str]]:
 
 
 def ranker_fit(setup: EvaluationSetup, state_dir: Path, model: str = "blend") -> Callable[[Any], dict[str, Any]]:
-    """The meta agent's ranking-stage fit (router params -> ranker params), run on the host
+    """The meta agent's ranking-stage fit (the run's routing -> ranker params), run on the host
     when the generator first proposes the stage: the train split's update episodes and its
     questions as `retrieve` sees them, with their gold clues, embedded by the run's own
     encoders (through the embedding cache the evaluations share). Only benchmarks that score
@@ -397,7 +397,7 @@ def ranker_fit(setup: EvaluationSetup, state_dir: Path, model: str = "blend") ->
     evaluation of a ranked program would move each round's token matrix into the sandbox.
     `model`: the ranker's model (linear, trees, blend or auto; automemo.meta.offline.ranking)."""
 
-    def fit(router: Any) -> dict[str, Any]:
+    def fit(routing: Any) -> dict[str, Any]:
         from automemo.meta.offline.ranking import MATCH_SIGNALS, SIGNALS, RankingQuestion, fit_ranker
         from automemo.toolkit import memolib
         from automemo.toolkit.guest import Toolkit
@@ -424,7 +424,7 @@ def ranker_fit(setup: EvaluationSetup, state_dir: Path, model: str = "blend") ->
         # (ranking.MATCH_SIGNALS: where a pseudo-question's answers sit is its writer's doing).
         label_free = getattr(setup.benchmark, "label_free", None) is not None
         return fit_ranker(evaluator.update_episodes("train"), questions, toolkit.embed_text,
-                          toolkit.embedding_dims()["text"], router=router, model=model,
+                          toolkit.embedding_dims()["text"], routing=routing, model=model,
                           signals=MATCH_SIGNALS if label_free else SIGNALS, gain_on=judged)
 
     return fit

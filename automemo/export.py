@@ -1,6 +1,9 @@
 """Exporting a selected memo program as a self-contained folder:
 
-    program.py        the memo program
+    program.py        the memo program, in its deployable form: its fits on all train questions,
+                      without the tables cross-fitted by conversation that only the search's
+                      scoring needed (`automemo.meta.source.fitted`); the run's node folder
+                      keeps the program as it was scored
     manifest.json     scores, n, LCB, lineage, budget, limits, interface version, models,
                       embedding config, created time, and the sha256 of every other file
     experience/       the update episodes it learns from, in the episode-store layout
@@ -25,6 +28,7 @@ from automemo.episode_store import EpisodeStore, atomic_write
 from automemo.errors import DataError
 from automemo.llm.config import ROLES
 from automemo.llm.ledger import Ledger
+from automemo.meta.source.fitted import deployable_source
 from automemo.prompting import render
 from automemo.paths import file_in_the_way
 from automemo.runs import RunDir
@@ -76,7 +80,9 @@ def export_node(run_dir: str | Path, node_id: int | None = None, out_dir: str | 
     _prepare(out)
     config = run.config()
     group, task_ids = _update_episodes(run, node_id, evaluations)
-    shutil.copyfile(run.path / node.program_path, out / PROGRAM)
+    # Bytes, not text: a program without cross-fitted tables is shipped exactly as it was scored.
+    scored = (run.path / node.program_path).read_bytes().decode("utf-8")
+    atomic_write(out / PROGRAM, deployable_source(scored).encode("utf-8"))
     files, n_images = _copy_experience(EpisodeStore(run.store_root), out / EXPERIENCE, group, task_ids)
     manifest = {
         "format": FORMAT,

@@ -90,7 +90,6 @@ def main(args: list[str]) -> None:
     sizes = [int(s) for s in rest] or [30]
     data, columns = pools(path, cache, sizes)
     features = tree_features(ranking.contexts_in(columns), ranking.TREE_SIGNALS)
-    first = [columns.index(f"{r}_rank") for r in ("bm25", "bm25_window", "dense", "dense_window")]
     print("| pool | split | questions | clues in the pool | fusion | linear | trees | blend |")
     print("|---|---|---|---|---|---|---|---|")
     for size in sizes:
@@ -104,7 +103,7 @@ def main(args: list[str]) -> None:
             if model == "blend":
                 return _reciprocal_ranks(scored("linear", ex, held)) + _reciprocal_ranks(scored("trees", ex, held))
             if model == "fusion":
-                return ex.features[:, first].sum(axis=1)
+                return ranking.fused_first_stage(ex.features, columns)
             ex = ex if held else ranking.Example("", ex.features, ex.relevant, ex.tree)  # "": fitted on all
             if model == "trees":
                 return _forest_scores(ex.tree, models["trees"].forest_for(ex.scope))

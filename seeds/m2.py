@@ -13,7 +13,8 @@ every entry key, plus IMAGE_FUSION times the cosine of the initial screenshot wi
 first screenshot; top TOP_I (5, M2's best) entries; their insights deduplicated and grouped by tag
 as "Defensive Hints" to verify against the screen (at most MAX_HINTS); the shortest successful
 summary chain of the matches as a plan sketch; up to the image budget of the matches' first
-screenshots. A task that names its user only sees that user's entries.
+screenshots; the entries' ids cited best first, every entry's own id before the picture ids they
+carry (`memolib.citations`). A task that names its user only sees that user's entries.
 
 Follows: M2 (dual memory for web agents) as the AutoMMemo paper adapts it:
 the insight bank only, test-time summarisation off. Approximates: the VLM abstractor by rules
@@ -158,7 +159,7 @@ class Memo(MemoProgram):
             sections.append("Plan sketch from the closest successful task:\n" + "\n".join(min(chains, key=len)))
         images = [e["shot"] for e in chosen if e["shot"] is not None]
         return memolib.make_payload(sections, budget=budget, images=images,
-                                    evidence=[x for e in chosen for x in e["evidence"]])
+                                    evidence=memolib.citations([e["evidence"] for e in chosen]))
 
     def _top(self, task: PartialRecorder) -> list[int]:
         """The TOP_I best entries' rows (ties by row), from the task's user's entries if known."""

@@ -11,8 +11,9 @@ and corrective lessons from failures). Without it, deterministic distillation:
   ("remember: ...") cited by round id.
 
 Retrieves: the TOP_K items most similar to the task, successes' strategies and failures' lessons
-both kept (ReasoningBank learns from both), formatted as textual guidance; a task naming its user
-sees that user's items only. No images (a text-only baseline).
+both kept (ReasoningBank learns from both), formatted as textual guidance, cited best first with
+every item's own id before the picture ids they carry (`memolib.citations`); a task naming its
+user sees that user's items only. No images (a text-only baseline).
 
 Follows: ReasoningBank as adapted in the AutoMMemo paper (Appendix E).
 Approximates: the LLM-as-judge self-assessment of success by the recorded reward, and the
@@ -146,6 +147,6 @@ class Memo(MemoProgram):
         rows = [self.items.get(row) for row, _ in hits]
         headers = {"strategy": "Strategy", "lesson": "Lesson from a failure", "failure": "Pitfall", "fact": "Remember"}
         lines = [f"- [{headers[r['kind']]}] {r['title']}: {r['description']}\n  {r['content']}" for r in rows]
-        evidence = [e for r in rows for e in json.loads(r["evidence"])]
+        evidence = memolib.citations([json.loads(r["evidence"]) for r in rows])
         return memolib.make_payload(["Reasoning memory (verify against the current task):\n" + "\n".join(lines)],
                                     budget=budget, evidence=evidence)

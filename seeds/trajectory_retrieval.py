@@ -8,7 +8,8 @@ embedded (MiniLM) into a faiss index whose row number is the record id.
 Retrieves: the task (instruction + start of the initial observation) is the query; the TOP_K most
 similar records are returned as demonstrations, best first, each cut to an equal share of the
 character budget. Evidence cites the matched episodes' steps/rounds, best record first, and inside
-a record the units with the most query words first. A task that names its user searches only
+a record the units with the most query words first; every cited unit's own id comes before the
+picture ids they carry (`memolib.citations`). A task that names its user searches only
 that user's records. No images (a text-only baseline).
 
 Follows: Trajectory Retrieval as adapted in the AutoMMemo paper (Appendix E; Park et al. 2023,
@@ -86,16 +87,16 @@ class Memo(MemoProgram):
         share = max(200, budget.max_chars // (len(hits) + 1))
         q_tokens = memolib.tokens(query)
         sections = ["Reference cases from earlier episodes (most similar first):"]
-        evidence = []
+        cited = []  # each cited unit's ids, own id first
         for rank, (row_id, score) in enumerate(hits, 1):
             row = self.records.get(row_id)
             sections.append(memolib.fit_sections([f"### Case {rank} (similarity {score:.2f})\n{row['text']}"], share))
-            evidence += self._cited_units(json.loads(row["units"]), q_tokens)
-        return memolib.make_payload(sections, budget=budget, evidence=evidence)
+            cited += self._cited_units(json.loads(row["units"]), q_tokens)
+        return memolib.make_payload(sections, budget=budget, evidence=memolib.citations(cited))
 
     @staticmethod
     def _cited_units(units, q_tokens):
         # A record is one block of text to the agent, but a scorer wants the rounds that answer:
         # cite the record's units with the most query words, ties in order.
         ranked = sorted(enumerate(units), key=lambda iu: (-memolib.overlap(q_tokens, memolib.tokens(iu[1][1])), iu[0]))
-        return [e for _, (ids, _) in ranked[:UNITS_CITED_PER_RECORD] for e in ids]
+        return [ids for _, (ids, _) in ranked[:UNITS_CITED_PER_RECORD]]

@@ -12,7 +12,8 @@ Stores:
 Retrieves: skills by task text (top SKILL_K); experiences by text and visual context together
 (task images / initial screenshot against each experience's screenshot; top EXPERIENCE_K);
 returns skills as workflows, experiences as situation -> action hints, the best experiences'
-images within the image budget, and cites the experiences' ids.
+images within the image budget, and cites the experiences' ids: every experience's own id
+first, then the picture ids they carry (`memolib.citations`).
 
 Follows: XSkill as adapted in the AutoMMemo paper (Appendix E).
 Approximates: the MLLM's extraction of experiences and skills by one unit per step and one
@@ -109,4 +110,4 @@ class Memo(MemoProgram):
                 f"- {'AVOID: ' if e['avoid'] else ''}[{', '.join(e['evidence'])}] {e['text']}" for e in chosen))
         return memolib.make_payload(sections, budget=budget,
                                     images=[e["image"] for e in chosen if e["image"] is not None and not e["avoid"]],
-                                    evidence=[x for e in chosen for x in e["evidence"]])
+                                    evidence=memolib.citations([e["evidence"] for e in chosen]))

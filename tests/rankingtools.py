@@ -44,8 +44,10 @@ class HashToolkit:
         raise AssertionError("the fixture's ranker was fitted without late interaction")
 
 
-def session(user: str, k: int) -> EpisodeRecorder:
-    text = f"we talked about the topic{user}{k} garden"
+def session(user: str, k: int, topic: str | None = None) -> EpisodeRecorder:
+    """Session `k` of `user`: ROUNDS rounds that all say the same words, about `topic`
+    (default: a word made of the user and k)."""
+    text = f"we talked about the {topic or f'topic{user}{k}'} garden"
     steps = tuple(Step(index=i, observation=text, ref=f"{user}/D{k}:{i + 1}") for i in range(ROUNDS))
     return EpisodeRecorder(task_id=f"{user}-D{k}", benchmark="conv", instruction="session", steps=steps,
                            reward=1.0, success=True, metadata={"conversation": True, "user": user})

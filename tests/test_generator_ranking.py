@@ -55,7 +55,8 @@ def test_the_rank_move_fits_once_and_brings_the_ranker_and_the_router(ranker):
     assert move.kind == "rank" and child.pipeline.rank and child.ranker == ranker and child.router == ROUTER
     assert parse_recipe(render_recipe(child)) == child
     generator.structural_moves(Recipe(unit="multi"), None, [], random.Random(0))["rank"]()
-    assert calls == [ROUTER]                                      # fitted once for the run
+    # fitted once for the run, given the run's router and the labelled questions each fold refits it on
+    assert [(c.router, c.questions, c.labels) for c in calls] == [(ROUTER, ("q1", "q2"), ("KR", "VS"))]
     assert "rank" not in generator.structural_moves(child, None, [], random.Random(0))
 
 
@@ -145,3 +146,25 @@ def test_the_held_out_gain_compares_each_question_s_fold_order_with_the_fused_or
     up, down = {"position": 10.0}, {"position": -10.0}
     assert held_out_gain([example], columns, LinearRanker(down, (up,), {"a": 0}), k=1) == 1.0
     assert held_out_gain([example], columns, LinearRanker(up, (down,), {"a": 0}), k=1) == 0.0
+
+
+def test_the_held_out_gain_is_measured_against_the_fusion_the_recipes_use_rrf_at_k_60():
+    """The compose move gives its starter the ranker when the ranker beats the first stage fused
+    as a recipe fuses it (RRF_K 60). A sum of the reciprocal ranks (k = 0) puts a candidate one
+    search ranks first ahead of one that two searches rank third; at k = 60 the second leads."""
+    import numpy as np
+
+    from automemo.meta.offline.ranking import FIRST_STAGE, Example, fused_first_stage, held_out_gain
+    from automemo.toolkit import memolib
+
+    assert Pipeline().rrf_k == memolib.RRF_K == 60
+    columns = [*(f"{name}_rank" for name in FIRST_STAGE), "position"]
+    alone, agreed = [1.0, 0.0, 0.0, 0.0, 1.0], [0.0, 1 / 3, 1 / 3, 0.0, 0.0]
+    features = np.array([alone, agreed])
+    assert list(np.argsort(-fused_first_stage(features, columns))) == [1, 0]
+    fused = [key for key, _ in memolib.rrf([[7], [3, 4, 9], [5, 6, 9], []])]   # memolib.rrf agrees
+    assert fused.index(9) < fused.index(7)
+    # The relevant candidate is the one a single search ranks first; the fold's model says so.
+    example = Example("a", features, np.array([True, False]))
+    ranker = memolib.LinearRanker({}, ({"position": 1.0},), {"a": 0})
+    assert held_out_gain([example], columns, ranker, k=1) == 1.0

@@ -77,3 +77,31 @@ def test_search_writes_the_held_out_verdict_into_its_report(tmp_path, capsys):
     page = html.unescape(next((tmp_path / "runs").glob("*/report/index.html")).read_text())
     assert 'id="heldout"' in page and f"{doc['questions']} questions the search never saw" in page
     assert verdict(doc).capitalize() in page
+
+
+@pytest.mark.parametrize("asked, ones", [
+    (20, {2: 10, 3: 12, 4: 16, 5: 8}),    # the budget ended the race before its first round: all four stand
+    (50, {2: 35, 3: 25, 4: 40, 5: 20}),   # ... inside its second: #4 and #2 stand, #3 and #5 were dropped
+])
+def test_the_best_candidate_is_the_race_s_leader_though_the_budget_ended_it_mid_race(asked, ones):
+    """The held-out comparison scores "the best generated candidate" when the hand design was
+    kept. Candidates are listed in the order they entered the race (by their bound), so when
+    several still stand the first of them is not the race's leader: it is the one with the best
+    mean on the questions they all were asked, as the race itself ranks them."""
+    from automemo.search import halving
+    from automemo.search.config import SearchConfig
+    from automemo.search.heldout import best_candidate
+    from automemo.search.questions import Race
+    from automemo.search.view import confirmation_document
+    from tests.test_halving import ORDER, _stats
+
+    def table(k):  # k of the first `asked` questions right
+        return [1.0] * k + [0.0] * (len(ORDER) - k)
+
+    tables = {0: table(0), 1: table(len(ORDER)), **{v: table(k) for v, k in ones.items()}}  # #1: the bar
+    race = Race(bar=1, arms=(2, 3, 4, 5), prefixes=(50, 100), budget=200)
+    stats = _stats(tables, {0: 20, **dict.fromkeys(range(1, 6), asked)}, race)
+    doc = confirmation_document(stats, SearchConfig(question_budget=200))
+    standing = [c["node_id"] for c in doc["candidates"] if c.get("dropped_in") is None]
+    assert doc["kept_hand_design"] and len(standing) > 1 and standing[0] == 2
+    assert best_candidate(doc, stats) == 4 == halving.race_state(stats, race, 0).winner

@@ -11,7 +11,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from automemo.meta.offline.ranking import RankingQuestion, fit_ranker
+from automemo.meta.offline.ranking import ExampleRouting, RankingQuestion, fit_ranker
 from automemo.meta.source.recipe import Pipeline, Recipe, RecipeError, render_recipe
 from automemo.toolkit import memolib
 from rankingtools import HashToolkit, ask, embed, planted, session
@@ -23,8 +23,8 @@ def fitted():
     return episodes, questions, fit_ranker(episodes, questions, embed, 16, model="linear")
 
 
-def program(episodes, ranker, extra=()):
-    recipe = Recipe(pipeline=Pipeline(indexes="bm25", rank=True), payload_units=3, ranker=ranker)
+def program(episodes, ranker, extra=(), router=None):
+    recipe = Recipe(pipeline=Pipeline(indexes="bm25", rank=True), payload_units=3, ranker=ranker, router=router)
     namespace: dict = {}
     exec(compile(render_recipe(recipe), "recipe.py", "exec"), namespace)
     memo = namespace["Memo"](HashToolkit())
@@ -72,6 +72,57 @@ def test_no_fit_without_conversations_or_with_only_one():
     one = [q for q in questions if q.scope == "leaky"]
     with pytest.raises(ValueError, match="two or more conversations"):
         fit_ranker(episodes, one, embed, 16)
+
+
+def _labelled(leaky_label: str):
+    """The planted fixture's questions with types: every "leaky" question `leaky_label`, the other
+    conversations' alternately T and U. All questions share their wording ("What about the ...
+    garden?"), so a router that saw "leaky"'s twelve questions types the others as "leaky"'s are."""
+    episodes, questions = planted()
+    labels = tuple(leaky_label if q.scope == "leaky" else "TU"[i % 2] for i, q in enumerate(questions))
+    texts, scopes = tuple(q.question for q in questions), tuple(q.scope for q in questions)
+    router = memolib.QuestionRouter.cross_fit(texts, labels, scopes).params()
+    return episodes, questions, ExampleRouting(router, texts, labels, scopes)
+
+
+def test_a_fold_s_ranker_never_saw_that_fold_s_labels_not_even_through_the_types_of_the_others():
+    """Nested cross-fitting: the other conversations' questions that "leaky"'s fold is fitted on
+    are routed by the router fitted without "leaky". Routed by a router that saw "leaky"'s labels
+    (as the held-out table of the router fitted on all routes them: each by a router fitted
+    without its own conversation, "leaky" included), relabelling "leaky"'s questions retyped the
+    others and changed the weights "leaky"'s questions are scored with."""
+    fits, routers = [], []
+    for leaky_label in ("T", "U"):
+        episodes, questions, routing = _labelled(leaky_label)
+        fits.append(fit_ranker(episodes, questions, embed, 16, routing=routing, model="linear"))
+        routers.append(routing.router)
+    fold = fits[0]["fold_of"]["leaky"]
+    assert fits[0]["fold_of"] == fits[1]["fold_of"]
+    assert fits[0]["folds"][fold] == fits[1]["folds"][fold]
+    assert fits[0]["weights"] != fits[1]["weights"]  # the labels do count, in the fit on all
+    leaky = [q for q in questions if q.scope == "leaky"]
+    answers = [[program(episodes, params, router=router).retrieve(ask(q)).metadata["evidence"] for q in leaky]
+               for params, router in zip(fits, routers)]
+    assert answers[0] == answers[1]
+
+
+def test_the_fit_types_a_question_as_the_program_s_held_out_table_does():
+    """A held-out fold's questions, and every question in the fit on all, are typed by the router
+    fitted without the question's fold: the router's held-out table (the same folds, the same
+    fits). The other folds' questions, in a fold's fit, by a router fitted without both folds."""
+    _, questions, routing = _labelled("T")
+    router = memolib.QuestionRouter.from_params(routing.router)
+    fold_of = routing.fold_of
+    assert fold_of == memolib.conversation_folds(q.scope for q in questions)
+    for q in questions:
+        own = frozenset(s for s, f in fold_of.items() if f == fold_of[q.scope])
+        table = router.predict(q.question, q.scope)
+        assert routing.type_of(q.question, q.scope) == routing.type_of(q.question, q.scope, own) == table
+    c2 = next(q for q in questions if q.scope == "c2")
+    both = frozenset({"c2", "leaky"})
+    refit = memolib.QuestionRouter.fit([q.question for q in questions if q.scope not in both],
+                                       [label for q, label in zip(questions, routing.labels) if q.scope not in both])
+    assert routing.type_of(c2.question, "c2", frozenset({"leaky"})) == refit.predict(c2.question)
 
 
 def test_a_recipe_with_rank_on_but_no_weights_does_not_render():

@@ -60,7 +60,10 @@ def test_trees_rank_first_what_no_linear_ranker_can():
     assert trees["model"] == "trees" and "model" not in linear
     assert top1(trees, examples) == 1.0          # held out: each conversation by its fold's trees
     assert top1(linear, examples) == 0.0
-    assert trees["held_out_gain"] == 1.0 and linear["held_out_gain"] == 0.0
+    # The recipes' fusion (RRF at k = 60) is no linear function of the reciprocal ranks: it puts R,
+    # which both searches rank fairly high, first too, so the trees gain nothing over it in the top
+    # ten and the linear ranker loses R.
+    assert trees["held_out_gain"] == 0.0 and linear["held_out_gain"] == -1.0
     assert cross_fit(examples, COLUMNS, model="auto")["model"] == "trees"
     blend = cross_fit(examples, COLUMNS, model="blend")
     assert blend["model"] == "blend" and blend["trees"]["model"] == "trees" and "model" not in blend["linear"]

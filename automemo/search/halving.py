@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 from automemo.search import policy
 from automemo.search.config import SearchConfig
@@ -139,11 +140,20 @@ def _mean_on(v: NodeStats, questions: tuple[str, ...]) -> float:
     return sum(scored) / len(scored) if scored else 0.0
 
 
-def _shared(nodes: list[NodeStats]) -> tuple[str, ...]:
+def _shared(nodes: Sequence[NodeStats]) -> tuple[str, ...]:
     common = set(nodes[0].task_scores)
     for v in nodes[1:]:
         common &= set(v.task_scores)
     return tuple(sorted(common))
+
+
+def leader_among(standing: Sequence[NodeStats]) -> NodeStats:
+    """Of candidates still standing together, the one with the best mean on the questions all of
+    them were asked (the same questions for all: the best paired mean); ties go to the earlier
+    in `standing`. How a race the budget ended with several candidates standing names its
+    winner; with one standing, that one."""
+    shared = _shared(standing)
+    return min(enumerate(standing), key=lambda iv: (-_mean_on(iv[1], shared), iv[0]))[1]
 
 
 def race_state(stats: TreeStats, race: Race, left: int) -> RaceState:
@@ -170,8 +180,7 @@ def race_state(stats: TreeStats, race: Race, left: int) -> RaceState:
                                 tuple(v.id for v in ranked[:keep]), tuple(v.id for v in ranked[keep:])))
         survivors = ranked[:keep]
     if len(survivors) > 1:  # the halving did not finish: the best on the questions all share
-        shared = _shared(survivors)
-        survivors = sorted(survivors, key=lambda v: (-_mean_on(v, shared), rank[v.id]))[:1]
+        survivors = [leader_among(sorted(survivors, key=lambda v: rank[v.id]))]
     if not survivors:
         return RaceState(tuple(rounds), (), ())
     return RaceState(tuple(rounds), (survivors[0].id,), _duel(stats, survivors[0], bar, left))

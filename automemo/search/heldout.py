@@ -13,6 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+from automemo.search import halving
+from automemo.search.policy import TreeStats
+from automemo.search.tree import Tree
 from automemo.search.view import RunView
 
 
@@ -56,9 +59,7 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
     if held is None or view.selected_id is None:
         return None
     chosen, bar = view.selected_id, held["bar"]
-    # The best candidate: with a race, the one that was never dropped (its winner).
-    standing = [c for c in held["candidates"] if c.get("dropped_in") is None]
-    rival = standing[0]["node_id"] if chosen == bar and standing else None
+    rival = best_candidate(held, Tree.from_rundir(view.run).stats()) if chosen == bar else None
     roles = {"selection": chosen, "hand_design": bar, **({"best_candidate": rival} if rival is not None else {})}
     scores: dict[int, dict[str, float]] = {}
     types: dict[str, str] = {}
@@ -85,6 +86,17 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
         out["best_candidate_vs_hand_design"] = paired_difference(scores[rival], scores[bar])
         out["per_type"] = _per_type(scores[rival], scores[bar], types)
     return out
+
+
+def best_candidate(confirmation: Mapping[str, Any], stats: TreeStats) -> int | None:
+    """The confirmation's best generated candidate: of the candidates never dropped, the one
+    with the best paired mean on the questions they all were asked (`halving.leader_among`).
+    After a race that ran to its end, the one left; when the budget ended it mid-race, several
+    still stand, listed in the order they entered it (by their bound), and the first of them is
+    not the leader then; with exact evaluation every candidate was asked every question, and
+    it is the best by μ. None without candidates."""
+    standing = [stats.node(c["node_id"]) for c in confirmation["candidates"] if c.get("dropped_in") is None]
+    return halving.leader_among(standing).id if standing else None
 
 
 def verdict(doc: Mapping[str, Any]) -> str:

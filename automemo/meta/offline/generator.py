@@ -38,6 +38,7 @@ from automemo.meta.context import weak_types
 from automemo.meta.offline.crossover import Routes, best_partner, cross_fitted_routes, routes as decided_routes
 from automemo.meta.offline.moves import (Move, add_stage, pick_starter, pipeline_diff, rank, recombine, remove_stage,
                                          route, swap_stage, tune_stage, untried_starters, variant_for)
+from automemo.meta.offline.ranking import ExampleRouting
 from automemo.meta.source.recipe import Recipe, describe, parse_recipe
 from automemo.toolkit import memolib
 
@@ -80,9 +81,10 @@ RouterFit = Callable[[Sequence[str], Sequence[str], Sequence[str]], Mapping[str,
 cross-fitted by scope; raises ValueError (routing off for the run) when a scope is unknown."""
 
 
-RankerFit = Callable[["Mapping[str, Any] | None"], Mapping[str, Any]]
-"""Fits the ranking stage on the train split, given the run's router params (or None): the
-params baked into the child (automemo.meta.offline.ranking)."""
+RankerFit = Callable[["ExampleRouting | None"], Mapping[str, Any]]
+"""Fits the ranking stage on the train split, given the run's router and the labelled questions
+it was fitted on (None: no routing), which each fold of the fit refits without its own
+conversations: the params baked into the child (automemo.meta.offline.ranking)."""
 
 
 class CompositionalGenerator:
@@ -101,12 +103,14 @@ class CompositionalGenerator:
         """The fitted ranking stage's params, fitted once on first use (it replays the train
         split on the host); None, for the rest of the run, when nothing can be fitted."""
         router = self.router()
+        routing = None if router is None or self.train is None else ExampleRouting(
+            router, self.train.questions, self.train.labels, self.train.scopes)
         with self._ranking:
             if self.fit_ranker is None:
                 return None
             if self._ranker is None:
                 try:
-                    self._ranker = dict(self.fit_ranker(router))
+                    self._ranker = dict(self.fit_ranker(routing))
                 except (ValueError, ImportError) as exc:  # no evidence, one conversation, no scikit-learn
                     log.warning("the ranking stage is off for this run: %s", exc)
                     self.fit_ranker = None

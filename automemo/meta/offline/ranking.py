@@ -9,16 +9,21 @@ loss). Each question weighs the same in the fit, whatever its number of pairs, a
 averages questions.
 
 Cross-fitted by conversation: the conversations are dealt into folds as the router's are
-(`CROSS_FIT_FOLDS`), and each fold's weights are fitted without its conversations' questions. No
-conversation known, or fewer than two: no fit (ValueError), as no validation score could then
-be honest. The labels (clues) stay here; the program gets weights.
+(`CROSS_FIT_FOLDS`, over the same train questions: one fold assignment), and each fold's weights
+are fitted without its conversations' questions. The cross-fitting is nested: a question's routed
+type is one of its signals, and a fold's examples are typed by routers fitted without that fold
+(and without the example's own fold, `ExampleRouting`), so nothing of a fold's model, its
+examples' types included, saw that fold's labels. No conversation known, or fewer than two: no fit (ValueError), as no validation
+score could then be honest. The labels (clues, question types) stay here; the program gets
+weights.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -30,9 +35,14 @@ from automemo.toolkit.memolib.crossfit import CROSS_FIT_FOLDS
 
 log = logging.getLogger(__name__)
 
-RANKER_C = 0.5
+RANKER_C = 0.05
 """Inverse L2 strength of the pairwise logistic fit: a few hundred questions against a few hundred
-weights (every signal once per context) need the weights held near 0 where evidence is thin."""
+weights (every signal once per context) need the weights held near 0 where evidence is thin.
+Chosen on the cross-fitted held-out gain of the default model, the blend (dev data, train
+conversations, nested cross-fitting, RRF k = 60 baseline; docs/discovery.md, "Which data informed
+each default"): +0.0410 at C 0.05, +0.0405 at the former 0.5, +0.0382 at 0.005, a near tie between
+0.05 and 0.5 that the linear half settles (+0.029 at 0.05, +0.013 at 0.5). The former 0.5 was kept after a screen on
+the test conversations."""
 
 EVIDENCE_K = 10
 """The cut at which the held-out check compares the fitted order with the fused one (the payload's
@@ -76,12 +86,14 @@ TREE_MIN_LEAF = 50
 TREE_RATE = 0.05
 """Shrinkage of each tree's leaf values."""
 
-TREE_SIGNALS = tuple(s for s in SIGNALS if s not in ("position", "recency"))
-"""The signals the trees split on: every ranking's, and image or not. Not a unit's place in its
-session or its recency: trees cut those into narrow ranges, and on the dev data those ranges
-learnt where the train conversations' generator put the evidence (test recall@10 in the pool
-0.852 with them against the linear ranker's 0.861; 0.863 without; docs/memolib.md). The linear
-ranker, which can only weigh them up or down, keeps them."""
+TREE_SIGNALS = SIGNALS
+"""The signals the trees split on: all of them, a unit's place in its session and its recency
+included. Chosen on the cross-fitted validation of the dev data's train conversations: the trees'
+held-out gain +0.039 with those two against +0.024 without (the blend +0.041 against +0.038, C
+0.05; docs/discovery.md, "Which data informed each default"), as in the pool figures of
+docs/memolib.md (validation 0.891 against 0.880). They were left out before on the test
+conversations' figures (0.851 with them, 0.863 without), read as the trees learning where the
+train conversations' generator put the evidence."""
 
 TREE_MONOTONE = 1
 """1: a candidate's score never falls as a ranking ranks it higher or scores it higher (LightGBM's
@@ -129,8 +141,8 @@ def composition(key: str) -> tuple[str, ...]:
 
 
 def composed_order(names: Sequence[str]) -> Callable[[Mapping[str, list]], list]:
-    """The reciprocal-rank fusion (k=60) of the named rankings, as a recipe fuses its stages."""
-    return lambda rankings: memolib.rrf([rankings.get(name) or [] for name in names], k=60)
+    """The reciprocal-rank fusion (`memolib.RRF_K`) of the named rankings, as a recipe fuses its stages."""
+    return lambda rankings: memolib.rrf([rankings.get(name) or [] for name in names], k=memolib.RRF_K)
 
 
 @dataclass(frozen=True)
@@ -139,26 +151,84 @@ class Example:
     features: np.ndarray     # candidates x columns
     relevant: np.ndarray     # bool per candidate
     tree: np.ndarray | None = None   # candidates x tree features (memolib.ranker.tree_features)
+    # The question and its pool's signals (candidates x SIGNALS): what `routed` types the
+    # features from again when a fold's fit routes the question with its own router.
+    question: str = ""
+    values: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class ExampleRouting:
+    """How the fit routes its examples' questions, nested in its cross-fitting: the labelled train
+    questions the run's router was fitted on (`questions`, `labels`, `scopes`) and its folds of
+    conversations (`fold_of`, the router's, which the ranker's folds are). A fit that holds a fold
+    out types each of its examples with a router fitted without that fold and without the
+    example's own fold (`type_of`): the fold's model then never saw the fold's labels, not even
+    through the types of the other folds' questions (routed by a router that saw them, a question
+    worded like the fold's takes the fold's type into the fold's model), and it is fitted on types
+    predicted as the program predicts the questions it ranks, by a router that never saw them. The
+    fit on all holds nothing out: each example typed by its fold's router, which is the router's
+    held-out table; a held-out fold's own questions, by the router fitted without that fold,
+    which is what the program's held-out table gives them."""
+
+    router: Mapping[str, Any]       # the run's memolib.QuestionRouter params (its labels name the columns)
+    questions: tuple[str, ...]
+    labels: tuple[str, ...]
+    scopes: tuple[str, ...]
+    _fitted: dict = field(default_factory=dict, init=False, compare=False, repr=False)  # held out -> router
+
+    @functools.cached_property
+    def fold_of(self) -> dict[str, int]:
+        return memolib.conversation_folds(self.scopes)
+
+    def type_of(self, question: str, scope: str, held: frozenset[str] = frozenset()) -> str:
+        """The type a fit that holds the conversations `held` out gives a question of conversation
+        `scope`: predicted by the router fitted without `held` and without the question's fold."""
+        fold = self.fold_of.get(scope)
+        without = held | {s for s, f in self.fold_of.items() if f == fold}
+        if without not in self._fitted:
+            inside = [i for i, s in enumerate(self.scopes) if s not in without]
+            self._fitted[without] = memolib.QuestionRouter.fit([self.questions[i] for i in inside],
+                                                               [self.labels[i] for i in inside])
+        return self._fitted[without].predict(question)
+
+    def labels_known(self) -> list[str]:
+        return list(memolib.QuestionRouter.from_params(self.router).labels)
+
+
+def tree_features_of(columns: Sequence[str]) -> list[str]:
+    """The tree ranker's features for `columns`: the `TREE_SIGNALS` the fit weighs (its shared
+    block's), then the contexts' flags."""
+    return tree_features(contexts_in(columns), [s for s in TREE_SIGNALS if column("", s) in columns])
+
+
+def routed(examples: Sequence[Example], columns: Sequence[str],
+           type_of: Callable[[Example], str] | None) -> list[Example]:
+    """The examples with the features of their question's type (`type_of`; none: no type)."""
+    features = tree_features_of(columns)
+    out = []
+    for ex in examples:
+        contexts = contexts_of(ex.question, type_of(ex) if type_of is not None else "")
+        out.append(dataclasses.replace(ex, features=design(ex.values, contexts, columns),
+                                       tree=tree_matrix(ex.values, contexts, features)))
+    return out
 
 
 def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestion], embed_text: Callable,
                      dim: int | None, *, embed_tokens: Callable | None = None,
-                     router: Mapping[str, Any] | None = None,
+                     routing: ExampleRouting | None = None,
                      fitted_signals: Sequence[str] = SIGNALS) -> tuple[list[Example], list[str]]:
-    """Each question with a relevant and an irrelevant candidate as an `Example`, and the
-    columns (weight names) their features fill, of `signals` only. `router`: the run's
-    QuestionRouter params; a train question gets its cross-fitted type, as the program will
-    route it."""
+    """Each question with a relevant and an irrelevant candidate as an `Example`, routed as the fit
+    on all routes it (`routing`; none: no routed type), and the columns (weight names) their
+    features fill, of `fitted_signals` only."""
     store = memolib.UnitStore()
     signals = memolib.RankingSignals(embed_text, dim, embed_tokens)
     for episode in episodes:
         turns = memolib.episode_units(episode)
         rows = store.add_episode(turns)
         signals.add(episode, turns, len(turns), rows)
-    routed = memolib.QuestionRouter.from_params(router) if router else None
-    labels = list(routed.labels) if routed is not None else []
+    labels = routing.labels_known() if routing is not None else []
     columns = [column(c, s) for c in ["", *CUES, *(f"type:{t}" for t in labels)] for s in fitted_signals]
-    tree_signals = [s for s in TREE_SIGNALS if s in fitted_signals]
     out: list[Example] = []
     for q in questions:
         if not q.clues:
@@ -169,11 +239,8 @@ def ranking_examples(episodes: Sequence[Any], questions: Sequence[RankingQuestio
         relevant = np.array([any(e in q.clues for e in store.units[r].evidence) for r in pool.rows], dtype=bool)
         if not relevant.any() or relevant.all():
             continue
-        qtype = routed.predict(q.question, q.scope) if routed is not None else ""
-        contexts = contexts_of(q.question, qtype)
-        out.append(Example(q.scope, design(pool.values, contexts, columns), relevant,
-                           tree_matrix(pool.values, contexts, tree_features(contexts_in(columns), tree_signals))))
-    return out, columns
+        out.append(Example(q.scope, np.zeros(0), relevant, question=q.question, values=pool.values))
+    return routed(out, columns, (lambda ex: routing.type_of(ex.question, ex.scope)) if routing else None), columns
 
 
 def contexts_in(columns: Sequence[str]) -> list[str]:
@@ -246,61 +313,109 @@ def _flat_tree(root: Mapping[str, Any]) -> dict[str, list]:
 
 
 def cross_fit(examples: Sequence[Example], columns: Sequence[str], *, folds: int = CROSS_FIT_FOLDS,
+              fold_of: Mapping[str, int] | None = None, routing: ExampleRouting | None = None,
               late: bool = False, model: str = RANKER_MODEL) -> dict[str, Any]:
     """The ranker's params (`memolib.LinearRanker` or `memolib.TreeRanker`, `model`): fitted on
-    every example and, per fold of conversations, fitted without them. Raises ValueError when
-    fewer than two conversations hold examples, or any example has none."""
+    every example and, per fold of conversations (`fold_of`; default: the examples'
+    conversations dealt into `folds`), fitted without them. With `routing` each fold's examples,
+    those it is fitted on and those its held-out check scores, are typed by routers fitted
+    without that fold (`ExampleRouting.type_of`: nested cross-fitting; the examples as given are
+    typed as the fit on all types them). Raises ValueError when fewer than two conversations hold
+    examples, or any example has none."""
     if model not in ("linear", "trees", "blend", "auto"):
         raise ValueError(f"the ranking stage's model is linear, trees, blend or auto, not {model!r}")
     if any(not ex.scope for ex in examples):
         raise ValueError("the ranking stage is cross-fitted by conversation, and some examples name none")
     try:
-        fold_of = memolib.conversation_folds((ex.scope for ex in examples), folds)
+        dealt = memolib.conversation_folds((ex.scope for ex in examples), folds)
     except ValueError as exc:
         raise ValueError(f"the ranking stage: {exc}") from None
+    fold_of = dict(fold_of) if fold_of is not None else dealt
+    if missing := sorted(set(dealt) - set(fold_of)):
+        raise ValueError(f"the ranking stage: no fold holds conversations {missing} out")
     k = max(fold_of.values()) + 1
+    linear_wanted, trees_wanted = model in ("linear", "blend", "auto"), model in ("trees", "blend", "auto")
+    features = tree_features_of(columns)
+    held_weights: list[dict[str, float]] = []
+    held_trees: list[list[dict[str, list]]] | None = [] if trees_wanted else None
+    checked: list[Example] = []   # every example, routed as its fold routes it: the held-out check's
+    for fold in range(k):
+        # One fold's examples at a time: with routing each is a routed copy of the examples.
+        held = frozenset(s for s, f in fold_of.items() if f == fold)
+        fit_on = [ex for ex in examples if ex.scope not in held]
+        check = [ex for ex in examples if ex.scope in held]
+        if routing is not None:
+            type_of = lambda ex, held=held: routing.type_of(ex.question, ex.scope, held)  # noqa: E731
+            fit_on, check = routed(fit_on, columns, type_of), routed(check, columns, type_of)
+        checked += check
+        if linear_wanted:
+            held_weights.append(fit_weights(fit_on, columns))
+        if held_trees is not None:
+            try:
+                held_trees.append(fit_trees(fit_on, features))
+            except ImportError as exc:
+                held_trees = _without_trees(exc, model)
     fitted = []
-    if model in ("linear", "blend", "auto"):
-        held = [fit_weights([ex for ex in examples if fold_of[ex.scope] != fold], columns) for fold in range(k)]
-        linear = memolib.LinearRanker(fit_weights(examples, columns), tuple(held), fold_of, late=late)
-        linear = dataclasses.replace(linear, held_out_gain=held_out_gain(examples, columns, linear))
+    if linear_wanted:
+        linear = memolib.LinearRanker(fit_weights(examples, columns), tuple(held_weights), fold_of, late=late)
+        linear = dataclasses.replace(linear, held_out_gain=held_out_gain(checked, columns, linear))
         if model != "blend":
             fitted.append(linear.params())
-    if model in ("trees", "blend", "auto"):
-        try:
-            features = tree_features(contexts_in(columns), [s for s in TREE_SIGNALS
-                                                            if any(c.split("|")[-1] == s for c in columns)])
-            held_trees = [fit_trees([ex for ex in examples if fold_of[ex.scope] != fold], features) for fold in range(k)]
-            trees = memolib.TreeRanker(features, fit_trees(examples, features), held_trees, fold_of, late=late)
-            trees.held_out_gain = held_out_gain(examples, columns, trees)
-            if model != "blend":
-                fitted.append(trees.params())
-            if model != "trees":
-                blend = memolib.BlendRanker(linear, trees)
-                blend.held_out_gain = held_out_gain(examples, columns, blend)
-                fitted.append(blend.params())
-        except ImportError as exc:
-            if model == "trees":
-                raise
-            if model == "blend":
-                log.warning("the ranking stage's trees need LightGBM (%s): the linear ranker alone", exc)
-                fitted.append(linear.params())
+    if held_trees is not None:
+        trees = memolib.TreeRanker(features, fit_trees(examples, features), held_trees, fold_of, late=late)
+        trees.held_out_gain = held_out_gain(checked, columns, trees)
+        if model != "blend":
+            fitted.append(trees.params())
+        if model != "trees":
+            blend = memolib.BlendRanker(linear, trees)
+            blend.held_out_gain = held_out_gain(checked, columns, blend)
+            fitted.append(blend.params())
+    elif model == "blend":
+        fitted.append(linear.params())
     # "auto": the largest held-out gain; the simplest (listed first: linear, trees, blend) on a tie.
     return max(fitted, key=lambda params: params["held_out_gain"])
 
 
+def _without_trees(missing: ImportError, model: str) -> None:
+    """What a fit that wants trees does without LightGBM: "trees" fails, "blend" is the linear
+    ranker alone (with a warning), "auto" chooses among the others."""
+    if model == "trees":
+        raise missing
+    if model == "blend":
+        log.warning("the ranking stage's trees need LightGBM (%s): the linear ranker alone", missing)
+    return None
+
+
 def held_out_gain(examples: Sequence[Example], columns: Sequence[str], ranker: Any, k: int = EVIDENCE_K) -> float:
     """Mean over the examples of recall@k in the pool ordered by the ranker fitted without the
-    example's conversation (its fold), minus recall@k in the pool ordered by reciprocal-rank
-    fusion of the first-stage searches: what the fitted stage is worth on questions it did not
-    see (the evidence the generator reads before it composes a ranked recipe)."""
-    first = [columns.index(f"{r}_rank") for r in ("bm25", "bm25_window", "dense", "dense_window")]
+    example's conversation (its fold; the example routed as that fold routes it), minus recall@k
+    in the pool ordered by reciprocal-rank fusion of the first-stage searches
+    (`fused_first_stage`): what the fitted stage is worth on questions it did not see (the
+    evidence the generator reads before it composes a ranked recipe)."""
     gains = []
     for ex in examples:
         fitted = held_out_scores(ranker, ex, columns)
-        fused = ex.features[:, first].sum(axis=1)
-        gains.append(_recall(fitted, ex.relevant, k) - _recall(fused, ex.relevant, k))
+        gains.append(_recall(fitted, ex.relevant, k) - _recall(fused_first_stage(ex.features, columns), ex.relevant, k))
     return round(float(np.mean(gains)), 4) if gains else 0.0
+
+
+FIRST_STAGE = ("bm25", "bm25_window", "dense", "dense_window")
+"""The four searches a multi-view recipe fuses first (BM25 and dense over each view)."""
+
+
+def fused_first_stage(features: np.ndarray, columns: Sequence[str]) -> np.ndarray:
+    """Each candidate's score in the reciprocal-rank fusion of the `FIRST_STAGE` searches at
+    `memolib.RRF_K`, the constant the recipes fuse with, read from their reciprocal-rank
+    features (1/(1 + rank), 0 unranked): the order a multi-view recipe's first stage gives the
+    pool. (Until 2026-11-29 the held-out check summed those features, the sum of 1/rank:
+    reciprocal-rank fusion at k = 0, where a candidate one search ranks first outranks one that
+    two searches rank third, a baseline no recipe uses.)"""
+    out = np.zeros(len(features))
+    for name in FIRST_STAGE:
+        rr = features[:, columns.index(f"{name}_rank")]
+        ranked = rr > 0
+        out[ranked] += 1.0 / (memolib.RRF_K + 1.0 / rr[ranked])   # 1/rr: the rank, from 1
+    return out
 
 
 def held_out_scores(ranker: Any, ex: Example, columns: Sequence[str]) -> np.ndarray:
@@ -321,23 +436,31 @@ def _recall(scores: np.ndarray, relevant: np.ndarray, k: int) -> float:
 
 def fit_ranker(episodes: Sequence[Any], questions: Sequence[RankingQuestion], embed_text: Callable,
                dim: int | None, *, embed_tokens: Callable | None = None,
-               router: Mapping[str, Any] | None = None, model: str = RANKER_MODEL,
+               routing: ExampleRouting | None = None, model: str = RANKER_MODEL,
                signals: Sequence[str] = SIGNALS, gain_on: Sequence[RankingQuestion] = ()) -> dict[str, Any]:
-    """The ranking stage's params for a program, from the train split (host side), over
-    `signals` (`MATCH_SIGNALS` for pseudo-questions). With `gain_on` (a label-free search's
-    validation questions, when it fits on questions of other kinds), the params' `held_out_gain`
-    is measured on those questions instead: what the stage is worth on questions written by
-    another generator than the one it was fitted on, which is all a label-free search can know
-    of how it will do on a user's own questions."""
+    """The ranking stage's params for a program, from the train split (host side), over `signals`
+    (`MATCH_SIGNALS` for pseudo-questions). `routing`: the run's router and the labelled questions
+    it was fitted on (None: no routed type). The folds deal every train question's conversation,
+    as the router's do, so a train question's fold is the same for both. With `gain_on` (a
+    label-free search's scored questions, when it fits on questions of other kinds), the params'
+    `held_out_gain` is measured on those questions instead: what the stage is worth on questions
+    written by another writer than the one it was fitted on, which is all a label-free search can
+    know of how it will do on a user's own questions."""
     if any(not q.scope for q in questions):  # refused before the costly replay of the train split
         raise ValueError("the ranking stage is cross-fitted by conversation, and some train questions "
                          "name none: no fit (a validation question could be scored by weights fitted on it)")
+    try:
+        fold_of = memolib.conversation_folds(q.scope for q in questions)
+    except ValueError as exc:
+        raise ValueError(f"the ranking stage: {exc}") from None
     examples, columns = ranking_examples(episodes, questions, embed_text, dim, embed_tokens=embed_tokens,
-                                         router=router, fitted_signals=signals)
-    params = cross_fit(examples, columns, late=embed_tokens is not None, model=model)
+                                         routing=routing, fitted_signals=signals)
+    params = cross_fit(examples, columns, fold_of=fold_of, routing=routing, late=embed_tokens is not None,
+                       model=model)
     if gain_on:
         judged, judged_columns = ranking_examples(episodes, gain_on, embed_text, dim, embed_tokens=embed_tokens,
-                                                  router=router, fitted_signals=signals)
-        assert judged_columns == columns  # the same router and signals make the same columns
+                                                  routing=routing, fitted_signals=signals)
+        if judged_columns != columns:
+            raise ValueError("the ranking stage: the judged questions' columns differ from the fit's")
         params["held_out_gain"] = held_out_gain(judged, columns, memolib.ranker_from_params(params))
     return params

@@ -208,8 +208,8 @@ def render_recipe(recipe: Recipe) -> str:
         raise RecipeError("RANK is on but the recipe carries no fitted ranker (RANKER): fit one on the "
                           "train split (automemo.meta.offline.ranking) or switch RANK off")
     return render(TEMPLATE, knobs=knobs, routes=_literal(routes),
-                  router=_block(dict(recipe.router)) if recipe.router else "None",
-                  ranker=_block(dict(recipe.ranker)) if recipe.ranker else "None")
+                  router=dict_literal(dict(recipe.router)) if recipe.router else "None",
+                  ranker=dict_literal(dict(recipe.ranker)) if recipe.ranker else "None")
 
 
 @by_content(ignore=("tree",))
@@ -250,7 +250,7 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
-def _block(value: Mapping[str, Any], indent: str = "") -> str:
+def dict_literal(value: Mapping[str, Any], indent: str = "") -> str:
     """A dict literal one entry per line (nested dicts too), so a router's few hundred feature
     weights read as a table rather than one endless line."""
     inner = indent + "    "
@@ -259,13 +259,13 @@ def _block(value: Mapping[str, Any], indent: str = "") -> str:
 
 
 def _entry(value: Any, indent: str) -> str:
-    """One value of a `_block`: a dict (or a list of dicts, e.g. a ranker's per-fold weights)
+    """One value of a `dict_literal`: a dict (or a list of dicts, e.g. a ranker's per-fold weights)
     as blocks, anything else as its literal."""
     if isinstance(value, Mapping):
-        return _block(value, indent)
+        return dict_literal(value, indent)
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, Mapping) for v in value):
         inner = indent + "    "
-        return "[\n" + "\n".join(f"{inner}{_block(v, inner)}," for v in value) + f"\n{indent}]"
+        return "[\n" + "\n".join(f"{inner}{dict_literal(v, inner)}," for v in value) + f"\n{indent}]"
     return _literal(value)
 
 

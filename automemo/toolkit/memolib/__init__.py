@@ -14,7 +14,7 @@ sandbox. A fix here lands in every program that uses it.
 | `buffers` | `GrowingArray`: numpy rows appended at amortised O(1), read in place |
 | `vectors` | normalised matrices, top-k, cosine and faiss search, `ScopedIndex` |
 | `ann` | the HNSW graphs a faiss-backed collection moves to past `APPROXIMATE_ROWS`, one search with an exact row filter |
-| `fusion` | `rrf` (reciprocal rank) and `weighted` (min-max normalised) fusion |
+| `fusion` | `rrf` (reciprocal rank, `RRF_K` = 60 by default, as the recipes fuse) and `weighted` (min-max normalised) fusion |
 | `expand` | `expand` hits with their neighbours, `mmr` diversity |
 | `filters` | `in_scope`, `in_time`, `recency`, `recency_rerank`, `parse_time` |
 | `store` | `UnitStore`: stored units by row, their episode order, the rows of each scope |
@@ -50,7 +50,7 @@ from automemo.toolkit.memolib.ranker import (BlendRanker, LinearRanker, RankingS
 from automemo.toolkit.memolib.speakers import named_speakers, speaker_ranking
 from automemo.toolkit.memolib.temporal import DateIndex, DateSpan, date_mentions, is_time_question
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
-from automemo.toolkit.memolib.fusion import rrf, weighted
+from automemo.toolkit.memolib.fusion import RRF_K, rrf, weighted
 from automemo.toolkit.memolib.payload import (MAX_EVIDENCE, budget_of, chronological, citations, fit_sections,
                                               make_payload)
 from automemo.toolkit.memolib.store import UnitStore
@@ -65,7 +65,7 @@ __all__ = [
     "BM25Index", "DenseIndex", "GrowingArray",
     "expand", "mmr", "neighbours",
     "in_scope", "in_time", "parse_time", "recency", "recency_rerank",
-    "rrf", "weighted",
+    "RRF_K", "rrf", "weighted",
     "MAX_EVIDENCE", "budget_of", "chronological", "citations", "fit_sections", "make_payload",
     "CROSS_FIT_FOLDS", "conversation_folds", "held_out",
     "QuestionRouter", "UnheldQuestion", "held_out_recall", "router_features",

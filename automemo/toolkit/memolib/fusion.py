@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Sequence
 
+RRF_K = 60
+"""The reciprocal-rank constant of the paper and of the recipes (`RRF_K`, a recipe's default):
+the fusion a fitted stage is measured against is the one the recipes fuse with."""
+
 
 def _pairs(ranking: Sequence[Any]) -> list[tuple[Hashable, float]]:
     out = []
@@ -36,7 +40,7 @@ def _sorted(fused: dict[Hashable, float], order: dict[Hashable, int]) -> list[tu
     return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
 
 
-def rrf(rankings: Sequence[Sequence[Any]], k: float = 60.0, weights: Sequence[float] | None = None) -> list[tuple[Hashable, float]]:
+def rrf(rankings: Sequence[Sequence[Any]], k: float = RRF_K, weights: Sequence[float] | None = None) -> list[tuple[Hashable, float]]:
     """Reciprocal rank fusion with constant `k` (60 in the paper; smaller lets the first few
     ranks dominate) and a weight per ranking."""
     fused: dict[Hashable, float] = {}

@@ -39,6 +39,7 @@ from automemo.toolkit.memolib.coverage import is_count_question
 from automemo.toolkit.memolib.crossfit import held_out
 from automemo.toolkit.memolib.dense import DenseIndex
 from automemo.toolkit.memolib.entities import PhraseIndex
+from automemo.toolkit.memolib.fusion import RRF_K
 from automemo.toolkit.memolib.hierarchy import SessionIndex
 from automemo.toolkit.memolib.late import TokenIndex
 from automemo.toolkit.memolib.latest import is_state_question
@@ -205,7 +206,7 @@ def _fused_ranking(rankings: Sequence[Sequence[tuple[int, float]]]) -> list[tupl
     fused: dict[int, float] = {}
     for ranking in rankings:
         for rank, (row, _) in enumerate(ranking):
-            fused[row] = fused.get(row, 0.0) + 1.0 / (61 + rank)
+            fused[row] = fused.get(row, 0.0) + 1.0 / (RRF_K + 1 + rank)
     return sorted(fused.items(), key=lambda rs: -rs[1])
 
 
