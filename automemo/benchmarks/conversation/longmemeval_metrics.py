@@ -40,10 +40,10 @@ is taken at.
 Which questions have these figures is the benchmark's word (`LongMemEval._retrieval_score`), as
 the official `run_retrieval.py` has it (`main`, since 2025-04-26): every figure of a run leaves out
 abstention questions (`'_abs' in question_id`) and questions with no user turn marked has_answer
-(the older `src/evaluation/print_retrieval_metrics.py` leaves out abstention questions only). Here
-a question without a target has none; the official check looks at the whole haystack, so a marked
-user turn outside the answer sessions (the release holds none) would keep a question it scores
-with nothing to find (recall_all 1, recall_any and ndcg 0).
+(`src/evaluation/print_retrieval_metrics.py`, which averages a saved log, leaves out abstention
+questions only). Here a question without a target has none; the official check looks at the whole
+haystack, so a marked user turn outside the answer sessions (we know of none in the release) would
+keep a question it scores with nothing to find (recall_all 1, recall_any and ndcg 0).
 """
 
 from __future__ import annotations
