@@ -39,6 +39,19 @@ def test_minilm_puts_similar_sentences_closer_than_unrelated(torch_cpu_shim):
     assert similar > unrelated + 0.3
 
 
+def test_a_minilm_vector_is_bit_for_bit_the_same_whatever_it_is_encoded_with(torch_cpu_shim):
+    # Lengths from 3 to ~90 word pieces: padded to the batch's longest, the short ones would move.
+    texts = ["Yes.", "We booked the trip to Kyoto for the temple visit on Friday morning.",
+             " ".join(f"word{i}" for i in range(40)), "The dentist is on Monday; buy milk on the way home."]
+    for encoder in (MiniLMEncoder(), MiniLMEncoder(fast=True), MiniLMEncoder(batch_size=2)):
+        together = encoder.encode(texts)
+        alone = np.vstack([encoder.encode([t]) for t in texts])
+        reversed_ = encoder.encode(texts[::-1])[::-1]
+        assert np.array_equal(together, alone) and np.array_equal(together, reversed_)
+        plain = encoder._model().encode(texts, normalize_embeddings=True)  # the library's own, padded per batch
+        assert np.allclose(together, plain, atol=1e-6)
+
+
 def test_cached_text_encoder_embeds_each_text_once_and_persists(torch_cpu_shim, tmp_path):
     cfg = EmbeddingConfig(cache_path=str(tmp_path / "cache.db"))
     encoders = default_encoders(cfg)

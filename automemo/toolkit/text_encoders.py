@@ -114,6 +114,20 @@ def bf16_supported() -> bool:
         return False
 
 
+PAD_BUCKET = 16
+"""Texts are padded to a multiple of this many word pieces (`MiniLMEncoder._encode_part`)."""
+
+
+def _padded(tensor: Any, length: int, width: int) -> Any:
+    """`tensor` (rows of token ids or masks, `width` columns, zero-padded) cut or zero-padded to
+    `length` columns: a text no longer than `length` keeps every word piece."""
+    import torch
+
+    if length <= width:
+        return tensor[:, :length].contiguous()
+    return torch.nn.functional.pad(tensor, (0, length - width))
+
+
 def _load_minilm(copy: int = 0, *, max_tokens: int | None = None, bf16: bool = False) -> Any:
     """The model, loaded once per process and variant: it takes seconds and ~100 MB. `max_tokens`
     (the fast path): truncation there instead of the plain 256, and bfloat16 weights when `bf16`.
@@ -163,23 +177,33 @@ class MiniLMEncoder:
         return _load_minilm(copy, max_tokens=self.max_tokens, bf16=self.bf16) if self.fast else _load_minilm(copy)
 
     def _encode_part(self, copy: int, texts: list[str]) -> np.ndarray:
-        """The texts' vectors, each the same whatever else is in the call: texts are batched only
-        with texts of the same length in word pieces. A forward pass over a padded batch differs
-        from the text's own in the last bits (measured: 8e-8), so a text's vector would depend on
-        which texts it happened to be encoded with, and with it every ranking tie and every split
-        of a fitted ranker downstream: a run resumed after a kill, which encodes in other batches,
-        would not repeat the uninterrupted run."""
+        """The texts' vectors, each the same whatever else is in the call: every text is padded to
+        the next multiple of `PAD_BUCKET` word pieces above its own length, whatever the longest
+        text of its batch. A forward pass over a padded batch differs from the text's own in the
+        last bits (measured: 8e-8), so padding to the batch's longest text would make a text's
+        vector depend on which texts it happened to be encoded with, and with it every ranking tie
+        and every split of a fitted ranker downstream: a run resumed after a kill, which encodes in
+        other batches, would not repeat the uninterrupted run. Buckets rather than exact lengths:
+        batching only equal lengths ran 1.8x slower (many small forward passes); these run
+        as fast as padding to each batch's longest (1,500 Mem-Gallery texts: 19.7 s against 22.5 s)."""
+        import torch
+
         model = self._model(copy)
-        preprocess = getattr(model, "preprocess", None) or model.tokenize
-        lengths = preprocess(texts)["attention_mask"].sum(dim=1).tolist()
-        by_length: dict[int, list[int]] = {}
+        features = (getattr(model, "preprocess", None) or model.tokenize)(texts)
+        lengths = features["attention_mask"].sum(dim=1).tolist()
+        by_bucket: dict[int, list[int]] = {}
         for i, n in enumerate(lengths):
-            by_length.setdefault(int(n), []).append(i)
+            by_bucket.setdefault(-(-int(n) // PAD_BUCKET) * PAD_BUCKET, []).append(i)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for ids in by_length.values():
-            rows = model.encode([texts[i] for i in ids], batch_size=self.batch_size, normalize_embeddings=True,
-                                convert_to_tensor=True, show_progress_bar=False)
-            out[ids] = rows.float().cpu().numpy()
+        width = features["input_ids"].shape[1]
+        with torch.inference_mode():
+            for bucket, ids in sorted(by_bucket.items()):
+                for start in range(0, len(ids), self.batch_size):
+                    chunk = ids[start:start + self.batch_size]
+                    batch = {k: _padded(v[chunk], bucket, width) for k, v in features.items()
+                             if isinstance(v, torch.Tensor) and v.dim() == 2}
+                    rows = model(batch)["sentence_embedding"]
+                    out[chunk] = rows.float().cpu().numpy()
         return out
 
     def encode(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
