@@ -24,7 +24,7 @@ sandbox. A fix here lands in every program that uses it.
 | `late` | `TokenIndex`, `maxsim`: ColBERT-style late interaction over MiniLM's token embeddings |
 | `entities` | `PhraseIndex`, `query_phrases`: a question's names and quoted phrases matched whole |
 | `temporal` | `DateIndex`, `date_mentions`, `is_time_question`: relative dates resolved, time questions anchored |
-| `hierarchy` | `SessionIndex`, `hierarchical`: sessions ranked first, then the turns inside them |
+| `hierarchy` | `SessionIndex`, `hierarchical`: sessions ranked first, then the turns inside them; with `outside`, every turn's score mixed with its session's |
 | `feedback` | `feedback_terms`, `expanded_search`: RM3 pseudo-relevance feedback |
 | `speakers` | `named_speakers`, `speaker_ranking`: a named speaker's turns ranked up |
 | `latest` | `is_state_question`, `latest_state`: the latest unit stating a value ranks above earlier ones |
