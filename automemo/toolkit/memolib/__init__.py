@@ -28,7 +28,7 @@ sandbox. A fix here lands in every program that uses it.
 | `feedback` | `feedback_terms`, `expanded_search`: RM3 pseudo-relevance feedback |
 | `speakers` | `named_speakers`, `speaker_ranking`: a named speaker's turns ranked up |
 | `latest` | `is_state_question`, `latest_state`: the latest unit stating a value ranks above earlier ones |
-| `coverage` | `is_count_question`, `coverage`: per-session quotas fill k slots for counting and series questions |
+| `coverage` | `is_count_question`, `coverage`: per-session quotas fill k slots for counting and series questions; `session_diversity`: the best turn of each of the best sessions first |
 | `listing` | `is_list_question`, `session_expand`: a list question's best hits widened inside their session |
 | `ranker` | `RankingSignals`, `LinearRanker`, `TreeRanker`, `BlendRanker`, `ranker_from_params`: a pairwise linear ranker (RankSVM-style), LambdaMART trees, or both fused by reciprocal rank, over every ranking's signals, fitted on the host |
 """
@@ -41,7 +41,7 @@ from automemo.toolkit.memolib.expand import expand, mmr, neighbours
 from automemo.toolkit.memolib.feedback import expanded_search, feedback_terms
 from automemo.toolkit.memolib.hierarchy import SessionIndex, hierarchical
 from automemo.toolkit.memolib.late import TokenIndex, maxsim
-from automemo.toolkit.memolib.coverage import coverage, is_count_question
+from automemo.toolkit.memolib.coverage import coverage, is_count_question, session_diversity
 from automemo.toolkit.memolib.crossfit import CROSS_FIT_FOLDS, conversation_folds, held_out
 from automemo.toolkit.memolib.latest import is_state_question, latest_state
 from automemo.toolkit.memolib.listing import is_list_question, session_expand
@@ -80,6 +80,6 @@ __all__ = [
     "SessionIndex", "hierarchical",
     "expanded_search", "feedback_terms",
     "named_speakers", "speaker_ranking",
-    "coverage", "is_count_question", "is_state_question", "latest_state", "is_list_question", "session_expand",
+    "coverage", "is_count_question", "session_diversity", "is_state_question", "latest_state", "is_list_question", "session_expand",
     "BlendRanker", "LinearRanker", "RankingSignals", "TreeRanker", "question_cues", "ranker_from_params",
 ]
