@@ -1,6 +1,7 @@
 """A small LongMemEval file in the published format, written at test time: one question of each
 type, an abstention question, three filler sessions shared by every haystack (as the release
-shares sessions between haystacks), and, with `dirty`, the faults a release holds."""
+shares sessions between haystacks), and, with `dirty`, the faults a release holds. A second file,
+`official_items`, holds the edge cases of LongMemEval's official retrieval figures."""
 
 from __future__ import annotations
 
@@ -94,6 +95,49 @@ def question(qid: str, qtype: str, text: str, answer: str, date: str, evidence: 
 
 def longmemeval_items() -> list[dict]:
     return [question(*q) for q in QUESTIONS]
+
+
+# The edge cases of LongMemEval's official retrieval figures (tests/test_longmemeval_official.py).
+# q-boats: three answer sessions. boats_1 has a user turn marked has_answer (a target) and an
+# assistant turn marked too (not a target: the official corpus indexes user turns only); boats_2
+# has two targets among unmarked turns; boats_3 is listed among answer_session_ids but only its
+# assistant turn is marked, so it holds no target and is no gold session. q-advice has no user
+# turn marked has_answer (excluded from the official figures); q-boats_abs is an abstention
+# question whose answer session does have a target (excluded all the same).
+OFFICIAL_QUESTIONS = [
+    ("q-boats", "multi-session", "How many boats do I own?", "three", "2023/09/30 (Sat) 10:00", {
+        "answer_boats_1": ("2023/08/01 (Tue) 09:00", _turns(
+            ("user", "I bought a red kayak.", True),
+            ("assistant", "Red kayaks are easy to spot on the water.", True),
+            ("user", "It fits two people.", False),
+            ("assistant", "Great for trips with a friend.", False))),
+        "answer_boats_2": ("2023/08/20 (Sun) 09:00", _turns(
+            ("user", "Any tips for paddling in wind?", False),
+            ("assistant", "Keep low and paddle steadily.", False),
+            ("user", "I also bought a blue canoe.", True),
+            ("assistant", "Canoes are very stable.", False),
+            ("user", "And a green paddleboard last week.", True))),
+        "answer_boats_3": ("2023/09/10 (Sun) 09:00", _turns(
+            ("user", "Which boat should I take to the lake?", False),
+            ("assistant", "Your kayak, since you said it fits two.", True))),
+    }),
+    ("q-advice", "single-session-assistant", "Which wax did you recommend for my skis?", "a fluoro-free glide wax",
+     "2023/12/20 (Wed) 10:00", {
+        "answer_advice_1": ("2023/12/01 (Fri) 18:00", _turns(
+            ("user", "My skis feel slow on wet snow.", False),
+            ("assistant", "Try a fluoro-free glide wax made for warm snow.", True))),
+    }),
+    ("q-boats_abs", "multi-session", "How many planes do I own?", "You mentioned boats, not planes.",
+     "2023/09/30 (Sat) 10:00", {
+        "answer_boats_abs_1": ("2023/08/01 (Tue) 09:00", _turns(
+            ("user", "I bought a red kayak.", True),
+            ("assistant", "Red kayaks are easy to spot on the water.", False))),
+    }),
+]
+
+
+def official_items() -> list[dict]:
+    return [question(*q) for q in OFFICIAL_QUESTIONS]
 
 
 def write_longmemeval(path: Path, *, dirty: bool = False, items: list[dict] | None = None) -> Path:

@@ -84,7 +84,7 @@ def test_a_pseudo_question_of_a_longmemeval_haystack_is_scored_by_its_own_clues(
     bench = benchmarks.load("longmemeval", {"path": str(write_longmemeval(tmp_path / "lme.json"))})
     real = next(q for q in bench.data.questions if q.scope == "q-ms")
     filler = next(t.ref for s in bench.data.sessions if s.scope == "q-ms" for t in s.turns
-                  if bench._session_of[t.ref] not in bench._gold_sessions[real.question_id])
+                  if bench._session_of[t.ref] not in {bench._session_of[r] for r in bench.official_targets(real)})
     pseudo = Question("q-ms/P001", "q-ms", "context", "what did we discuss around the filler?", "", (filler,))
     bench.use_questions([pseudo], label_free=None)
     task = next(t for t in bench.split("train").retrieve + bench.split("test").retrieve if t.task_id == "q-ms/P001")

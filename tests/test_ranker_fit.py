@@ -240,3 +240,17 @@ def test_the_ranker_sees_whether_a_round_carries_a_picture_and_its_length():
     memo = namespace["Memo"](HashToolkit())
     memo.update(episode)
     assert memo.retrieve(ask(RankingQuestion("the garden?", "the garden", "u", frozenset()))).metadata["evidence"][0] == "u/D0:4"
+
+
+def test_with_two_conversations_a_held_out_fits_questions_get_no_type_instead_of_failing():
+    from automemo.meta.offline.ranking import ExampleRouting
+    from automemo.toolkit.memolib import QuestionRouter
+
+    questions = ("when did we go", "what did we eat", "when did it rain", "what was served")
+    labels, scopes = ("time", "food", "time", "food"), ("a", "a", "b", "b")
+    router = QuestionRouter.cross_fit(questions, labels, scopes).params()
+    routing = ExampleRouting(router, questions, labels, scopes)
+    # Fold "a" held out: a question of "b" would need a router fitted without both: none.
+    assert routing.type_of("when did we go", "b", frozenset({"a"})) == ""
+    # The fit on all types a question by the router fitted without its own fold.
+    assert routing.type_of("when did it rain", "b") in {"time", "food"}

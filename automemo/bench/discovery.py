@@ -16,8 +16,9 @@ On one benchmark (its search defaults applied, as `automemo search` applies them
 - beside the score (the metric the search ranks by: the benchmark's option `metric`, e.g.
   `--option metric=session_hit@10`, else its default), every other metric the benchmark scores,
   among them the figures published benchmarks quote (session-level hit@k, LoCoMo's evidence
-  recall), over all questions and all but the adversarial ones, of every seed and every
-  selection (docs/benchmarks.md).
+  recall, LongMemEval's official turn, turn-to-session and session-granularity figures), over all
+  questions and all but the adversarial ones, of every seed and every selection
+  (docs/benchmarks.md).
 
 Scores are cached by program text in the work folder (`--workdir`, scores.json), so a seed
 selected unchanged is not scored again, and a second run over the same folder scores no seed. All

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import statistics
 import sys
 import tempfile
@@ -112,6 +113,7 @@ def run_search(args, scores: TestScores, questions: str, seed: int) -> Search:
 
     config = _config(args, questions, seed)
     run_id = f"{questions}-steps{args.steps}-seed{seed}"
+    shutil.rmtree(args.workdir / "runs" / run_id, ignore_errors=True)  # a search is timed whole
     run = RunDir.create(args.workdir / "runs", run_config_to_dict(config), run_id)
     started = time.monotonic()
     search = build_search(run, config, quiet=True, unsafe_confirmed=unsafe_confirmed(args))
@@ -124,8 +126,8 @@ def run_search(args, scores: TestScores, questions: str, seed: int) -> Search:
     nodes = []
     if questions != "benchmark":  # every evaluated node, on the real validation questions
         for node in (n for n in view.nodes if n.evaluated):
-            real, _ = scores.score(deployable_source(run.program_source(node.node_id)), "train")
-            nodes.append((node.node_id, float(node.mean), real))
+            real, _ = scores.score(deployable_source(run.program_source(node.id)), "train")
+            nodes.append((node.id, float(node.mean), real))
     test, _ = scores.score(deployable_source(run.program_source(final["node_id"])), "test")
     kept = (view.confirmation or {}).get("bar") == final["node_id"]
     return Search(questions, seed, final["node_id"], final.get("summary", ""), float(final["mean"]), test, wall,

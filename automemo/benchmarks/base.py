@@ -150,6 +150,15 @@ class Benchmark(abc.ABC):
         return ()
 
     @classmethod
+    def guard_metrics(cls, options: Any) -> tuple[str, ...]:
+        """Metrics a selection must not lose to the best hand design on by more than one paired
+        standard error, besides the one it ranks by (`automemo.search.policy.guard_checks`): the
+        figures a user of this benchmark judges a memory by (LoCoMo's session any-hit,
+        LongMemEval's official session recall). A class method, like `metric_names`; a benchmark
+        of one's own overrides it to declare its own. Default: none."""
+        return ()
+
+    @classmethod
     def ranking_metric(cls, options: Any) -> str:
         """The metric a search on this benchmark ranks programs by: the option `metric` when
         set, else the benchmark's first metric ("value" when it declares none)."""

@@ -157,6 +157,19 @@ class Evaluator:
             "`question_time_keys`)", name, ", ".join(fresh))
 
     @property
+    def guard_metrics(self) -> tuple[str, ...]:
+        """The benchmark's guard metrics (`Benchmark.guard_metrics`) other than the one the search
+        ranks by, which every evaluation records per task so that the final selection can be held
+        to them."""
+        benchmark = self.benchmark
+        declared = getattr(type(benchmark), "guard_metrics", None)
+        options = getattr(benchmark, "options", None)
+        if declared is None or options is None:
+            return ()
+        ranked = type(benchmark).ranking_metric(options) if hasattr(type(benchmark), "ranking_metric") else ""
+        return tuple(m for m in declared(options) if m != ranked)
+
+    @property
     def exact(self) -> bool:
         """Whether an evaluation is exact: the benchmark scores deterministically and every
         retrieve task of the split is scored (no sample). A benchmark of one's own that does not

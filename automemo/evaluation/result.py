@@ -4,7 +4,7 @@ meta agent's evidence selection, `automemo eval` and the report."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from automemo.contract import MemoryPayload
 from automemo.failures import FailureKind
@@ -57,3 +57,10 @@ class EvaluationResult:
     def task_scores(self) -> dict[str, float]:
         """The score of every task that counts toward the mean, by task id."""
         return {t.task_id: t.score for t in self.tasks if t.counted and not t.excluded}
+
+    def task_metrics(self, names: Iterable[str]) -> dict[str, dict[str, float]]:
+        """Metric -> task id -> value, for each of `names`, over the tasks that have it and were
+        not excluded (a guard metric's own exclusions are its absence: LongMemEval's official
+        figures skip a question without a user has_answer turn)."""
+        return {name: {t.task_id: float(t.metrics[name]) for t in self.tasks
+                       if not t.excluded and name in t.metrics} for name in names}

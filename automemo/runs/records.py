@@ -89,6 +89,9 @@ class EvaluationRecord:
     evidence_dir: str = ""              # relative to the run directory
     exact: bool = False                 # deterministic scoring of every task (EvaluationResult.exact)
     task_scores: Mapping[str, float] = field(default_factory=dict)  # counted tasks' scores by id
+    # The benchmark's guard metrics per task (metric -> task id -> value; Benchmark.guard_metrics):
+    # what the final selection is held to besides the score. Empty before it was recorded.
+    guard_scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     # Every validation question this evaluation asked, in order (counted or not): what it cost
     # against a question budget, and what a later sample of the node must not ask again. Empty
     # in a run made before it was recorded.

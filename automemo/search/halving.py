@@ -230,8 +230,9 @@ def decide(stats: TreeStats, config: SearchConfig) -> policy.Confirmation:
         complete = set(bar.task_scores) <= set(v.task_scores)
         clears = arm == state.winner and bound - bar.mean > policy.TIE_TOLERANCE
         out.append(policy.ConfirmedCandidate(arm, v.mean, d.difference, d.se, d.tasks, bound, complete,
-                                             clears, dropped_in.get(arm)))
-    chosen = state.winner if any(c.clears for c in out) else bar.id
+                                             clears, dropped_in.get(arm), guards=policy.guard_checks(v, bar, config.z)))
+    # The winner is held to the guard metrics too; losing one, the hand design is kept.
+    chosen = state.winner if any(c.admissible for c in out) else bar.id
     return policy.Confirmation(bar.id, bar.mean, len(bar.task_scores), config.z, tuple(out), chosen,
                                rounds=state.rounds, raced=True)
 

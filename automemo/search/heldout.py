@@ -40,6 +40,10 @@ def _per_type(a: Mapping[str, float], b: Mapping[str, float], types: Mapping[str
     return out
 
 
+def _mean(values: Mapping[str, float]) -> float | None:
+    return sum(values.values()) / len(values) if values else None
+
+
 def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
     shared = sorted(set(a) & set(b))
     diffs = [a[t] - b[t] for t in shared]
@@ -62,6 +66,8 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
     rival = best_candidate(held, Tree.from_rundir(view.run).stats()) if chosen == bar else None
     roles = {"selection": chosen, "hand_design": bar, **({"best_candidate": rival} if rival is not None else {})}
     scores: dict[int, dict[str, float]] = {}
+    guard_values: dict[int, dict[str, dict[str, float]]] = {}
+    guards = tuple(getattr(evaluator, "guard_metrics", ()) or ())
     types: dict[str, str] = {}
     means: dict[int, float] = {}
     programs: dict[str, Any] = {}
@@ -69,6 +75,7 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
         if node_id not in scores:  # the kept hand design is the selection: scored once
             result = evaluator.evaluate(view.run.program_source(node_id), split="test")
             scores[node_id], means[node_id] = task_scores(result), float(result.mean)
+            guard_values[node_id] = result.task_metrics(guards)
             types.update(_types(result))
         programs[role] = {"node_id": node_id, "summary": view.node(node_id).summary,
                           "validation": view.node(node_id).mean, "test": means[node_id]}
@@ -79,6 +86,12 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
         out["label_free"] = label_free.to_dict()
     # "per_type": by question type, "a" is the selection (or, when the hand design was kept, the
     # best generated candidate) and "b" the hand design, paired as the overall difference is.
+    compared = chosen if chosen != bar else rival
+    if guards and compared is not None:
+        # Each guard metric of both programs on test, paired: what a user judges them by besides the score.
+        out["guards"] = {g: {"a": _mean(guard_values[compared][g]), "b": _mean(guard_values[bar][g]),
+                             **paired_difference(guard_values[compared][g], guard_values[bar][g])}
+                         for g in guards}
     if chosen != bar:
         out["selection_vs_hand_design"] = paired_difference(scores[chosen], scores[bar])
         out["per_type"] = _per_type(scores[chosen], scores[bar], types)
@@ -136,7 +149,7 @@ def sentences(doc: Mapping[str, Any]) -> list[str]:
         lines += [f"  selection {name(sel)}: {sel['test']:.3f} (validation {sel['validation']:.3f})",
                   f"  best hand design {name(bar)}: {bar['test']:.3f} (validation {bar['validation']:.3f})",
                   f"  selection − hand design: {d['difference']:+.3f} ± {d['se']:.3f} (paired SE): {verdict(doc)}."]
-        return lines
+        return lines + _guard_lines(doc, "selection")
     why = ("no generated program cleared its bound: the pseudo-questions did not separate one from it"
            if doc.get("label_free") else "no generated program cleared its bound")
     lines.append(f"  the search kept the best hand design {name(bar)}: {bar['test']:.3f} "
@@ -146,4 +159,16 @@ def sentences(doc: Mapping[str, Any]) -> list[str]:
         d = doc["best_candidate_vs_hand_design"]
         lines.append(f"  the best generated candidate {name(best)} scores {best['test']:.3f}: "
                      f"{d['difference']:+.3f} ± {d['se']:.3f} (paired SE) against it.")
+        lines += _guard_lines(doc, "best candidate")
     return lines
+
+
+def _guard_lines(doc: Mapping[str, Any], who: str) -> list[str]:
+    """One line per guard metric: both programs on test and their paired difference."""
+    out = []
+    for metric, g in (doc.get("guards") or {}).items():
+        if g.get("a") is None or g.get("b") is None:
+            continue
+        out.append(f"  guard {metric}: {who} {g['a']:.3f}, hand design {g['b']:.3f} "
+                   f"({g['difference']:+.3f} ± {g['se']:.3f}, paired SE over {g['tasks']} questions)")
+    return out

@@ -73,7 +73,7 @@ from typing import Literal
 
 from automemo.search.config import SearchConfig
 from automemo.search.regimes import Regime, complete, regime_for
-from automemo.search.tree_stats import (TIE_TOLERANCE, NodeStats, PairedDifference, TreeStats,  # noqa: F401
+from automemo.search.tree_stats import (TIE_TOLERANCE, NodeStats, PairedDifference, TreeStats, paired_scores,  # noqa: F401
                                         evaluated_children, is_hand_design, paired, reference,
                                         standard_error)
 
@@ -203,6 +203,30 @@ def selection_bound(v: NodeStats, stats: TreeStats, config: SearchConfig) -> flo
 
 
 @dataclass(frozen=True)
+class GuardCheck:
+    """A candidate against the bar on one guard metric (`Benchmark.guard_metrics`), paired on the
+    questions both have it for: it holds unless the candidate loses by more than z paired SEs."""
+
+    metric: str
+    difference: float   # candidate − bar, mean over the shared questions
+    se: float
+    tasks: int
+    holds: bool
+
+
+def guard_checks(v: NodeStats, bar: NodeStats, z: float) -> tuple[GuardCheck, ...]:
+    """v held to the bar on every guard metric the bar was scored on (none recorded: none)."""
+    out = []
+    for metric in sorted(bar.guard_scores):
+        try:
+            d = paired_scores(v.guard_scores.get(metric, {}), bar.guard_scores[metric])
+        except ValueError:  # no shared question has the metric: nothing to hold v to
+            continue
+        out.append(GuardCheck(metric, d.difference, d.se, d.tasks, d.difference + z * d.se >= -TIE_TOLERANCE))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class ConfirmedCandidate:
     """One of the best few nodes, paired with the bar b on the search questions."""
 
@@ -216,6 +240,16 @@ class ConfirmedCandidate:
     clears: bool        # complete and LCB_b(v) > μ(b): a lead bigger than z paired SEs
     # With a question budget (halving.py): the race round it was dropped in (None: not dropped).
     dropped_in: int | None = None
+    guards: tuple[GuardCheck, ...] = ()   # the guard metrics against the bar
+
+    @property
+    def guards_hold(self) -> bool:
+        return all(g.holds for g in self.guards)
+
+    @property
+    def admissible(self) -> bool:
+        """Clears the bar and loses on no guard: what the final choice may take."""
+        return self.clears and self.guards_hold
 
 
 @dataclass(frozen=True)
@@ -245,7 +279,8 @@ class Confirmation:
                     f"the questions it shares with #{self.bar}; else #{self.bar} is kept")
         rule = (f"the best {len(self.candidates)} non-hand-designed node(s) by μ, each paired with the "
                 f"best hand design #{self.bar} on all {self.tasks} search questions; chosen if "
-                f"μ(b) + d − {self.z:g}·SE(d) > μ(b), the highest such bound wins; else #{self.bar} is kept")
+                f"μ(b) + d − {self.z:g}·SE(d) > μ(b) and it loses by no more than {self.z:g} paired SE on no "
+                f"guard metric, the highest such bound wins; else #{self.bar} is kept")
         if self.leader is not None:
             rule += (f"; then the fewest generations from the root among the nodes within {self.z:g} paired "
                      f"SE of #{self.leader} that clear #{self.bar} as well: #{self.chosen}")
@@ -272,8 +307,10 @@ def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
         bound = bar.mean + d.difference - config.z * d.se
         complete = set(bar.task_scores) <= set(v.task_scores)
         out.append(ConfirmedCandidate(v.id, v.mean, d.difference, d.se, d.tasks, bound, complete,
-                                      complete and bound - bar.mean > TIE_TOLERANCE))
-    clearing = [c for c in out if c.clears]
+                                      complete and bound - bar.mean > TIE_TOLERANCE,
+                                      guards=guard_checks(v, bar, config.z)))
+    # A candidate that loses on a guard metric is passed over: the next one is taken, then the bar.
+    clearing = [c for c in out if c.admissible]
     chosen = max(clearing, key=lambda c: (c.bound, -c.node_id)).node_id if clearing else bar.id
     if not clearing or not config.select_shallowest:
         return Confirmation(bar.id, bar.mean, len(bar.task_scores), config.z, tuple(out), chosen)
@@ -318,12 +355,15 @@ def shallowest_within(stats: TreeStats, config: SearchConfig, leader: NodeStats,
             continue  # the leader's lead over v is more than z paired SEs: not within one SE
         if to_bar.difference - config.z * to_bar.se <= TIE_TOLERANCE:  # does not clear the bar
             continue
+        if not all(g.holds for g in guard_checks(v, bar, config.z)):  # loses on a guard metric
+            continue
         key = (generations(stats, v), -v.mean, v.id)
         if key[0] < depth and key < best:  # only a shallower node displaces the leader
             best, chosen = key, v
     d = paired(chosen, bar)
     bound = bar.mean + d.difference - config.z * d.se
-    return ConfirmedCandidate(chosen.id, chosen.mean, d.difference, d.se, d.tasks, bound, True, True)
+    return ConfirmedCandidate(chosen.id, chosen.mean, d.difference, d.se, d.tasks, bound, True, True,
+                              guards=guard_checks(chosen, bar, config.z))
 
 
 def select_final(stats: TreeStats, config: SearchConfig) -> NodeStats:

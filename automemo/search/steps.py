@@ -72,7 +72,7 @@ class StepRunner:
             raise
         journal.add_node(_node_record(0, None, "root", "evaluated", f"seed {self.config.root}",
                                       source, None))
-        journal.add_evaluation(_evaluation_record(0, 0, result))
+        journal.add_evaluation(_evaluation_record(0, 0, result, _guards(self.parts.evaluator)))
         return journal, ActionRecord(
             step=0, kind="evaluate_root", node_id=0, outcome=Outcome.EVALUATED,
             detail=f"root μ={result.mean:.3f}", wall_s=time.perf_counter() - started,
@@ -142,7 +142,7 @@ class StepRunner:
             raise
         except Exception as exc:  # infrastructure broke beyond the evaluator's own retries
             return Outcome.EVAL_ERROR, f"evaluation of #{node_id} failed: {exc}"
-        journal.add_evaluation(_evaluation_record(node_id, k, result))
+        journal.add_evaluation(_evaluation_record(node_id, k, result, _guards(self.parts.evaluator)))
         return Outcome.EVALUATED, f"evaluated #{node_id} (k={k}): {result.mean:.3f}"
 
     # generate ----------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ class StepRunner:
         ))
         if result is None:
             return failed_as, f"#{child_id} from #{parent.id} failed: {failure[:200]}"
-        record = _evaluation_record(child_id, 0, result)
+        record = _evaluation_record(child_id, 0, result, _guards(self.parts.evaluator))
         stop = self._early_stop(tree, child_id, parent, action, record)
         journal.add_evaluation(dataclasses.replace(record, stopped=stop.reason) if stop else record)
         if stop:
@@ -283,7 +283,12 @@ def _node_record(node_id: int, parent: int | None, action: str, status: str, sum
     )
 
 
-def _evaluation_record(node_id: int, k: int, result: EvaluationResult) -> EvaluationRecord:
+def _guards(evaluator: Any) -> tuple[str, ...]:
+    """The guard metrics an evaluator records (none for an evaluator that declares none)."""
+    return tuple(getattr(evaluator, "guard_metrics", ()) or ())
+
+
+def _evaluation_record(node_id: int, k: int, result: EvaluationResult, guards: tuple[str, ...] = ()) -> EvaluationRecord:
     return EvaluationRecord(
         node_id=node_id, k=k, mean=result.mean, n_scored=result.n_scored,
         metrics=dict(result.metrics), per_category=dict(result.per_category),
@@ -291,5 +296,5 @@ def _evaluation_record(node_id: int, k: int, result: EvaluationResult) -> Evalua
         tokens=result.tokens, wall_s=result.wall_s, update_s=result.update_s,
         evidence_dir=f"nodes/{node_id}/evaluations/{k}",
         exact=result.exact, task_scores=result.task_scores(),
-        questions=tuple(t.task_id for t in result.tasks),
+        questions=tuple(t.task_id for t in result.tasks), guard_scores=result.task_metrics(guards),
     )

@@ -38,6 +38,8 @@ class Node:
     spent: int = 0                        # questions its evaluations cost (repeats counted)
     stopped: str = ""                     # why early stopping ended its scoring ("": it did not)
     first_task_scores: Mapping[str, float] = field(default_factory=dict)  # its first evaluation's
+    # Guard metrics per task (metric -> task -> value), merged over evaluations as task_scores are.
+    guard_scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def first_score(self) -> float | None:
@@ -83,10 +85,13 @@ class Tree:
         for row in run.nodes():
             mine = sorted(evaluations.get(row["id"], []), key=lambda e: e["k"])
             task_scores: dict[str, float] = {}
+            guard_scores: dict[str, dict[str, float]] = {}
             asked: set[str] = set()
             for e in mine:
                 scores = e.get("task_scores") or {}
                 task_scores.update(scores)
+                for metric, values in (e.get("guard_scores") or {}).items():
+                    guard_scores.setdefault(metric, {}).update(values)
                 asked.update(e.get("questions") or scores)
             nodes.append(
                 Node(
@@ -106,6 +111,7 @@ class Tree:
                     spent=sum(len(e.get("questions") or e.get("task_scores") or ()) for e in mine),
                     stopped=next((e["stopped"] for e in mine if e.get("stopped")), ""),
                     first_task_scores=(mine[0].get("task_scores") or {}) if mine else {},
+                    guard_scores=guard_scores,
                 )
             )
         return cls(nodes, plan=load_plan(run.path), race=load_race(run.path))
@@ -193,6 +199,7 @@ class Tree:
                     first_score=gains[n.id][0] if gains.get(n.id) else n.first_score,
                     parent_snapshot=gains[n.id][1] if gains.get(n.id) else n.parent_snapshot,
                     task_scores=n.task_scores,
+                    guard_scores=n.guard_scores,
                     exact=n.exact,
                     reference=n.action == "transplant",
                 )

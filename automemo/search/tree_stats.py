@@ -34,6 +34,8 @@ class NodeStats:
     # Per-task scores of the node's latest evaluation, by task id (empty when not recorded), and
     # whether all its evaluations were exact (deterministic scoring of every task).
     task_scores: Mapping[str, float] = field(default_factory=dict)
+    # The benchmark's guard metrics per task (metric -> task id -> value), as task_scores.
+    guard_scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     exact: bool = False
     # A seed the sweep transplanted (the root is a hand design too, by being the root). With
     # exact evaluation the best hand design is what the final selection must beat.
@@ -117,10 +119,18 @@ class PairedDifference:
 
 
 def paired(v: NodeStats, w: NodeStats) -> PairedDifference:
-    shared = sorted(set(v.task_scores) & set(w.task_scores))
+    try:
+        return paired_scores(v.task_scores, w.task_scores)
+    except ValueError:
+        raise ValueError(f"nodes {v.id} and {w.id} share no scored task") from None
+
+
+def paired_scores(a: Mapping[str, float], b: Mapping[str, float]) -> PairedDifference:
+    """The paired difference of two programs' per-task values (scores, or a guard metric's)."""
+    shared = sorted(set(a) & set(b))
     if not shared:
-        raise ValueError(f"nodes {v.id} and {w.id} share no scored task")
-    diffs = {t: v.task_scores[t] - w.task_scores[t] for t in shared}
+        raise ValueError("no shared task")
+    diffs = {t: a[t] - b[t] for t in shared}
     return PairedDifference(sum(diffs.values()) / len(diffs), standard_error(diffs), len(diffs))
 
 

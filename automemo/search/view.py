@@ -311,7 +311,10 @@ def confirmation_document(stats: policy.TreeStats, search: SearchConfig) -> dict
             "chosen": c.chosen, "kept_hand_design": c.chosen == c.bar,
             "candidates": [{"node_id": x.node_id, "mean": x.mean, "difference": x.difference, "se": x.se,
                             "tasks": x.tasks, "bound": x.bound, "complete": x.complete, "clears": x.clears,
-                            **({"dropped_in": x.dropped_in} if x.dropped_in is not None else {})}
+                            **({"dropped_in": x.dropped_in} if x.dropped_in is not None else {}),
+                            **({"guards": [{"metric": g.metric, "difference": g.difference, "se": g.se,
+                                            "tasks": g.tasks, "holds": g.holds} for g in x.guards]}
+                               if x.guards else {})}
                            for x in c.candidates],
             **({"race": [{"questions": r.prefix, "means": {str(a): m for a, m in r.means},
                           "kept": list(r.kept), "dropped": list(r.dropped)} for r in c.rounds]}
@@ -336,8 +339,14 @@ def confirmation_lines(confirmation: Mapping[str, Any]) -> list[str]:
                        if x.get("dropped_in") is not None else "does not clear")
         else:
             verdict = "clears" if x["clears"] else ("not scored on every question" if not x["complete"] else "does not clear")
+        guards = x.get("guards") or ()
+        if x["clears"] and not all(g["holds"] for g in guards):
+            verdict = "clears, but loses on a guard metric"
         lines.append(f"  #{x['node_id']}: μ {x['mean']:.3f}, paired d {x['difference']:+.3f} ± {x['se']:.3f} "
                      f"(SE), bound {x['bound']:.3f} vs {c['bar_mean']:.3f}: {verdict}")
+        for g in guards:
+            lines.append(f"      guard {g['metric']}: paired d {g['difference']:+.3f} ± {g['se']:.3f} on {g['tasks']} "
+                         f"questions: {'holds' if g['holds'] else 'loses by more than one paired SE'}")
     if not c["candidates"]:
         lines.append("  no node other than the hand designs was evaluated")
     lines.append(f"  chosen: #{c['chosen']}" + (" (the hand design is kept)" if c["kept_hand_design"] else ""))

@@ -111,3 +111,9 @@ class LoCoMo(ConversationBenchmark):
         o = self.options
         image_dir = Path(o.image_dir).expanduser() if o.image_dir else None
         return read_release(Path(o.path).expanduser(), image_dir, o.unknown_clues)
+
+    @classmethod
+    def guard_metrics(cls, options: Any) -> tuple[str, ...]:
+        """Session any-hit: what the field's LoCoMo retrieval figures quote; a selection that leads
+        turn recall must not lose it (retrieval mode only)."""
+        return (f"session_hit@{options.k}",) if options.mode == "retrieval" else ()

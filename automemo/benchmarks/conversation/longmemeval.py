@@ -13,6 +13,13 @@ retrieve task's time. Splits are by question, stratified by type. The same sessi
 haystacks is the same text in every one of them, so the run's content-keyed embedding cache
 embeds it once. `has_answer`, `answer_session_ids` and `answer` stay on the host for scoring.
 
+Two readings of the evidence are kept: a question's clues, every turn marked `has_answer` (the
+user's or the assistant's), which the project's figures score; and its targets, the turns
+LongMemEval's official retrieval scorer reads as evidence (`longmemeval_metrics`): the user
+turns marked `has_answer` of the sessions whose id holds `answer`, as its code recognises an
+answer session (`run_retrieval.py`, `process_item_flat_index`). The release names its answer
+sessions so; a file whose `answer_session_ids` disagree with that reading is said once.
+
 Real files are dirty: a session with no turns, a turn without text, a question without a haystack
 or without its text is left out and said once; a turn without `has_answer` counts as not
 evidence; an answer session id that is not in the haystack is a dropped clue.
@@ -32,7 +39,7 @@ from typing import Any, Mapping
 from automemo.benchmarks.base import Task, TaskScore
 from automemo.benchmarks.conversation.benchmark import ConversationBenchmark, TextConversationOptions
 from automemo.benchmarks.conversation.files import as_list, in_date_order, iter_json_list
-from automemo.benchmarks.conversation.longmemeval_metrics import official_metrics
+from automemo.benchmarks.conversation.longmemeval_metrics import NAMES as OFFICIAL_NAMES, official_metrics
 from automemo.benchmarks.conversation.model import (
     Conversations, DatasetError, DroppedClue, DroppedItem, Question, Session, Turn, UnknownClues, qualified,
 )
@@ -42,7 +49,9 @@ from automemo.interaction import evidence
 FORMAT = ("a LongMemEval file (longmemeval_s / _m / _oracle): a list of {question_id, question_type, "
           "question, answer, question_date, haystack_session_ids, haystack_dates, haystack_sessions, "
           "answer_session_ids}")
-ABSTENTION_SUFFIX = "_abs"
+ABSTENTION_MARK = "_abs"  # in the id of an abstention question, as the official code tests it (`'_abs' in`)
+ANSWER_SESSION_MARK = "answer"  # in the id of a session the official scorer reads as an answer session
+LOCOMO_PREFIX = "locomo_"  # the conversation figures LongMemEval does not report (LoCoMo's own)
 DESCRIBED_DROPS = 20  # dropped parts listed in describe() (all are counted; all are said when read)
 _DATE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\((\w+)\))?\s*(?:(\d{1,2}):(\d{2}))?")
 
@@ -79,10 +88,12 @@ class _Reader:
         self.dropped_clues: list[DroppedClue] = []
         self.sessions: list[Session] = []
         self.questions: list[Question] = []
-        self.gold_sessions: dict[str, tuple[str, ...]] = {}
+        self.targets: dict[str, tuple[str, ...]] = {}  # question -> the official scorer's evidence turns
         self.strata: dict[str, str] = {}
         self.without_has_answer = 0
+        self.misread_sessions = 0
         self._marked: dict[str, list[bool]] = {}  # session -> has_answer of each kept turn
+        self._targets: dict[str, tuple[str, ...]] = {}  # session -> its turns the official scorer reads as evidence
         self._answer_ids: set[str] = set()  # the current question's answer_session_ids, as released
         self._texts: dict[str, str] = {}  # one string per distinct turn text: haystacks share sessions
 
@@ -113,21 +124,22 @@ class _Reader:
         if date is None:
             self.drop(where, f"question_date {item.get('question_date')!r} is not a date like "
                              f"'2023/05/20 (Sat) 02:21': asked without a time")
-        refusal = qid.endswith(ABSTENTION_SUFFIX)
-        in_haystack = {s.session_id.split("/", 1)[1]: s.session_id for s in sessions}
-        gold = []
-        for sid in map(str, as_list(item.get("answer_session_ids"))):
-            if sid in in_haystack:
-                gold.append(in_haystack[sid])
-            elif not refusal:  # an abstention question's sessions are not evidence anyway
+        refusal = ABSTENTION_MARK in qid
+        in_haystack = {s.session_id.split("/", 1)[1] for s in sessions}
+        if not refusal:  # an abstention question's sessions are not evidence anyway
+            for sid in map(str, as_list(item.get("answer_session_ids"))):
+                if sid in in_haystack:
+                    continue
                 if self.unknown_clues == "error":
                     raise DatasetError(f"{self.path}: {where}: answer session {sid!r} is not in its haystack; "
                                        f'fix the file, or set unknown_clues = "drop" (the default)')
                 self.dropped_clues.append(DroppedClue(where, sid))
+            self.misread_sessions += sum((ANSWER_SESSION_MARK in sid) != (sid in self._answer_ids)
+                                         for sid in in_haystack)
         clues = tuple(t.ref for s in sessions for t, marked in zip(s.turns, self._marked[s.session_id]) if marked)
         self.sessions += sessions
         self.strata[qid] = qtype
-        self.gold_sessions[qualified(qid, "Q")] = tuple(dict.fromkeys(gold))
+        self.targets[qualified(qid, "Q")] = tuple(t for s in sessions for t in self._targets[s.session_id])
         self.questions.append(Question(
             qualified(qid, "Q"), qid, qtype, str(item["question"]), str(item.get("answer") or ""),
             clues, refusal, date=date or "",
@@ -178,12 +190,26 @@ class _Reader:
             self.drop(where, "a session whose turns have no text")
             return None
         self._marked[session_id] = marked
+        # The official corpus indexes user turns only, and reads has_answer only in the sessions
+        # it takes for answer sessions (their other turns become never-gold `noans` items).
+        self._targets[session_id] = tuple(
+            t.ref for t, m in zip(out, marked) if m and t.speaker == "user" and ANSWER_SESSION_MARK in sid)
         return Session(session_id, qid, date, tuple(out))
 
 
-def read_release(path: Path, unknown_clues: UnknownClues = "drop") -> tuple[Conversations, dict[str, tuple[str, ...]], int]:
-    """The file as `Conversations`, each question's evidence sessions (qualified, in its haystack),
-    and how many turns of evidence sessions had no `has_answer` (read as not evidence)."""
+@dataclass(frozen=True)
+class Release:
+    """A read file: its conversations, and what stays on the host for LongMemEval's official
+    figures and for the report."""
+
+    data: Conversations
+    targets: Mapping[str, tuple[str, ...]]  # question id -> the turns the official scorer reads as evidence
+    without_has_answer: int  # turns of answer sessions without has_answer (read as not evidence)
+    misread_sessions: int    # haystack sessions whose id and answer_session_ids disagree on being evidence
+
+
+def read_release(path: Path, unknown_clues: UnknownClues = "drop") -> Release:
+    """The file as `Conversations` and the labels of `Release`."""
     if not path.is_file():
         raise DatasetError(f"longmemeval: {path} does not exist; set the option `path` to the downloaded "
                            f"longmemeval_s.json (or _m / _oracle)")
@@ -197,7 +223,7 @@ def read_release(path: Path, unknown_clues: UnknownClues = "drop") -> tuple[Conv
                            + f"); expected {FORMAT}")
     data = Conversations(str(path), tuple(reader.strata), dict(reader.strata), tuple(reader.sessions),
                          tuple(reader.questions), 0, 0, {}, tuple(reader.dropped_clues), (), tuple(reader.dropped))
-    return data, reader.gold_sessions, reader.without_has_answer
+    return Release(data, dict(reader.targets), reader.without_has_answer, reader.misread_sessions)
 
 
 class LongMemEval(ConversationBenchmark):
@@ -206,13 +232,38 @@ class LongMemEval(ConversationBenchmark):
     format_hint = "the downloaded longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json"
 
     def read(self) -> Conversations:
-        data, self._gold_sessions, unmarked = read_release(Path(self.options.path).expanduser(),
-                                                           self.options.unknown_clues)
-        if unmarked:
-            print(f"{self.name}: {unmarked} turn(s) of answer sessions without has_answer ({data.source}), "
-                  f"read as not evidence",
+        release = read_release(Path(self.options.path).expanduser(), self.options.unknown_clues)
+        self._targets = release.targets
+        source = release.data.source
+        if release.without_has_answer:
+            print(f"{self.name}: {release.without_has_answer} turn(s) of answer sessions without has_answer "
+                  f"({source}), read as not evidence",
                   file=sys.stderr)
-        return data
+        if release.misread_sessions:
+            print(f"{self.name}: {release.misread_sessions} haystack session(s) whose id disagrees with "
+                  f"answer_session_ids on being evidence ({source}): LongMemEval's official figures read an "
+                  f"answer session by '{ANSWER_SESSION_MARK}' in its id, as its code does",
+                  file=sys.stderr)
+        return release.data
+
+    @classmethod
+    def metric_names(cls, options: LongMemEvalOptions) -> tuple[str, ...]:
+        """The conversation figures but LoCoMo's (which means nothing here), and in retrieval mode
+        LongMemEval's official figures after them: any of them can rank a search."""
+        names = super().metric_names(options)
+        if options.mode != "retrieval":
+            return names
+        return tuple(m for m in names if not m.startswith(LOCOMO_PREFIX)) + OFFICIAL_NAMES
+
+    @classmethod
+    def guard_metrics(cls, options: LongMemEvalOptions) -> tuple[str, ...]:
+        """The official session recall_any@5 and recall_all@5, at turn-to-session and at session
+        granularity: what LongMemEval's retrieval tables and the one-document-per-session systems
+        publish (docs/benchmarks.md); retrieval mode only."""
+        if options.mode != "retrieval":
+            return ()
+        return ("session_recall_any@5", "session_recall_all@5", "session_gran_recall_any@5",
+                "session_gran_recall_all@5")
 
     def memory_scope(self, task: Task) -> str | None:
         """The question's own haystack: its memory is its sessions and nothing else, as in the
@@ -230,17 +281,24 @@ class LongMemEval(ConversationBenchmark):
                 "not counted: an abstention question (its answer was never given; left out of retrieval "
                 "metrics, as LongMemEval's evaluation does)"))
         base = super()._retrieval_score(task, payload)
-        q = self._questions[task.task_id]
-        ranked, _ = evidence.cited_evidence(payload, len(self._session_of) + 1)
-        # A release question's evidence sessions as released; a pseudo-question's (a label-free
-        # search) are its clues' sessions.
-        gold = self._gold_sessions.get(q.question_id) or tuple(dict.fromkeys(
-            self._session_of[c] for c in q.clues if c in self._session_of))
-        official = official_metrics(ranked, gold, q.clues, self._session_of)
         # LoCoMo's own evidence recall means nothing here; the session-level any-hit of the first
-        # k cited turns (session_hit@k) stays, beside the official session recall.
-        kept = {m: v for m, v in base.metrics.items() if not m.startswith("locomo_")}
-        return dataclasses.replace(base, metrics={**kept, **official})
+        # k cited turns (session_hit@k) stays, beside the official figures.
+        kept = {m: v for m, v in base.metrics.items() if not m.startswith(LOCOMO_PREFIX)}
+        targets = self.official_targets(self._questions[task.task_id])
+        if not targets:
+            why = ("LongMemEval's official figures left out: no user turn marked has_answer in an answer "
+                   "session (its evaluation leaves such a question out)")
+            return dataclasses.replace(base, metrics=kept, feedback="; ".join(f for f in (base.feedback, why) if f))
+        ranked, _ = evidence.cited_evidence(payload, len(self._session_of) + 1)
+        return dataclasses.replace(base, metrics={**kept, **official_metrics(ranked, targets, self._session_of)})
+
+    def official_targets(self, question: Question) -> tuple[str, ...]:
+        """The turns LongMemEval's official figures score `question` against: a release question's
+        targets (the user turns marked has_answer of its answer sessions; none: no official figure),
+        a pseudo-question's (a label-free search) clues, whatever their speaker."""
+        if question.question_id in self._targets:
+            return self._targets[question.question_id]
+        return question.clues
 
     def _judge(self, task: Task, answer: str) -> tuple[bool, str]:
         from automemo.interaction.judges import LongMemEvalJudge
@@ -257,6 +315,7 @@ class LongMemEval(ConversationBenchmark):
             "\n".join(sorted(ids)).encode()).hexdigest()[:16]} for name, ids in out["conversations"].items()}
         out["dropped"]["items"] = out["dropped"]["items"][:DESCRIBED_DROPS]
         if self.options.mode == "retrieval":
-            out["metrics"] += (", session_recall_any@5/10, session_recall_all@5/10, turn_recall_any@5/10, "
-                               "turn_recall_all@5/10 (LongMemEval's official; abstention questions left out)")
+            out["metrics"] += (" (session_*, turn_* and session_gran_* are LongMemEval's official figures; "
+                               "abstention questions and questions without a user turn marked has_answer "
+                               "left out of them)")
         return out

@@ -53,6 +53,9 @@ class UserConversationOptions(ConversationOptions):
     # sessions (in date order; a remainder under half a block joins the last one), each a
     # conversation of its own: splits are by conversation, and the search needs some to hold out.
     block_sessions: int = 10
+    # Metrics the final selection must not lose to the best hand design on by more than one
+    # paired SE, besides the one it ranks by, e.g. ["session_hit@10"] (docs/search.md, guards).
+    guards: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -406,7 +409,16 @@ class UserConversations(ConversationBenchmark):
         if options.block_sessions < 2:
             raise ValueError(f"{self.name}: block_sessions must be at least 2 (a block is a conversation held "
                              f"out whole), got {options.block_sessions}")
+        unknown = [g for g in options.guards if g not in self.metric_names(options)]
+        if unknown:
+            raise ValueError(f"{self.name}: guards {', '.join(unknown)} are not metrics it scores; choose from "
+                             f"{', '.join(self.metric_names(options))}")
         super().__init__(options, llm=llm)
+
+    @classmethod
+    def guard_metrics(cls, options: UserConversationOptions) -> tuple[str, ...]:
+        """The metrics the user named as guards (option `guards`)."""
+        return tuple(options.guards)
 
     def read(self) -> Conversations:
         o = self.options

@@ -22,13 +22,14 @@ from automemo.benchmarks.pseudo.conversation import Conversation, conversations
 from automemo.benchmarks.pseudo.model import PseudoQuestion
 from automemo.benchmarks.pseudo.offline import WRITERS
 from automemo.benchmarks.pseudo.sampling import Quota, conversation_counts, draw
+from automemo.errors import DataError
 
 
 FEW_QUESTIONS = 100
 """Fewer pseudo-questions than this get a warning: their paired SE is then about 0.05 or more."""
 
 
-class LabelFreeError(ValueError):
+class LabelFreeError(DataError, ValueError):
     """The benchmark or its options cannot be searched without labels; the message says why."""
 
 

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from automemo.errors import AutomemoError
+
 KINDS = ("refer", "context", "cloze", "date", "picture", "llm")
 """Every kind of pseudo-question; a kind is the question's type in per-type tables and the label a
 question router is fitted on. The first five are written offline (`offline.py`), the last by the
@@ -21,7 +23,7 @@ class PseudoQuestion:
     sources: tuple[str, ...] = ()  # refs of the turns its words were taken from: never among the clues
 
 
-class InvalidPseudoQuestion(ValueError):
+class InvalidPseudoQuestion(AutomemoError, ValueError):
     """A pseudo-question breaks one of the rules (`check`); the message says which."""
 
 

@@ -96,6 +96,7 @@ class CompositionalGenerator:
         self.fit_ranker = fit_ranker
         self._router: Mapping[str, Any] | None = None
         self._ranker: Mapping[str, Any] | None = None
+        self._ranker_off = False  # the fit failed: the stage is off for the run
         self._fitting = threading.Lock()  # parallel workers fit the router once between them
         self._ranking = threading.Lock()  # ... and the ranker
 
@@ -106,14 +107,17 @@ class CompositionalGenerator:
         routing = None if router is None or self.train is None else ExampleRouting(
             router, self.train.questions, self.train.labels, self.train.scopes)
         with self._ranking:
-            if self.fit_ranker is None:
+            if self.fit_ranker is None or self._ranker_off:
                 return None
             if self._ranker is None:
                 try:
                     self._ranker = dict(self.fit_ranker(routing))
                 except (ValueError, ImportError) as exc:  # no evidence, one conversation, no scikit-learn
+                    # Remembered as off, but the rank move stays in the table: which moves a step
+                    # may draw must not depend on whether this process tried the fit before (a
+                    # run resumed after a kill has not), or a resumed run draws other moves.
                     log.warning("the ranking stage is off for this run: %s", exc)
-                    self.fit_ranker = None
+                    self._ranker_off = True
                     return None
             return self._ranker
 

@@ -188,9 +188,13 @@ class ExampleRouting:
         without = held | {s for s, f in self.fold_of.items() if f == fold}
         if without not in self._fitted:
             inside = [i for i, s in enumerate(self.scopes) if s not in without]
-            self._fitted[without] = memolib.QuestionRouter.fit([self.questions[i] for i in inside],
-                                                               [self.labels[i] for i in inside])
-        return self._fitted[without].predict(question)
+            # With two conversations, holding out a fold and the question's own leaves nothing
+            # to fit on: the question then gets no type rather than one a router that saw its
+            # label would give.
+            self._fitted[without] = memolib.QuestionRouter.fit(
+                [self.questions[i] for i in inside], [self.labels[i] for i in inside]) if inside else None
+        router = self._fitted[without]
+        return router.predict(question) if router is not None else ""
 
     def labels_known(self) -> list[str]:
         return list(memolib.QuestionRouter.from_params(self.router).labels)

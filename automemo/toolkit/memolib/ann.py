@@ -158,8 +158,13 @@ def search(index: Any, query: np.ndarray, k: int, rows: np.ndarray | None = None
     else:
         params = faiss.SearchParameters(sel=selector) if selector is not None else None
     scores, ids = index.search(query, wanted, params=params)
-    hits = sorted(((int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0), key=lambda h: (-h[1], h[0]))
-    return hits[:k]
+    found = [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
+    if approximate:
+        # A walk's distances come batched by the order it meets neighbours, so the same row can
+        # score an ulp apart in a graph rebuilt from a snapshot: one dot a row makes them equal.
+        matrix = stored_matrix(index, query.shape[1])
+        found = [(i, float(np.dot(matrix[i], query[0]))) for i, _ in found]
+    return sorted(found, key=lambda h: (-h[1], h[0]))[:k]
 
 
 def exact(matrix: np.ndarray, query: np.ndarray, k: int, rows: np.ndarray) -> list[tuple[int, float]]:
