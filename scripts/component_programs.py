@@ -37,6 +37,13 @@ COMPONENTS = {
     "latest": {"latest": "text"},
     "coverage": {"coverage": "text"},
     "listing": {"listing": "text"},
+    # the session-level stages, each with its stage's defaults (PASSAGE_LENGTH 4, PASSAGE_TOP 3,
+    # PASSAGE_WEIGHT 0.25) and the value an add-stage move gives it
+    "passages_session": {"passages": "session"},
+    "passages_window": {"passages": "window"},
+    "passages_summary": {"passages": "summary"},
+    "session_fusion": {"session_weight": 0.5},
+    "session_diversity": {"session_spread": 2},
 }
 
 

@@ -1,5 +1,6 @@
 """The offline generator's recipe stages for memolib's retrieval components (late interaction,
-entities, sessions-then-turns, RM3 feedback, temporal anchoring, speakers): moves reach them,
+entities, sessions-then-turns, RM3 feedback, temporal anchoring, speakers, passages; the
+session-level stages: tests/test_generator_sessions.py): moves reach them,
 recipes with them render, parse back and run, and a stage changes what a recipe retrieves."""
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from automemo.meta.source.recipe import Pipeline, Recipe, describe, parse_recipe
 from seedtools import question, toolkit
 
 COMPONENTS = {"late": {"late": True}, "entities": {"entities": True}, "hierarchy": {"sessions": 2},
-              "feedback": {"feedback": True}, "temporal": {"temporal": True}, "speakers": {"speakers": True}}
+              "feedback": {"feedback": True}, "temporal": {"temporal": True}, "speakers": {"speakers": True},
+              "passages": {"passages": "window"}}
 
 
 def session(sid, date, rounds, user="u1"):

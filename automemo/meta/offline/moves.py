@@ -43,19 +43,28 @@ _ON = {
     "latest": lambda p: p.latest != "off",
     "coverage": lambda p: p.coverage != "off",
     "listing": lambda p: p.listing != "off",
+    "passages": lambda p: p.passages != "off",
+    "session_fusion": lambda p: p.session_weight > 0,
+    "session_diversity": lambda p: p.session_spread > 0,
 }
 _TURN_ON = {"expand": {"window": 1}, "diversify": {"mmr": True}, "recency": {"recency": 0.3},
             "images": {"images": True}, "late": {"late": True}, "entities": {"entities": True},
             "hierarchy": {"sessions": 2}, "feedback": {"feedback": True}, "temporal": {"temporal": True},
             "speakers": {"speakers": True}, "latest": {"latest": "text"}, "coverage": {"coverage": "text"},
-            "listing": {"listing": "text"}}
+            "listing": {"listing": "text"}, "passages": {"passages": "window"},
+            "session_fusion": {"session_weight": 0.5}, "session_diversity": {"session_spread": 2}}
+# The session-level values above were chosen on the dev data's validation split (docs/memolib.md,
+# "Session-level components"): window passages reached the most sessions in the first five
+# citations without losing turn recall; a session weight of 0.5 kept most of 0.7's turn-recall gain
+# for half its session-hit loss; a spread of 2 is the least that changes an order (1 is the order).
 # The fitted ranker is switched on by the generator's `rank` move, which brings its weights
 # (fitted on the train split); a plain add would leave RANK without RANKER.
 _TURN_OFF = {"expand": {"window": 0}, "diversify": {"mmr": False}, "recency": {"recency": 0.0},
              "images": {"images": False}, "late": {"late": False}, "entities": {"entities": False},
              "hierarchy": {"sessions": 0}, "feedback": {"feedback": False}, "temporal": {"temporal": False},
              "speakers": {"speakers": False}, "rank": {"rank": False}, "latest": {"latest": "off"},
-             "coverage": {"coverage": "off"}, "listing": {"listing": "off"}}
+             "coverage": {"coverage": "off"}, "listing": {"listing": "off"}, "passages": {"passages": "off"},
+             "session_fusion": {"session_weight": 0.0}, "session_diversity": {"session_spread": 0}}
 
 
 def pipeline_additions(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
@@ -74,8 +83,10 @@ def pipeline_removals(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
 
 
 # memolib's further rankings (late interaction, entities, sessions-then-turns, RM3, temporal,
-# speakers): a swap trades one the recipe has for one it lacks.
-RANKING_STAGES = ("late", "entities", "hierarchy", "feedback", "temporal", "speakers")
+# speakers, passages): a swap trades one the recipe has for one it lacks.
+RANKING_STAGES = ("late", "entities", "hierarchy", "feedback", "temporal", "speakers", "passages")
+# The reorderings by session: a swap trades one for the other.
+SESSION_ORDERS = ("session_fusion", "session_diversity")
 
 
 def pipeline_swaps(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
@@ -84,9 +95,13 @@ def pipeline_swaps(p: Pipeline) -> list[tuple[str, dict[str, Any]]]:
         out.append(("fusion", {"fusion": "weighted" if p.fusion == "rrf" else "rrf"}))
     else:
         out.append(("index", {"indexes": "dense" if p.indexes == "bm25" else "bm25"}))
-    on = [s for s in RANKING_STAGES if _ON[s](p)]
-    off = [s for s in RANKING_STAGES if not _ON[s](p)]
-    out += [(f"{a}→{b}", {**_TURN_OFF[a], **_TURN_ON[b]}) for a in on for b in off]
+    for family in (RANKING_STAGES, SESSION_ORDERS):
+        on = [s for s in family if _ON[s](p)]
+        off = [s for s in family if not _ON[s](p)]
+        out += [(f"{a}→{b}", {**_TURN_OFF[a], **_TURN_ON[b]}) for a in on for b in off]
+    if p.passages != "off":  # another kind of passage: a session, a window, a summary
+        out += [(f"passages {kind}", {"passages": kind}) for kind in KNOB_BY_FIELD["passages"].options()
+                if kind not in ("off", p.passages)]
     return out
 
 

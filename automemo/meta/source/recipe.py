@@ -8,9 +8,10 @@ how hits are expanded (a window of neighbouring units) and diversified (MMR), wh
 memories are favoured, whether each image is searched as a unit of its own, whose memory a question searches (its user's, or all), and how many units
 the payload carries; and which further rankings join the fusion (late interaction over token
 embeddings, the question's names and phrases, sessions-then-turns, RM3 feedback, temporal
-anchoring, named speakers: memolib's `late`, `entities`, `hierarchy`, `feedback`, `temporal`,
-`speakers`). A learned question router may send each predicted question type to its
-own variant of the retrieve stages (`routes`).
+anchoring, named speakers, sessions, windows or session summaries indexed as passages:
+memolib's `late`, `entities`, `hierarchy`, `feedback`, `temporal`, `speakers`, `passages`), and how the hits are ordered by session (each hit's score mixed with its
+session's; the best turn of each of the best sessions first). A learned question router may send
+each predicted question type to its own variant of the retrieve stages (`routes`).
 
 The child's source keeps the recipe as plain module constants: one declared tunable per stage
 parameter (the mutator's tunables machinery turns them) and the routes and router params as
@@ -94,6 +95,13 @@ class Pipeline:
     coverage_quota: int = 3       # the most rows one session takes while others have candidates
     listing: str = "off"          # list questions: the best hits widened inside their session
     listing_radius: int = 2       # rounds each way around those hits
+    # Session-level stages (memolib's passages, summaries, hierarchy and coverage):
+    passages: str = "off"         # off | session | window | summary: documents indexed beside the turns
+    passage_length: int = 4       # a window's turns (half overlapping), a summary's sentences
+    passage_top: int = 3          # the best passages, each standing for its best turn
+    passage_weight: float = 0.25  # that ranking's weight against the turns' fused order (RRF)
+    session_weight: float = 0.0   # each hit's score mixed with its session's score at this weight (0: off)
+    session_spread: int = 0       # the best turn of each of the best N sessions first, then the rest (0: off)
 
 
 @dataclass(frozen=True)
@@ -157,6 +165,17 @@ KNOBS: tuple[Knob, ...] = (
     Knob("listing", "LISTING", "choice off|text|always", "listing",
          "list questions: the best hits followed by their session's neighbouring rounds"),
     Knob("listing_radius", "LISTING_RADIUS", "int 1..4", "listing", "rounds each way around the best hits"),
+    Knob("passages", "PASSAGES", "choice off|session|window|summary", "passages",
+         "a whole session, a window of PASSAGE_LENGTH turns, or a session's extractive summary indexed as a document"),
+    Knob("passage_length", "PASSAGE_LENGTH", "int 1..12", "passages",
+         "turns of a window passage (half overlapping), sentences of a summary"),
+    Knob("passage_top", "PASSAGE_TOP", "int 1..10", "passages", "the best passages, each cited by its best turn"),
+    Knob("passage_weight", "PASSAGE_WEIGHT", "float 0.05..2.0", "passages",
+         "the passages' turns' weight against the turns' fused order (reciprocal rank)"),
+    Knob("session_weight", "SESSION_WEIGHT", "float 0.0..0.9", "session_fusion",
+         "each hit's score mixed with its session's (BM25 over the session's text) at this weight (0: off)"),
+    Knob("session_spread", "SESSION_SPREAD", "int 0..10", "session_diversity",
+         "the best turn of each of the best N sessions first, then the rest (0: off)"),
 )
 KNOB_BY_FIELD = {k.field: k for k in KNOBS}
 PIPELINE_FIELDS = frozenset(f.name for f in dataclasses.fields(Pipeline))
@@ -289,6 +308,14 @@ def describe(recipe: Recipe) -> str:
                                                      ("session expansion", p.listing)) if mode != "off"]
     if p.sessions:
         extras.append(f"sessions→turns top {p.sessions}")
+    if p.passages != "off":
+        kind = {"session": "session", "window": f"{p.passage_length}-turn window",
+                "summary": f"{p.passage_length}-sentence summary"}[p.passages]
+        extras.append(f"best {p.passage_top} {kind} passages")
+    if p.session_weight:
+        extras.append(f"session fusion {p.session_weight}")
+    if p.session_spread:
+        extras.append(f"one turn of each of the best {p.session_spread} sessions first")
     parts += extras
     parts.append(f"{recipe.payload_units} units")
     if recipe.router and recipe.routes:

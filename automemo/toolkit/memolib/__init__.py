@@ -24,11 +24,13 @@ sandbox. A fix here lands in every program that uses it.
 | `late` | `TokenIndex`, `maxsim`: ColBERT-style late interaction over MiniLM's token embeddings |
 | `entities` | `PhraseIndex`, `query_phrases`: a question's names and quoted phrases matched whole |
 | `temporal` | `DateIndex`, `date_mentions`, `is_time_question`: relative dates resolved, time questions anchored |
-| `hierarchy` | `SessionIndex`, `hierarchical`: sessions ranked first, then the turns inside them |
+| `hierarchy` | `SessionIndex`, `hierarchical`: sessions ranked first, then the turns inside them; with `outside`, every turn's score mixed with its session's |
+| `passages` | `PassageIndex`, `spans`, `best_turns`: a session, a window of turns or a session summary indexed as a document beside the turns, cited by its best turns |
+| `summaries` | `SessionSummarizer`, `sentences`: a session's extractive summary, its salient sentences and terms by tf-idf within its conversation |
 | `feedback` | `feedback_terms`, `expanded_search`: RM3 pseudo-relevance feedback |
 | `speakers` | `named_speakers`, `speaker_ranking`: a named speaker's turns ranked up |
 | `latest` | `is_state_question`, `latest_state`: the latest unit stating a value ranks above earlier ones |
-| `coverage` | `is_count_question`, `coverage`: per-session quotas fill k slots for counting and series questions |
+| `coverage` | `is_count_question`, `coverage`: per-session quotas fill k slots for counting and series questions; `session_diversity`: the best turn of each of the best sessions first |
 | `listing` | `is_list_question`, `session_expand`: a list question's best hits widened inside their session |
 | `ranker` | `RankingSignals`, `LinearRanker`, `TreeRanker`, `BlendRanker`, `ranker_from_params`: a pairwise linear ranker (RankSVM-style), LambdaMART trees, or both fused by reciprocal rank, over every ranking's signals, fitted on the host |
 """
@@ -41,13 +43,15 @@ from automemo.toolkit.memolib.expand import expand, mmr, neighbours
 from automemo.toolkit.memolib.feedback import expanded_search, feedback_terms
 from automemo.toolkit.memolib.hierarchy import SessionIndex, hierarchical
 from automemo.toolkit.memolib.late import TokenIndex, maxsim
-from automemo.toolkit.memolib.coverage import coverage, is_count_question
+from automemo.toolkit.memolib.coverage import coverage, is_count_question, session_diversity
 from automemo.toolkit.memolib.crossfit import CROSS_FIT_FOLDS, conversation_folds, held_out
 from automemo.toolkit.memolib.latest import is_state_question, latest_state
 from automemo.toolkit.memolib.listing import is_list_question, session_expand
+from automemo.toolkit.memolib.passages import PASSAGE_KINDS, PassageIndex, best_turns, spans
 from automemo.toolkit.memolib.ranker import (BlendRanker, LinearRanker, RankingSignals, TreeRanker, question_cues,
                                              ranker_from_params)
 from automemo.toolkit.memolib.speakers import named_speakers, speaker_ranking
+from automemo.toolkit.memolib.summaries import SessionSummarizer, sentences
 from automemo.toolkit.memolib.temporal import DateIndex, DateSpan, date_mentions, is_time_question
 from automemo.toolkit.memolib.filters import in_scope, in_time, parse_time, recency, recency_rerank
 from automemo.toolkit.memolib.fusion import RRF_K, rrf, weighted
@@ -78,8 +82,9 @@ __all__ = [
     "PhraseIndex", "query_phrases",
     "DateIndex", "DateSpan", "date_mentions", "is_time_question",
     "SessionIndex", "hierarchical",
+    "PASSAGE_KINDS", "PassageIndex", "best_turns", "spans", "SessionSummarizer", "sentences",
     "expanded_search", "feedback_terms",
     "named_speakers", "speaker_ranking",
-    "coverage", "is_count_question", "is_state_question", "latest_state", "is_list_question", "session_expand",
+    "coverage", "is_count_question", "session_diversity", "is_state_question", "latest_state", "is_list_question", "session_expand",
     "BlendRanker", "LinearRanker", "RankingSignals", "TreeRanker", "question_cues", "ranker_from_params",
 ]

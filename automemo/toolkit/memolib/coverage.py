@@ -11,6 +11,13 @@ diversification (xQuAD / PM-2 give each aspect its share of the slots; Santos et
 Dang & Croft 2012): no session takes more than `quota` of the first k slots while another
 session has candidates left. Whether a question counts or asks for a series is read from its
 text (`is_count_question`), never from a label.
+
+`session_diversity` is the same quota of one applied to the head of every ranking: the best turn
+of each of the best few sessions first, then the rest in their order. A question answered in one
+session then still has its best turns right after, while the payload's first places reach as
+many sessions as they can (what session any-hit@k counts; the session-diverse first page of
+search-result diversification, as xQuAD's and the session-level memories' "one hit per session
+first" do).
 """
 
 from __future__ import annotations
@@ -50,3 +57,10 @@ def coverage(rows: Sequence[int], units: Sequence, k: int, quota: int = 3) -> li
             deferred.append(hit)
     # Slots no other session could fill go to the deferred rows, best first.
     return taken + deferred
+
+
+def session_diversity(rows: Sequence[int], units: Sequence, sessions: int = 3) -> list[int]:
+    """`rows` (best first) with the best row of each of the first `sessions` sessions they reach
+    (`units[row].episode_id`) moved to the front, in their order, then every other row in its
+    order: `coverage(rows, units, sessions, quota=1)`. Nothing is dropped."""
+    return coverage(rows, units, sessions, quota=1)

@@ -7,6 +7,11 @@ picks the round. This is the coarse-to-fine scheme of RAPTOR's tree (Sarthi et a
 and of session-then-turn memory retrieval (SeCom, Pan et al., ICLR 2025, arXiv:2502.05589;
 LongMemEval's session-level key expansion, Wu et al., ICLR 2025, arXiv:2410.10813), without any
 summarising model: a session is the text of its turns.
+
+`hierarchical` with `outside=True` is session-level fusion rather than a filter: every turn hit
+keeps its place in the mix, a turn of a session the session search did not rank counting 0 for
+its session (score-level fusion of a passage's and its document's evidence, as in Callan's
+passage-level evidence, SIGIR 1994, and the session-aware rerankers of SeCom and LongMemEval).
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from automemo.toolkit.memolib.bm25 import BM25Index
 
 
 class SessionIndex:
-    """Session texts in a BM25 index, each with the turn rows (of the program's turn indexes) it
-    holds and its scope."""
+    """Session texts in an index (BM25 by default; anything with `add(text)` and
+    `search(query, k, allowed)`, a `DenseIndex` too), each with the turn rows (of the program's
+    turn indexes) it holds and its scope. A "session" is any group of turns indexed as one
+    document: `passages.PassageIndex` keeps windows and summaries in these too."""
 
     def __init__(self, index: BM25Index | None = None) -> None:
         self.index = index or BM25Index()
@@ -50,19 +57,25 @@ class SessionIndex:
 
 def hierarchical(sessions: Sequence[tuple[int, float]], turns: Sequence[tuple[int, float]],
                  session_index: SessionIndex, session_weight: float = 0.5,
-                 allowed: Collection[int] | None = None) -> list[tuple[int, float]]:
+                 allowed: Collection[int] | None = None, outside: bool = False) -> list[tuple[int, float]]:
     """Turns of the ranked `sessions` only, each scored `session_weight` times its session's
     score plus the rest times its own (`turns`: a turn search over those sessions' rows), both
     min-max normalised: a good turn in a good session first. Turns the turn search did not
-    return are left out."""
-    if not sessions or not turns:
+    return are left out. With `outside`, the turns of sessions not in `sessions` are kept too,
+    their session counting 0 (session-level fusion of a whole turn ranking: nothing is
+    dropped, a turn in a ranked session moves up)."""
+    if not turns or not (sessions or outside):
         return []
-    low, high = min(s for _, s in sessions), max(s for _, s in sessions)
-    session_of = {r: (s - low) / (high - low) if high > low else 1.0
-                  for row, s in sessions for r in session_index.turn_rows[row]}
+    low, high = min((s for _, s in sessions), default=0.0), max((s for _, s in sessions), default=0.0)
+    session_of: dict[int, float] = {}
+    for row, s in sessions:  # a turn in two ranked groups (overlapping windows) counts its best
+        for r in session_index.turn_rows[row]:
+            session_of.setdefault(r, (s - low) / (high - low) if high > low else 1.0)
     if allowed is not None:
         allowed = set(allowed)
         session_of = {r: v for r, v in session_of.items() if r in allowed}
+    if outside:  # every hit stays; an unranked session adds nothing to its turns
+        session_of = {r: session_of.get(r, 0.0) for r, _ in turns if allowed is None or r in allowed}
     inside = [(r, s) for r, s in turns if r in session_of]
     if not inside:
         return []
