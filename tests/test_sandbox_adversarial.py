@@ -27,7 +27,7 @@ pytestmark = pytest.mark.timeout(180)
 CORPUS = Path(__file__).parent / "adversarial"
 PROGRAMS = sorted(CORPUS.glob("*.py"))
 CANARY = "sk-secret-canary"
-LIMITS = Limits(memory_mb=256, pids=64, call_timeout_s=3.0)
+LIMITS = Limits(memory_mb=256, pids=64, call_timeout_s=3.0, update_timeout_s=3.0, retrieve_timeout_s=3.0)
 
 NEXT_PROGRAM = """
 from automemo.contract import MemoProgram, MemoryPayload
