@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shlex
 import shutil
 import statistics
 import sys
@@ -455,8 +454,7 @@ def run(args) -> int:
 
 
 def _write(args, seeds: list[Scored], searches: list[SearchResult]) -> None:
-    command = ("automemo bench discovery " + " ".join(shlex.quote(a) for a in sys.argv[3:])
-               if sys.argv[1:3] == ["bench", "discovery"] else " ".join(map(shlex.quote, sys.argv)))
+    command = args.command_line
     options = _overrides(args)["benchmark"]["options"]
     document = {"command": command, "benchmark": args.benchmark, "options": options,
                 # what "validation" and "test" are the mean of; the others are in the figures

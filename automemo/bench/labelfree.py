@@ -19,7 +19,6 @@ measured.
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
 import statistics
 import sys
@@ -220,8 +219,7 @@ def render(console, seeds: list[Scored], searches: list[Search], summary: dict[s
 
 
 def _write(args, seeds: list[Scored], searches: list[Search]) -> None:
-    command = ("automemo bench labelfree " + " ".join(shlex.quote(a) for a in sys.argv[3:])
-               if sys.argv[1:3] == ["bench", "labelfree"] else " ".join(map(shlex.quote, sys.argv)))
+    command = args.command_line
     document = {"command": command, "benchmark": args.benchmark, "steps": args.steps, "questions": args.questions,
                 "seeds": [asdict(s) for s in seeds],
                 "searches": [{**asdict(s), "spearman": s.spearman} for s in searches],

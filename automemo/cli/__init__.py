@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shlex
 import sys
 from pathlib import Path
 
@@ -67,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # The command as typed, for what a command records of how it was run (a bench's JSON).
+    args.command_line = "automemo " + shlex.join(sys.argv[1:] if argv is None else argv)
     # Before any command imports a model library: their progress bars are noise in a log and
     # break into ours in a terminal (our own bars show the progress that matters).
     from automemo.terminal import silence_third_party_progress
