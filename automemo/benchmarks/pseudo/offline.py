@@ -69,6 +69,13 @@ def _sources(conv: Conversation) -> list[SourceTurn]:
     return [conv.turns[i] for i in sorted(conv.held)]
 
 
+def _rarest_terms(conv: Conversation, per_turn: int = 2) -> list[tuple[SourceTurn, str]]:
+    """Each source turn with each of its `per_turn` rarest terms (by idf): what a cloze or a
+    date question is asked about."""
+    return [(s, term) for s in _sources(conv)
+            for term in sorted(conv.rare(s.index), key=conv.idf, reverse=True)[:per_turn]]
+
+
 def _asks(who: str, we: str, named: str) -> str:
     return we if who == "we" else named.format(who=who)
 
@@ -115,40 +122,38 @@ def context(conv: Conversation) -> list[PseudoQuestion]:
 
 def cloze(conv: Conversation) -> list[PseudoQuestion]:
     out = []
-    for s in _sources(conv):
-        for term in sorted(conv.rare(s.index), key=conv.idf, reverse=True)[:2]:
-            others = [e for e in conv.postings[term] if e != s.index and conv.memorized(e)]
-            sentence = conv.sentence_with(s.index, {term})
-            if not 1 <= len(others) <= MAX_MASKED_MENTIONS or term not in terms(sentence):
-                continue
-            sentence_terms = set(terms(sentence)) - {term}
-            linked = sorted(((conv.weight(sentence_terms & conv.terms[e]), e) for e in others), reverse=True)
-            linked = [(w, e) for w, e in linked if w > 0]
-            masked = " ".join("___" if _plain(w) == term else w for w in _window(sentence, {term}).split())
-            if not linked or "___" not in masked:
-                continue
-            clues = [e for w, e in linked if w >= RELATIVE_CLUE * linked[0][0]][:MAX_CLUES]
-            out.append(PseudoQuestion(conv.scope, "cloze", f"{masked} — what is the missing word?",
-                                      tuple(conv.turns[e].ref for e in clues), (s.ref,)))
+    for s, term in _rarest_terms(conv):
+        others = [e for e in conv.postings[term] if e != s.index and conv.memorized(e)]
+        sentence = conv.sentence_with(s.index, {term})
+        if not 1 <= len(others) <= MAX_MASKED_MENTIONS or term not in terms(sentence):
+            continue
+        sentence_terms = set(terms(sentence)) - {term}
+        linked = sorted(((conv.weight(sentence_terms & conv.terms[e]), e) for e in others), reverse=True)
+        linked = [(w, e) for w, e in linked if w > 0]
+        masked = " ".join("___" if _plain(w) == term else w for w in _window(sentence, {term}).split())
+        if not linked or "___" not in masked:
+            continue
+        clues = [e for w, e in linked if w >= RELATIVE_CLUE * linked[0][0]][:MAX_CLUES]
+        out.append(PseudoQuestion(conv.scope, "cloze", f"{masked} — what is the missing word?",
+                                  tuple(conv.turns[e].ref for e in clues), (s.ref,)))
     return out
 
 
 def date(conv: Conversation) -> list[PseudoQuestion]:
     out = []
-    for s in _sources(conv):
-        for term in sorted(conv.rare(s.index), key=conv.idf, reverse=True)[:2]:
-            by_session: dict[int, list[int]] = {}
-            for e in conv.postings[term]:
-                if conv.memorized(e) and conv.turns[e].session != s.session:
-                    by_session.setdefault(conv.turns[e].session, []).append(e)
-            for session, ids in sorted(by_session.items()):
-                first = conv.turns[ids[0]]
-                if not first.date:
-                    continue
-                ask = _asks(first.who, "did we say", "did {who} say")
-                out.append(PseudoQuestion(conv.scope, "date",
-                                          f"What {ask} about {_surface(s, term)} on {first.date}?",
-                                          tuple(conv.turns[i].ref for i in ids[:MAX_CLUES]), (s.ref,)))
+    for s, term in _rarest_terms(conv):
+        by_session: dict[int, list[int]] = {}
+        for e in conv.postings[term]:
+            if conv.memorized(e) and conv.turns[e].session != s.session:
+                by_session.setdefault(conv.turns[e].session, []).append(e)
+        for session, ids in sorted(by_session.items()):
+            first = conv.turns[ids[0]]
+            if not first.date:
+                continue
+            ask = _asks(first.who, "did we say", "did {who} say")
+            out.append(PseudoQuestion(conv.scope, "date",
+                                      f"What {ask} about {_surface(s, term)} on {first.date}?",
+                                      tuple(conv.turns[i].ref for i in ids[:MAX_CLUES]), (s.ref,)))
     return out
 
 
