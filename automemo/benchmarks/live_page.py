@@ -169,7 +169,10 @@ class LivePage:
 
     def open(self, url: str) -> None:
         """Load the task's start page. A load failure or an HTTP 5xx answer is the site's or the
-        network's fault, not the agent's: InfrastructureError."""
+        network's fault, not the agent's: InfrastructureError. The browser's previous document is
+        retired first (about:blank): a navigation it had scheduled (a late form or script) would
+        otherwise race this load and could leave the task on the last task's page."""
+        self.driver.get("about:blank")
         self.driver.get(url)
         status = self.driver.execute_script(
             "const n = performance.getEntriesByType('navigation')[0]; return n ? n.responseStatus : 0;")
