@@ -36,6 +36,7 @@ from automemo.errors import DataError
 from automemo.serve.defaults import DEFAULT_USER
 from automemo.serve.episode_log import EpisodeLog, fsync_file, live_episodes
 from automemo.serve.namespace_files import NamespaceFiles
+from automemo.serve.versions import WORK, retire_derived
 
 IDENTITY = "program.json"
 BASE = "base"
@@ -159,6 +160,9 @@ class StateFolder:
         folder = self.user_dir(user)
         if not folder.exists():
             return False
+        # what pooled adaptation derived from it in other namespaces, and a pooled round's work
+        shutil.rmtree(self.root / WORK, ignore_errors=True)
+        retire_derived(self.root / USERS, folder.name, None, "its fit or evidence read a user that was forgotten")
         trash = folder.with_name(TRASH_PREFIX + folder.name)
         shutil.rmtree(trash, ignore_errors=True)
         os.replace(folder, trash)

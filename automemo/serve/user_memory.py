@@ -33,6 +33,7 @@ from automemo.serve.episode_draft import EpisodeDraft
 from automemo.serve.episode_log import EpisodeLog, LogEntry, fsync_file, live_episodes
 from automemo.serve.namespace_files import episode_images
 from automemo.serve.state_folder import LOG, STORE, SnapshotMeta, StateFolder
+from automemo.serve.versions import SHIPPED, NamespaceVersions, retire_derived
 from automemo.toolkit.embedding_cache import EmbeddingCache
 
 
@@ -75,6 +76,15 @@ class Program:
     # each namespace's host services over its own store (its own embedding cache); None: the
     # export's own configuration (`deploy.default_services`). Unused when open_args has services.
     services_for: Callable[[Path], Any] | None = None
+    # an adapted version of one namespace (`serve.versions`): it snapshots into its own folder,
+    # and has no shared base snapshot (the base is the served export's program's state)
+    versioned: bool = False
+
+    @property
+    def snapshots(self) -> bool:
+        """Whether namespaces save this program's state (the served export's: when its base
+        snapshot could be made; an adapted version's: always tried)."""
+        return self.base_snapshot is not None or self.versioned
 
 
 class UserMemory:
@@ -89,6 +99,10 @@ class UserMemory:
         # every write goes through the state folder's writers (a leased namespace's check its lease)
         self.log = state.episode_log(self.folder / LOG)
         self.files = state.namespace_files(self.folder / STORE, program.shipped_images if program else frozenset())
+        self.versions = NamespaceVersions(self.folder)
+        self.version = SHIPPED       # the version the open program is (`serve.versions`)
+        self.active = program        # its Program: the served export's, or an adapted version's
+        self._stamp: tuple[int, int] | None = None  # the version pointer as it was when opened
         self.memory: DeployedMemory | None = None
         self.cache: EmbeddingCache | None = None  # the open program's embedding cache, when the service owns it
         self.unsnapshotted = 0       # log entries since the last snapshot
@@ -108,8 +122,14 @@ class UserMemory:
 
     def open(self) -> None:
         if self.memory is not None:
-            return
+            if self.versions.stamp() == self._stamp:
+                return
+            # another version serves now (an adaptation swapped it in, an operator rolled back):
+            # its snapshot was written before the pointer moved, so this costs a load and the tail
+            self.close(snapshot=False)
         self.state.claim(self.user)
+        self._stamp = self.versions.stamp()
+        self.version, self.active = self._serving()
         entries = self._settled(self.log.read())
         live = live_episodes(entries)
         self.files.count(live)
@@ -118,7 +138,7 @@ class UserMemory:
             # (a namespace that replays the shipped episodes itself caches their vectors too)
             self.files.sweep_keys(live)
         self.live_count, self.bytes_used = len(live), self.files.bytes_used(self.log.path)
-        own = self.state.read_snapshot(self.folder, self.program.program_sha256)
+        own = self.state.read_snapshot(self.versions.folder(self.version), self.active.program_sha256)
         memory = None
         if own is not None:
             start, tail = own[1], [e for e in live if e.seq > own[0].seq]
@@ -126,10 +146,10 @@ class UserMemory:
                 memory = self._load(snapshot=start)
             except DeployError as exc:  # a damaged snapshot costs a replay, never the memory
                 self._notice(f"a user's snapshot did not load ({exc}); rebuilding that memory from its log")
-                self.state.remove_snapshot(self.folder)
+                self.state.remove_snapshot(self.versions.folder(self.version))
         if memory is None:
             tail = live
-            memory = self._load(snapshot=self.program.base_snapshot)
+            memory = self._load(snapshot=self.active.base_snapshot)
         recorded: dict[int, tuple[str, ...]] = {}
         try:
             if tail:
@@ -153,6 +173,20 @@ class UserMemory:
         self.unsnapshotted = len(tail)
         if self.unsnapshotted >= self.program.snapshot_every:
             self.snapshot()
+
+    def _serving(self) -> tuple[int, Program]:
+        """The version this namespace serves and its Program (the served export's when the
+        pointer names a version that is gone or unreadable: never no memory)."""
+        version = self.versions.current()
+        if version == SHIPPED or self.program is None:
+            return SHIPPED, self.program
+        record = self.versions.record(version)
+        if record is None or record.retired:
+            self._notice(f"a user's memory names version {version}, which is "
+                         f"{'retired' if record else 'missing'}; serving the exported program")
+            return SHIPPED, self.program
+        return version, replace(self.program, folder=self.versions.program_folder(version),
+                                program_sha256=record.program_sha256, base_snapshot=None, versioned=True)
 
     def _replay(self, memory: DeployedMemory, entry: LogEntry) -> tuple[str, ...] | None:
         """Apply a logged episode again; returns the cache keys its update asked for when the log
@@ -178,12 +212,12 @@ class UserMemory:
         if args.get("services") is None:
             store = self.folder / STORE
             store.mkdir(parents=True, exist_ok=True)
-            make = self.program.services_for or (lambda root: default_services(read_manifest(self.program.folder), root))
+            make = self.program.services_for or (lambda root: default_services(read_manifest(self.active.folder), root))
             args["services"] = make(store)
             encoders = getattr(args["services"], "encoders", None)
             self.cache = getattr(getattr(encoders, "text", None), "cache", None)
         try:
-            return load_memory(self.program.folder, store_dir=self.folder / STORE, snapshot=snapshot,
+            return load_memory(self.active.folder, store_dir=self.folder / STORE, snapshot=snapshot,
                                experience=self.program.shared_experience, **args)
         except BaseException:
             self._shut()
@@ -210,7 +244,7 @@ class UserMemory:
     def snapshot(self) -> bool:
         """Save the program's state with the log position it covers; False when the program
         cannot (it is then restarted by replay)."""
-        if self.memory is None or self.program.base_snapshot is None:
+        if self.memory is None or not self.active.snapshots:
             return False
         started = time.perf_counter()
         try:
@@ -221,9 +255,9 @@ class UserMemory:
         except SandboxError as exc:
             self._died(exc)
         meta = SnapshotMeta(seq=self.log.last_seq, sha256=_sha256(data), bytes=len(data),
-                            program_sha256=self.program.program_sha256,
+                            program_sha256=self.active.program_sha256,
                             seconds=round(time.perf_counter() - started, 3))
-        self.state.write_snapshot(self.folder, data, meta)
+        self.state.write_snapshot(self.versions.folder(self.version), data, meta)
         self.unsnapshotted = 0
         return True
 
@@ -337,6 +371,12 @@ class UserMemory:
         if not doomed:
             return entries
         self.state.remove_snapshot(self.folder)
+        # what was derived from them goes too: every version's state, the versions whose fit or
+        # evidence read them (here, or pooled in other namespaces), an adaptation's work
+        self.versions.remove_snapshots()
+        self.versions.remove_work()
+        retire_derived(self.folder.parent, self.folder.name, [e.seq for e in doomed],
+                       "its fit or evidence read an episode that was forgotten")
         entries = [e for e in entries if e.episode is None or e.seq in kept]
         self.log.rewrite(entries)
         self.files.count(live)
