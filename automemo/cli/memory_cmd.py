@@ -1,5 +1,7 @@
-"""`automemo memory users|export|import|forget STATE`: a served memory's users, read, moved and
-forgotten on its state folder (`automemo serve --state STATE`), with the server stopped.
+"""`automemo memory users|export|import|forget|versions|rollback|adapt STATE`: a served memory's
+users, read, moved, forgotten and adapted on its state folder (`automemo serve --state STATE`).
+`versions` and `rollback` may run beside a server (a serving namespace follows its version
+pointer on its next call); the others need it stopped.
 
 What the server's REST routes do (GET /v1/export, POST /v1/import, POST /v1/forget), on disk: an
 import is logged and replayed when the user's memory next opens; a forget is a tombstone, and
@@ -7,10 +9,12 @@ the episode's text, images and embeddings leave the folder at once."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from automemo.cli import UserError
+from automemo.cli.flags import add_sandbox_flag, sandbox_choice
 from automemo.serve.defaults import DEFAULT_USER
 
 
@@ -38,6 +42,22 @@ def register(sub) -> None:
     target.add_argument("--task-id", metavar="ID", help="the episode's task_id (remember answered it)")
     target.add_argument("--all", action="store_true", help="everything of --user: every episode, image and "
                                                            "cache entry")
+    verb("versions", "a user's program versions: which serves, where each came from, the race it won")
+    rollback = verb("rollback", "serve another of a user's versions (0: the exported program)")
+    rollback.add_argument("--to", type=int, required=True, metavar="V", help="the version to serve")
+    adapt = verb("adapt", "run one adaptation round in the foreground: a label-free search of the history, "
+                          "installed only if it wins a paired race with the live program")
+    adapt.add_argument("--pooled", action="store_true", help="one round over every user with enough history "
+                                                             "(carries only constants between users)")
+    adapt.add_argument("--cpu-seconds", type=float, metavar="N", help="stop the round past this much CPU")
+    adapt.add_argument("--steps", type=int, metavar="N", help="search steps of the round")
+    adapt.add_argument("--export", type=Path, metavar="DIR",
+                       help="the served export (default: where the server last served it from)")
+    adapt.add_argument("--force", action="store_true", help="adapt even if the history did not grow since the "
+                                                            "last round")
+    add_sandbox_flag(adapt, default="auto")
+    # the server's own rounds: it holds the folder, this round runs inside its lock
+    adapt.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
 
@@ -46,12 +66,18 @@ def run(args) -> int:
     from automemo.serve.user_memory import UserMemory
 
     state = StateFolder(args.state)
+    if args.verb in ("versions", "rollback"):
+        return _versions(state, args)
+    if args.verb == "adapt" and args.server_pid:
+        return _adapt(state, args)
     held = state.lock(None)  # a StateError says why the folder cannot be used
     try:
         if args.verb == "users":
             for user in state.users():
                 print(f"{user}\t{len(UserMemory(user, state, None).episodes())} episodes")
             return 0
+        if args.verb == "adapt":
+            return _adapt(state, args)
         memory = UserMemory(args.user or DEFAULT_USER, state, None)
         if args.verb == "export":
             return _export(memory, args.out)
@@ -104,4 +130,59 @@ def _forget(memory, state, task_id: str | None, *, all: bool) -> int:
         raise UserError(f"{user} has no remembered episode with task_id {task_id!r}; "
                         f"`automemo memory export` lists them")
     print(f"forgot {count} episode(s) {task_id!r} of {user}", file=sys.stderr)
+    return 0
+
+
+def _versions(state, args) -> int:
+    from automemo.serve.versions import SHIPPED, NamespaceVersions, VersionError
+
+    if not (state.root / "program.json").is_file():
+        raise UserError(f"{state.root} is not the state folder of `automemo serve` (no program.json)")
+    user = args.user or DEFAULT_USER
+    versions = NamespaceVersions(state.user_dir(user))
+    if args.verb == "rollback":
+        try:
+            with versions.locked():
+                versions.set_current(args.to)
+        except VersionError as exc:
+            raise UserError(str(exc)) from None
+        print(f"{user} serves version {args.to} (a running server follows on this user's next call)", file=sys.stderr)
+        return 0
+    current = versions.current()
+    print(f"{'*' if current == SHIPPED else ' '} 0\tshipped\tthe exported program")
+    for r in versions.records():
+        race = r.race or {}
+        said = (f"retired: {r.retired}" if r.retired else
+                f"from {r.parent}: {race.get('live_mean', 0):.3f} -> {race.get('candidate_mean', 0):.3f} "
+                f"({race.get('difference', 0):+.3f} +- {race.get('se', 0):.3f} on {race.get('questions', 0)} "
+                f"pseudo-questions)")
+        print(f"{'*' if r.version == current else ' '} {r.version}\t{r.source}\t{r.created}\t{said}")
+    return 0
+
+
+def _adapt(state, args) -> int:
+    from automemo.adapt.config import AdaptConfig
+    from automemo.adapt.cpu import CpuBudget
+    from automemo.adapt.round import Served, adapt_pooled, adapt_user
+
+    export = args.export or state.identity().get("export")
+    if not export or not (Path(export) / "manifest.json").is_file():
+        raise UserError(f"which export does {state.root} serve? pass --export DIR (the folder given to "
+                        f"`automemo serve`)")
+    if args.pooled and args.user != DEFAULT_USER:
+        raise UserError("--pooled adapts every user with enough history; drop --user, or drop --pooled")
+    defaults = AdaptConfig()
+    config = AdaptConfig(**{**defaults.__dict__, **({"steps": args.steps} if args.steps else {}),
+                            **({"cpu_seconds": args.cpu_seconds} if args.cpu_seconds is not None else {})})
+    served = Served(Path(export).resolve(), sandbox_choice(args), bool(state.identity().get("shared_experience")))
+
+    def say(message: str) -> None:
+        print(f"automemo adapt: {message}", file=sys.stderr, flush=True)
+
+    with CpuBudget(config.cpu_seconds):
+        if args.pooled:
+            result = adapt_pooled(state, served, config, say=say)
+        else:
+            result = adapt_user(state, served, args.user or DEFAULT_USER, config, force=args.force, say=say)
+    print(f"{result.outcome.value}: {result.reason}")
     return 0

@@ -66,6 +66,15 @@ def register(sub) -> None:
     p.add_argument("--replicas", type=int, default=RAY_REPLICAS, metavar="N",
                    help=f"--engine ray: memory replicas, each holding up to --max-open-users users "
                         f"(default {RAY_REPLICAS})")
+    p.add_argument("--adapt", nargs="?", const="per-user", choices=("per-user", "pooled"), metavar="MODE",
+                   help="improve each user's program from its own history in the background (per-user, the "
+                        "default MODE), or one program for all users from every history pooled (pooled: only "
+                        "constants pass between users): a label-free search at the lowest CPU priority, its "
+                        "selection swapped in only when it wins a paired race with the live program "
+                        "(docs/serve.md, Adaptation)")
+    p.add_argument("--adapt-cpu-seconds", type=float, metavar="N",
+                   help="CPU seconds one adaptation round may use (default: automemo/adapt/config.py)")
+    p.add_argument("--adapt-parallel", type=int, metavar="N", help="adaptation rounds at once (default 1)")
     add_sandbox_flag(p)
     p.set_defaults(func=run)
 
@@ -162,7 +171,12 @@ def run(args) -> int:
 
     say = _stderr_printer()
     if args.engine == "ray":
-        return _serve_ray(args, folder, state, backend, tokens, policy, say)
+        adapter = _adapter(args, folder, state, backend, say)
+        try:
+            return _serve_ray(args, folder, state, backend, tokens, policy, say)
+        finally:
+            if adapter is not None:
+                adapter.stop()
     try:
         # the replay's progress bar draws on stdout, which is the protocol's under stdio
         service = MemoryService(folder, state, sandbox=backend, unsafe=backend == NO_SANDBOX,
@@ -178,14 +192,42 @@ def run(args) -> int:
         + f"{start.users} users; "
         f"{'snapshots' if start.snapshots else 'no snapshots: restarts replay'}; state {state})")
     limits = RequestLimits()
+    adapter = _adapter(args, folder, state, backend, say)
+    if adapter is not None:
+        service.health_extras = lambda: {"adapt": adapter.status()}
     try:
         if args.transport == "stdio":
             _serve_stdio(service, limits)
         else:
             _serve_http(service, args.port, tokens, policy, limits, say)
     finally:
+        if adapter is not None:
+            adapter.stop()
         service.close()
     return 0
+
+
+def _adapter(args, folder: Path, state: Path, backend: str, say):
+    """`--adapt`'s background rounds, started (None without the flag)."""
+    if args.adapt is None:
+        if args.adapt_cpu_seconds is not None or args.adapt_parallel is not None:
+            raise UserError("--adapt-cpu-seconds and --adapt-parallel belong to --adapt; add --adapt or drop them")
+        return None
+    from dataclasses import replace
+
+    from automemo.adapt.config import AdaptConfig
+    from automemo.adapt.supervisor import Adapter
+
+    config = AdaptConfig()
+    if args.adapt_cpu_seconds is not None:
+        if args.adapt_cpu_seconds <= 0:
+            raise UserError(f"--adapt-cpu-seconds must be above 0, got {args.adapt_cpu_seconds}")
+        config = replace(config, cpu_seconds=args.adapt_cpu_seconds)
+    if args.adapt_parallel is not None:
+        if args.adapt_parallel < 1:
+            raise UserError(f"--adapt-parallel must be at least 1, got {args.adapt_parallel}")
+        config = replace(config, max_parallel=args.adapt_parallel)
+    return Adapter(state.resolve(), folder.resolve(), args.adapt, sandbox=backend, config=config, say=say).start()
 
 
 def _serve_ray(args, folder: Path, state: Path, backend: str, tokens: TokenTable, policy: HttpPolicy, say) -> int:

@@ -89,7 +89,7 @@ class SearchConfig:
     repair_attempts: int = 3
     # Run seed: every random choice derives from (seed, step), so a resumed run repeats exactly.
     seed: int = 0
-    # Seed program of the root r (a name under seeds/).
+    # Seed program of the root r (a name under seeds/, or the absolute path of a program file).
     root: str = "no_memory"
     # K: search actions in flight at once (evaluations and generations together). 1 is the
     # sequential search, step after step. Above 1, evaluations still running count as virtual

@@ -245,6 +245,12 @@ class StepRunner:
 
 
 def _seed_source(seeds_dir: Path, name: str) -> str:
+    """The seed program `name` (under seeds/), or the program file at an absolute path (the
+    live program an adaptation of a served memory starts from, `automemo.adapt`)."""
+    if Path(name).is_absolute():
+        if not Path(name).is_file():
+            raise FileNotFoundError(f"search.root: no program file {name}")
+        return Path(name).read_text()
     path = seeds_dir / (name if name.endswith(".py") else f"{name}.py")
     if not path.exists():
         known = [p.stem for p in list_seeds(seeds_dir)]

@@ -118,4 +118,5 @@ class NamespacePool:
 
     def stats(self) -> dict[str, Any]:
         return {"open": self.open_count(), "max_open": self.max_open, "known": len(self._memories),
-                "locks": len(self._locks)}
+                "locks": len(self._locks),
+                "versions": {m.folder.name: m.version for m in self._memories.values() if m.is_open}}

@@ -83,7 +83,9 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                 "evidence": {"type": "array", "items": {"type": "string"}, "description": "ranked, best first"},
                 "metadata": {"type": "object"},
                 "retrieve_ms": {"type": "number", "description": "the program's own retrieve time"},
-                "queued_ms": {"type": "number", "description": "time waiting for earlier calls to the program"}}},
+                "queued_ms": {"type": "number", "description": "time waiting for earlier calls to the program"},
+                "version": {"type": "integer", "description": "the user's program version that answered "
+                                                             "(0: the exported program; `serve --adapt`)"}}},
             "Episode": {"type": "object", "required": ["task_id", "instruction"], "properties": {
                 "task_id": {"type": "string"}, "instruction": {"type": "string"},
                 "steps": {"type": "array", "items": {"type": "object", "properties": {

@@ -68,6 +68,9 @@ class ServedExport:
 
 
 class MemoryService:
+    # what `/healthz` adds from outside the service (`serve --adapt`: its rounds)
+    health_extras: Callable[[], dict[str, Any]] | None = None
+
     def __init__(self, folder: Path, state_dir: Path, *, sandbox: str = "auto", unsafe: bool = False,
                  services: Any = None, progress: bool = False, max_open: int = MAX_OPEN_NAMESPACES,
                  snapshot_every: int = SNAPSHOT_EVERY, notice: Callable[[str], None] | None = None,
@@ -86,7 +89,8 @@ class MemoryService:
         self._notice = notice or _stderr_notice
         self.state = StateFolder(state_dir)
         try:
-            self._lock_fh = self.state.lock(self.manifest, shared_experience=shared_experience)
+            self._lock_fh = self.state.lock(self.manifest, shared_experience=shared_experience,
+                                            export=self.folder)
         except StateError as exc:
             raise DeployError(str(exc)) from None
         started = time.perf_counter()
@@ -180,6 +184,7 @@ class MemoryService:
                 "evidence": [str(e) for e in evidence] if isinstance(evidence, list) else [],
                 "metadata": dict(payload.metadata),
                 "retrieve_ms": round(retrieve_ms, 3),
+                "version": memory.version,   # which of this user's program versions answered
             }
         answer, waited_ms = await self._call(request.scope, work, "recall")
         return {**answer, "queued_ms": round(waited_ms, 3)}
@@ -189,7 +194,8 @@ class MemoryService:
         namespace's turn; an `EpisodeRecorder`'s must already be in its store."""
         def work(memory: UserMemory) -> dict[str, Any]:
             entry, applied = memory.remember(episode)
-            return {"ok": True, "user": user, "seq": entry.seq, "task_id": entry.task_id, "applied": applied}
+            return {"ok": True, "user": user, "seq": entry.seq, "task_id": entry.task_id, "applied": applied,
+                    "version": memory.version}
         return (await self._call(user, work, "remember"))[0]
 
     async def forget(self, user: str, task_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
@@ -249,9 +255,15 @@ class MemoryService:
 
     def health(self) -> dict[str, Any]:
         stats = self.pool.stats()
-        return {"ok": True, "open_namespaces": stats["open"], "max_open": stats["max_open"],
-                "known_namespaces": stats["known"], "snapshots": self.start.snapshots,
-                "start_seconds": round(self.start.seconds, 3)}
+        health = {"ok": True, "open_namespaces": stats["open"], "max_open": stats["max_open"],
+                  "known_namespaces": stats["known"], "snapshots": self.start.snapshots,
+                  "start_seconds": round(self.start.seconds, 3),
+                  # each open namespace's program version, by its folder's digest (never a user id:
+                  # /healthz answers without a token)
+                  "versions": stats.get("versions", {})}
+        if self.health_extras is not None:
+            health.update(self.health_extras())
+        return health
 
     def close(self) -> None:
         try:

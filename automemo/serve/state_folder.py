@@ -1,7 +1,7 @@
 """The state folder of a served memory, and everything about where its files live.
 
     STATE/
-      program.json            which exported program this memory belongs to
+      program.json            which exported program this memory belongs to (and where it was served from)
       .lock                   held by the one process using the folder
       base/                   every namespace's starting state, made once: the program empty, or after
         store/                  the shipped episodes with `serve --shared-experience` (its working
@@ -74,7 +74,8 @@ class StateFolder:
 
     # --- ownership ------------------------------------------------------------------------
 
-    def lock(self, manifest: dict[str, Any] | None, *, shared_experience: bool = False) -> Any:
+    def lock(self, manifest: dict[str, Any] | None, *, shared_experience: bool = False,
+             export: Path | None = None) -> Any:
         """Hold the folder for this process, and refuse a folder that belongs to another
         program (its logs would replay into the wrong memory) or that was served with the other
         choice of `--shared-experience` (its snapshots hold, or lack, the shipped episodes).
@@ -114,12 +115,24 @@ class StateFolder:
                     f"--shared-experience, so its users' memories {'hold' if held_shared else 'lack'} the "
                     f"shipped episodes; start again {'with' if held_shared else 'without'} the flag, or pass "
                     f"a new --state")
+            if export is not None and held.get("export") != str(export):
+                # where the served export is now: what `automemo memory adapt` adapts from
+                atomic_write(path, json.dumps({**held, "export": str(export)}).encode(), durable=True)
         else:
-            atomic_write(path, json.dumps(identity).encode(), durable=True)
+            atomic_write(path, json.dumps({**identity, **({"export": str(export)} if export else {})}).encode(),
+                         durable=True)
         self._adopt_legacy_log()
         self._adopt_empty_user()
         self._empty_trash()
         return fh
+
+    def identity(self) -> dict[str, Any]:
+        """What `program.json` says: the served program's sha256, node, benchmark, whether users
+        share the shipped experience, and where the export was when last served."""
+        try:
+            return json.loads((self.root / IDENTITY).read_text())
+        except (OSError, ValueError):
+            return {}
 
     def benchmark(self) -> str:
         """The served benchmark's name, which episodes without one are filed under."""

@@ -1,0 +1,56 @@
+"""Every default of adaptation (`automemo serve --adapt`, `automemo memory adapt`) in one place,
+each with why it is what it is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from automemo import configtools
+
+PER_USER = "per-user"
+POOLED = "pooled"
+MODES = (PER_USER, POOLED)
+
+
+@dataclass(frozen=True)
+class AdaptConfig:
+    # A namespace is adapted once its history holds this many remembered sessions (episodes)
+    # and turns (steps). Fewer give a search too few pseudo-questions to tell programs apart:
+    # at 8 sessions and 120 turns a history yields about 25 held-out questions, a paired SE
+    # near 0.05, about the size of the gains adaptation can find.
+    min_sessions: int = 8
+    min_turns: int = 120
+    # A namespace adapted before is adapted again once its history grew by this share since
+    # (a round on the same history would only repeat the last one's answer).
+    regrow: float = 0.5
+    # Search steps of one round (the label-free search, `--questions self`): the seeds swept
+    # under the live program, then children of the best; about one minute per 10 steps on a
+    # user's history of 200 turns on one core.
+    steps: int = 12
+    # CPU seconds one round may use, the search, the race and the rebuild together (its own
+    # process and every process it starts; a Docker guest's CPU is the daemon's and not counted,
+    # so rounds run their programs in bubblewrap where it exists). A round over its budget is
+    # stopped and installs nothing.
+    cpu_seconds: float = 900.0
+    # Rounds running at once, each at the lowest CPU priority (SCHED_IDLE): they take only the
+    # CPU that recalls and remembers leave, so one is enough on a small machine.
+    max_parallel: int = 1
+    # The race: the candidate replaces the live program only when its mean paired difference on
+    # the held-out conversations' pseudo-questions is more than z paired SEs above 0 (the
+    # search's own confirmation rule, search.z).
+    z: float = 1.0
+    # The race's pseudo-questions are drawn with this seed, not the search's: a candidate is
+    # judged on questions it was not chosen on.
+    race_seed: int = 1
+    # A history is cut into conversations ("blocks") of about this many sessions for the
+    # search's split (it needs conversations to hold out); fewer for a short history, so that
+    # it has at least `min_blocks`.
+    block_sessions: int = 10
+    min_blocks: int = 4
+    # How often the server looks for namespaces to adapt (seconds).
+    check_every_s: float = 30.0
+
+
+def build_adapt_config(data: dict) -> AdaptConfig:
+    """An AdaptConfig from keys as above; an unknown key or a wrong type fails at once."""
+    return configtools.build(AdaptConfig, data)

@@ -1,0 +1,119 @@
+"""An adaptation round's CPU: the lowest priority, and a budget in CPU seconds over the round's
+process and every process it starts (sandbox guests, encoders).
+
+The budget is read from /proc: this process's own time, its reaped children's, and the time of
+every live descendant. A watchdog thread checks it every second and, past the budget, stops the
+whole process group (the round runs in a group of its own, `lowest_priority`): nothing of an
+unfinished round is installed (`round.py` installs in one rename at the end)."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import sys
+import threading
+from pathlib import Path
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def lowest_priority() -> None:
+    """This process (and what it starts) at the lowest CPU priority Linux has: SCHED_IDLE runs
+    only when nothing else wants the core (nice 19 still takes a share from nice 0), in a
+    session and process group of its own. For `subprocess.Popen(preexec_fn=...)`."""
+    try:
+        os.setsid()
+    except OSError:
+        pass  # already a group leader (a foreground command)
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, 19)
+    except OSError:
+        pass
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (OSError, AttributeError):
+        pass  # not Linux: nice 19 is the lowest there is
+
+
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds) of a live process."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(")") + 2:].split()
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def tree_cpu_seconds(pid: int | None = None) -> float:
+    """CPU seconds of process `pid` (default this one) and all its live descendants, plus, for
+    this process, what its reaped children used."""
+    pid = pid or os.getpid()
+    total = sum((_stat(p) or (0, 0.0))[1] for p in [pid, *descendants(pid)])
+    if pid == os.getpid():
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        total += children.ru_utime + children.ru_stime
+    return total
+
+
+class CpuBudget:
+    """A watchdog over this process tree's CPU seconds: past `seconds`, it writes why to
+    `reason_file` (when given) and kills the process group."""
+
+    def __init__(self, seconds: float, reason_file: Path | None = None, poll_s: float = 1.0) -> None:
+        self.seconds = seconds
+        self.reason_file = reason_file
+        self.start = tree_cpu_seconds()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, args=(poll_s,), daemon=True, name="adapt-cpu-budget")
+
+    def used(self) -> float:
+        return tree_cpu_seconds() - self.start
+
+    def __enter__(self) -> CpuBudget:
+        if self.seconds > 0:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+    def _watch(self, poll_s: float) -> None:
+        while not self._stop.wait(poll_s):
+            used = self.used()
+            if used > self.seconds:
+                message = (f"the round used {used:.0f} CPU seconds, past its budget of {self.seconds:g}; "
+                           f"it was stopped and installed nothing")
+                if self.reason_file is not None:
+                    self.reason_file.write_text(message)
+                print(f"automemo adapt: {message}", file=sys.stderr, flush=True)
+                stop_tree()
+
+
+def stop_tree() -> None:
+    """Kill this process and everything it started: its group when it leads one (a round the
+    server started, a command of a shell), else its descendants, then itself."""
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    for pid in descendants(os.getpid()):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(3)
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            found = _stat(int(entry.name))
+            if found is not None:
+                children.setdefault(found[0], []).append(int(entry.name))
+    out, todo = [], list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out

@@ -1,0 +1,276 @@
+"""One adaptation round: a served namespace's history (or every eligible namespace's, pooled)
+searched without labels, the selection raced against the live program, and installed as a new
+version only on a paired win (docs/serve.md, "Adaptation").
+
+    history ─▶ sessions file ─▶ label-free search rooted at the live program ─▶ candidate
+            ─▶ paired race on held-out pseudo-questions ─▶ won? ─▶ version folder + snapshot
+            ─▶ (every episode it read still remembered?) ─▶ install: one rename, one pointer
+
+Nothing is installed until the last step, which is one rename and one pointer write under the
+namespace's versions lock: a round killed anywhere leaves the version that served before, whole.
+The work folder (the sessions file, the search's run, the race) holds copies of the history; it
+is deleted when the round ends, and by any forget in the meantime (`serve.versions`).
+
+Per user, the search fits on that user's history alone. Pooled, the histories are written under
+opaque names (u1, u2, ...), the race is on users the search held out, the candidate must carry
+no word of the users' text (`privacy.foreign_words`), and each version's evidence holds only the
+race's figures."""
+
+from __future__ import annotations
+
+import enum
+import json
+import shutil
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from automemo.adapt import privacy
+from automemo.adapt.config import PER_USER, POOLED, AdaptConfig
+from automemo.adapt.history import History, read_history, still_live, write_sessions
+from automemo.adapt.search_race import Proposal, Race, race, round_config, search
+from automemo.adapt.version_build import prebuild_snapshot, write_program
+from automemo.deploy import read_manifest
+from automemo.export import PROGRAM
+from automemo.serve.state_folder import StateFolder
+from automemo.serve.versions import SHIPPED, WORK, NamespaceVersions, VersionRecord, now
+
+ROUNDS = "rounds.jsonl"   # a namespace's round log (versions/rounds.jsonl); pooled: STATE/adapt-rounds.jsonl
+
+
+class Outcome(enum.Enum):
+    INSTALLED = "installed"     # a candidate won its race and serves now
+    KEPT = "kept"               # the live program stays: the search kept it, or the candidate lost
+    SKIPPED = "skipped"         # not enough history (or nothing new since the last round)
+    DISCARDED = "discarded"     # it won, but an episode it read was forgotten during the round
+    REFUSED = "refused"         # pooled: the candidate carried a user's words
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    mode: str
+    outcome: Outcome
+    reason: str
+    users: tuple[str, ...] = ()                 # namespaces the round read
+    versions: dict[str, int] = field(default_factory=dict)   # user -> version installed
+    race: dict[str, Any] = field(default_factory=dict)
+    search: dict[str, Any] = field(default_factory=dict)
+    history: dict[str, int] = field(default_factory=dict)    # sessions, turns read
+    seconds: float = 0.0
+
+    def to_dict(self, *, with_users: bool = True) -> dict[str, Any]:
+        out = {**asdict(self), "outcome": self.outcome.value, "at": now()}
+        if not with_users:
+            out.pop("users")
+            out.pop("versions")
+        return out
+
+
+@dataclass(frozen=True)
+class Served:
+    """What a round needs of the server: the export it serves and how it runs programs."""
+
+    export: Path
+    sandbox: str
+    shared_experience: bool
+
+
+def eligible(history: History, config: AdaptConfig) -> str | None:
+    """Why this history cannot be adapted on yet, or None."""
+    if history.sessions < config.min_sessions or history.turns < config.min_turns:
+        return (f"the history holds {history.sessions} sessions and {history.turns} turns; adaptation starts at "
+                f"{config.min_sessions} sessions and {config.min_turns} turns")
+    return None
+
+
+def adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConfig, *, force: bool = False,
+               say: Callable[[str], None] = lambda m: None) -> RoundResult:
+    """One per-user round on `user`'s namespace."""
+    started = time.monotonic()
+    folder = state.user_dir(user)
+    versions = NamespaceVersions(folder)
+    versions.sweep_staging()
+    history = read_history(folder)
+    figures = {"sessions": history.sessions, "turns": history.turns}
+
+    def result(outcome: Outcome, reason: str, **kw: Any) -> RoundResult:
+        done = RoundResult(PER_USER, outcome, reason, (user,), history=figures,
+                           seconds=round(time.monotonic() - started, 1), **kw)
+        _append(versions.root / ROUNDS, done.to_dict())
+        return done
+
+    why = eligible(history, config) or (None if force else not_grown(versions.root / ROUNDS, history, config))
+    if why:
+        return result(Outcome.SKIPPED, why)
+    live_version = versions.current()
+    live = _program_file(served.export, versions, live_version)
+    manifest = read_manifest(served.export)
+    work = folder / WORK / uuid.uuid4().hex[:12]
+    try:
+        sessions = work / "sessions.jsonl"
+        write_sessions(sessions, [(history, "history")])
+        blocks = _block_sessions(history.sessions, config)
+        say(f"searching {history.sessions} sessions ({history.turns} turns) without labels, {config.steps} steps")
+        proposal = search(work, round_config(sessions, manifest, config, blocks=blocks, sandbox=served.sandbox,
+                                             root=live), live.read_text())
+        if proposal.is_live:
+            return result(Outcome.KEPT, "the search kept the live program", search=dict(proposal.search))
+        say(f"racing #{proposal.node_id} ({proposal.summary}) against the live program")
+        run = race(work, round_config(sessions, manifest, config, blocks=blocks, sandbox=served.sandbox,
+                                      pseudo_seed=config.race_seed), live.read_text(), proposal.source, config.z)
+        if not run.won:
+            return result(Outcome.KEPT, _lost(run), race=run.summary(), search=dict(proposal.search))
+        say("the candidate won; rebuilding this memory on it")
+        record = VersionRecord(version=0, created=now(), program_sha256="", source=PER_USER, parent=live_version,
+                               used={folder.name: history.seqs}, race=run.summary(), search=dict(proposal.search))
+        evidence = {"race": {**run.summary(), "per_question": run.per_question},
+                    "questions": dict(run.texts), "search": dict(proposal.search)}
+        installed = _install(versions, served, history, proposal, record, evidence)
+        if installed is None:
+            return result(Outcome.DISCARDED, "an episode the round read was forgotten meanwhile; nothing installed",
+                          race=run.summary(), search=dict(proposal.search))
+        return result(Outcome.INSTALLED, f"version {installed} serves: {_won(run)}", versions={user: installed},
+                      race=run.summary(), search=dict(proposal.search))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, *, users: Sequence[str] | None = None,
+                 say: Callable[[str], None] = lambda m: None) -> RoundResult:
+    """One pooled round over every namespace (or `users`) that serves the exported program and
+    has enough history."""
+    started = time.monotonic()
+    histories: list[tuple[str, History]] = []
+    for user in users if users is not None else state.users():
+        folder = state.user_dir(user)
+        if NamespaceVersions(folder).current() != SHIPPED:
+            continue  # adapted on its own already: pooled adaptation adapts the exported program
+        history = read_history(folder)
+        if eligible(history, config) is None:
+            histories.append((user, history))
+    figures = {"users": len(histories), "sessions": sum(h.sessions for _, h in histories),
+               "turns": sum(h.turns for _, h in histories)}
+
+    def result(outcome: Outcome, reason: str, **kw: Any) -> RoundResult:
+        done = RoundResult(POOLED, outcome, reason, tuple(u for u, _ in histories), history=figures,
+                           seconds=round(time.monotonic() - started, 1), **kw)
+        _append(state.root / f"adapt-{ROUNDS}", done.to_dict(with_users=False))
+        return done
+
+    if len(histories) < config.min_blocks:
+        return result(Outcome.SKIPPED, f"{len(histories)} users have enough history; pooled adaptation needs "
+                                       f"{config.min_blocks} (some to search on, some to race on)")
+    live = served.export / PROGRAM
+    manifest = read_manifest(served.export)
+    work = state.root / WORK / uuid.uuid4().hex[:12]
+    try:
+        sessions = work / "sessions.jsonl"
+        write_sessions(sessions, [(h, f"u{i + 1}") for i, (_, h) in enumerate(histories)])
+        say(f"searching {len(histories)} users' histories without labels, {config.steps} steps")
+        proposal = search(work, round_config(sessions, manifest, config, blocks=None, sandbox=served.sandbox,
+                                             root=live), live.read_text())
+        if proposal.is_live:
+            return result(Outcome.KEPT, "the search kept the live program", search=_aggregate(proposal))
+        foreign = privacy.foreign_words(proposal.source, live.read_text())
+        if foreign:
+            return result(Outcome.REFUSED, f"the candidate carries {len(foreign)} word(s) of the users' text (a "
+                                           f"fitted table); pooled adaptation carries only constants",
+                          search=_aggregate(proposal))
+        run = race(work, round_config(sessions, manifest, config, blocks=None, sandbox=served.sandbox,
+                                      pseudo_seed=config.race_seed), live.read_text(), proposal.source, config.z)
+        if not run.won:
+            return result(Outcome.KEPT, _lost(run), race=run.summary(), search=_aggregate(proposal))
+        used = {state.user_dir(u).name: h.seqs for u, h in histories}
+        installed: dict[str, int] = {}
+        for user, history in histories:
+            say(f"rebuilding one user's memory on the pooled candidate ({len(installed) + 1}/{len(histories)})")
+            versions = NamespaceVersions(state.user_dir(user))
+            record = VersionRecord(version=0, created=now(), program_sha256="", source=POOLED, parent=SHIPPED,
+                                   used=used, race=run.summary(), search=_aggregate(proposal))
+            version = _install(versions, served, history, proposal, record, {"race": run.summary()},
+                               also_live=[(state.user_dir(u), h.seqs) for u, h in histories])
+            if version is not None:
+                installed[user] = version
+        if not installed:
+            return result(Outcome.DISCARDED, "an episode the round read was forgotten meanwhile; nothing installed",
+                          race=run.summary(), search=_aggregate(proposal))
+        return result(Outcome.INSTALLED, f"{len(installed)} user(s) serve the pooled candidate: {_won(run)}",
+                      versions=installed, race=run.summary(), search=_aggregate(proposal))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# --- the steps -------------------------------------------------------------------------------
+
+
+def _install(versions: NamespaceVersions, served: Served, history: History, proposal: Proposal,
+             record: VersionRecord, evidence: dict[str, Any],
+             also_live: Sequence[tuple[Path, Sequence[int]]] = ()) -> int | None:
+    """Build the version in a staging folder, then, under the namespace's versions lock, install
+    it if every episode it read is still remembered (else None, and nothing stays)."""
+    staged = versions.stage()
+    try:
+        sha = write_program(served.export, proposal.source, staged, {"summary": proposal.summary,
+                                                                     "source": record.source})
+        prebuild_snapshot(staged, history, sandbox=served.sandbox, shared_experience=served.shared_experience,
+                          program_sha256=sha)
+        with versions.locked():
+            if not all(still_live(folder, seqs) for folder, seqs in [(versions.user_dir, history.seqs), *also_live]):
+                return None
+            version = versions.next_version()
+            record = VersionRecord(**{**asdict(record), "version": version, "program_sha256": sha})
+            return versions.install(staged, record, evidence)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+
+
+def _program_file(export: Path, versions: NamespaceVersions, version: int) -> Path:
+    return export / PROGRAM if version == SHIPPED else versions.program_folder(version) / PROGRAM
+
+
+def _block_sessions(sessions: int, config: AdaptConfig) -> int:
+    """Blocks of sessions the search splits by: at most `block_sessions`, at least `min_blocks`."""
+    return max(2, min(config.block_sessions, sessions // config.min_blocks))
+
+
+def not_grown(rounds_file: Path, history: History, config: AdaptConfig) -> str | None:
+    last = _last_round(rounds_file)
+    if last is None:
+        return None
+    before = int((last.get("history") or {}).get("sessions") or 0)
+    if before and history.sessions < before * (1 + config.regrow):
+        return (f"the last round read {before} sessions and the history holds {history.sessions}; the next "
+                f"starts at {int(before * (1 + config.regrow)) + 1} (or run `automemo memory adapt` to force one)")
+    return None
+
+
+def _last_round(rounds_file: Path) -> dict[str, Any] | None:
+    try:
+        lines = [json.loads(line) for line in rounds_file.read_text().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return None
+    measured = [r for r in lines if r.get("outcome") != Outcome.SKIPPED.value]
+    return measured[-1] if measured else None
+
+
+def _aggregate(proposal: Proposal) -> dict[str, Any]:
+    """A pooled search's record without its summary's words (a node summary can quote a stage
+    fitted on the users' questions)."""
+    return {k: v for k, v in proposal.search.items() if k != "summary"}
+
+
+def _lost(run: Race) -> str:
+    return (f"the candidate did not win its race: {run.difference:+.3f} ± {run.se:.3f} on {run.questions} "
+            f"held-out pseudo-questions (it needs more than {run.z:g} SE above 0)")
+
+
+def _won(run: Race) -> str:
+    return f"{run.live_mean:.3f} -> {run.candidate_mean:.3f} ({run.difference:+.3f} ± {run.se:.3f}, {run.questions} questions)"
+
+
+def _append(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, default=str) + "\n")

@@ -1,0 +1,130 @@
+"""The two measurements of an adaptation round, over a history written as a sessions file: the
+label-free search that proposes a candidate, and the paired race that decides whether it
+replaces the live program.
+
+The search is `automemo search --benchmark conversations --questions self` rooted at the live
+program (the seeds swept under it), so the live program is the search's bar. Its selection is
+the candidate. The race then scores the live program and the candidate on the held-out
+conversations' pseudo-questions, written with another seed than the search's (a candidate is
+never judged on the questions it was chosen on), paired question by question: the candidate
+wins only when its mean difference is more than z paired SEs above 0."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from automemo.adapt.config import AdaptConfig
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What the round's search selected."""
+
+    source: str                 # the selection's program, as deployed (fits on all its questions)
+    node_id: int
+    summary: str
+    is_live: bool               # the search kept the live program (its root)
+    search: Mapping[str, Any]   # steps, nodes, the selection's mean: the version's record
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k != "source"}
+
+
+@dataclass(frozen=True)
+class Race:
+    """The candidate against the live program on the same held-out pseudo-questions."""
+
+    live_mean: float
+    candidate_mean: float
+    difference: float           # candidate − live, mean over the paired questions
+    se: float
+    questions: int
+    z: float
+    won: bool                   # difference − z·SE > 0
+    per_question: Mapping[str, tuple[float, float]]   # question id -> (live, candidate)
+    texts: Mapping[str, str]                          # question id -> the pseudo-question
+
+    def summary(self) -> dict[str, Any]:
+        """The race without its questions (what a pooled version may carry)."""
+        return {k: v for k, v in asdict(self).items() if k not in ("per_question", "texts")}
+
+
+def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfig, *, blocks: int | None,
+                 sandbox: str, root: Path | None = None, pseudo_seed: int = 0, search_seed: int = 0) -> Any:
+    """The run config of a round's search (with `root`) or race: the conversations benchmark over
+    `sessions`, label-free, with the served export's embeddings, budget and limits."""
+    from automemo.resolution import load_run_config
+
+    options: dict[str, Any] = {"path": str(sessions)}
+    if blocks is not None:
+        options["block_sessions"] = blocks
+    overrides: dict[str, Any] = {
+        "benchmark": {"name": "conversations", "options": options, "questions": "self",
+                      "pseudo": {"seed": pseudo_seed}},
+        "sandbox": {"backend": sandbox, "limits": dict(manifest.get("limits") or {})},
+        "budget": dict(manifest.get("budget") or {}),
+        "embeddings": {k: v for k, v in (manifest.get("embeddings") or {}).items() if k != "cache_path"},
+        "evaluation": {"quiet": True},
+        "search": {"steps": config.steps, "seed": search_seed, "heldout_test": False, "z": config.z},
+    }
+    if root is not None:
+        overrides["search"]["root"] = str(root)
+    return load_run_config(None, None, overrides)
+
+
+def search(work: Path, run_config: Any, live_source: str) -> Proposal:
+    """Run the round's search in `work/runs/search`; its selection as deployed."""
+    from automemo.assembly import build_search
+    from automemo.config import run_config_to_dict
+    from automemo.meta.source.fitted import deployable_source
+    from automemo.runs import RunDir
+    from automemo.search.view import RunView
+
+    shutil.rmtree(work / "runs" / "search", ignore_errors=True)
+    run = RunDir.create(work / "runs", run_config_to_dict(run_config), "search")
+    assembled = build_search(run, run_config, quiet=True, unsafe_confirmed=_unsafe(run_config))
+    try:
+        final = assembled.loop.run_search()
+    finally:
+        assembled.close()
+    view = RunView.load(run)
+    node_id = int(final["node_id"])
+    source = deployable_source(run.program_source(node_id))
+    evaluated = [n for n in view.nodes if n.evaluated]
+    record = {"steps": run_config.search.steps, "nodes": len(view.nodes), "evaluated": len(evaluated),
+              "selected": node_id, "selected_mean": float(final["mean"]), "summary": final.get("summary", ""),
+              "root_mean": next((float(n.mean) for n in evaluated if n.id == 0), None)}
+    return Proposal(source, node_id, str(final.get("summary", "")), source == deployable_source(live_source), record)
+
+
+def race(work: Path, run_config: Any, live_source: str, candidate_source: str, z: float) -> Race:
+    """Score both programs on the held-out conversations' pseudo-questions, paired."""
+    from automemo.assembly import build_evaluation
+    from automemo.search.tree_stats import paired_scores
+
+    with build_evaluation(run_config, store_root=work / "race-store", quiet=True,
+                          unsafe_confirmed=_unsafe(run_config)) as setup:
+        live = setup.evaluator.evaluate(live_source, split="test", evidence_dir=work / "race" / "live")
+        candidate = setup.evaluator.evaluate(candidate_source, split="test", evidence_dir=work / "race" / "candidate")
+        texts = {t.task_id: t.instruction for t in setup.benchmark.split("test").retrieve}
+    live_scores, candidate_scores = _scores(live), _scores(candidate)
+    try:
+        d = paired_scores(candidate_scores, live_scores)
+    except ValueError:
+        return Race(live.mean, candidate.mean, 0.0, 0.0, 0, z, False, {}, {})
+    per_question = {q: (live_scores[q], candidate_scores[q]) for q in sorted(set(live_scores) & set(candidate_scores))}
+    return Race(live.mean, candidate.mean, d.difference, d.se, d.tasks, z,
+                d.difference - z * d.se > 1e-12, per_question, {q: texts.get(q, "") for q in per_question})
+
+
+def _scores(result: Any) -> dict[str, float]:
+    return {t.task_id: float(t.score) for t in result.tasks if t.counted and not t.excluded}
+
+
+def _unsafe(run_config: Any) -> bool:
+    """A round runs its programs as the server runs them: `--sandbox unsafe` was the operator's
+    own choice on the command line that started it."""
+    return run_config.sandbox.backend == "unsafe"

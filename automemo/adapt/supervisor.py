@@ -1,0 +1,158 @@
+"""`automemo serve --adapt`: adaptation rounds in the background of a running server.
+
+Every `check_every_s` the supervisor looks for namespaces whose history is large enough and grew
+since their last round (per user), or for enough such users (pooled), and starts a round for
+each as `automemo memory adapt ... --server-pid`: a process of its own, in a process group of its
+own, at the lowest CPU priority (SCHED_IDLE), within its CPU-seconds budget; at most
+`max_parallel` at once. The round installs a version on disk (`serve.versions`); the serving
+namespace follows it on its next call. The server never waits for a round, and stopping the
+server stops its rounds (an unfinished round installs nothing)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from automemo.adapt.config import POOLED, AdaptConfig
+from automemo.adapt.cpu import lowest_priority
+from automemo.adapt.history import read_history
+from automemo.adapt.round import ROUNDS, not_grown, eligible
+from automemo.serve.state_folder import LOG, StateFolder
+from automemo.serve.versions import NamespaceVersions
+
+LOGS = "adapt-logs"   # STATE/adapt-logs/<round>.log: what each round said (progress, never a user's text)
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+
+
+class Adapter:
+    def __init__(self, state_root: Path, export: Path, mode: str, *, sandbox: str, config: AdaptConfig = AdaptConfig(),
+                 say: Callable[[str], None] = lambda m: None) -> None:
+        self.state = StateFolder(state_root)
+        self.export = Path(export).resolve()
+        self.mode = mode
+        self.sandbox = sandbox
+        self.config = config
+        self.say = say
+        self.running: dict[str, subprocess.Popen] = {}
+        self.started_rounds = 0
+        self._log_sizes: dict[str, int] = {}   # a namespace's log size when last looked at
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="automemo-adapt")
+
+    # --- life ----------------------------------------------------------------------------------
+
+    def start(self) -> Adapter:
+        self._thread.start()
+        self.say(f"adapting {'all users pooled' if self.mode == POOLED else 'each user'} in the background: a "
+                 f"round once a history holds {self.config.min_sessions} sessions and {self.config.min_turns} "
+                 f"turns, at most {self.config.max_parallel} at once, {self.config.cpu_seconds:g} CPU s each")
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        for proc in list(self.running.values()):
+            _kill_group(proc)
+        self._thread.join(timeout=5)
+
+    def status(self) -> dict[str, Any]:
+        self._reap()
+        return {"mode": self.mode, "running": len(self.running), "rounds_started": self.started_rounds}
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.tick()
+            except Exception as exc:  # noqa: BLE001 - a failed look must never stop the server
+                self.say(f"adaptation: looking for users to adapt failed ({exc}); trying again later")
+            self._stop.wait(self.config.check_every_s)
+
+    def tick(self) -> list[str]:
+        """Start the rounds that are due (as many as there is room for); returns what started."""
+        self._reap()
+        room = self.config.max_parallel - len(self.running)
+        if room <= 0:
+            return []
+        if self.mode == POOLED:
+            due = [POOLED] if POOLED not in self.running and self._pooled_due() else []
+        else:
+            due = [u for u in self.state.users() if u not in self.running and self._user_due(u)]
+        for key in due[:room]:
+            self._launch(key)
+        return due[:room]
+
+    def _grew(self, user: str) -> bool:
+        """Cheap first look: whether the namespace's log changed size since the last look."""
+        try:
+            size = (self.state.user_dir(user) / LOG).stat().st_size
+        except OSError:
+            return False
+        changed = self._log_sizes.get(user) != size
+        self._log_sizes[user] = size
+        return changed
+
+    def _user_due(self, user: str) -> bool:
+        if not self._grew(user):
+            return False
+        folder = self.state.user_dir(user)
+        history = read_history(folder)
+        return eligible(history, self.config) is None and \
+            not_grown(NamespaceVersions(folder).root / ROUNDS, history, self.config) is None
+
+    def _pooled_due(self) -> bool:
+        grew = [self._grew(u) for u in self.state.users()]
+        if not any(grew):
+            return False
+        ready = [read_history(self.state.user_dir(u)) for u in self.state.users()]
+        ready = [h for h in ready if eligible(h, self.config) is None]
+        if len(ready) < self.config.min_blocks:
+            return False
+        sessions = sum(h.sessions for h in ready)
+        last = _last_pooled(self.state.root / f"adapt-{ROUNDS}")
+        return last is None or sessions >= last * (1 + self.config.regrow)
+
+    def _launch(self, key: str) -> None:
+        command = [sys.executable, "-m", "automemo", "memory", "adapt", str(self.state.root),
+                   "--export", str(self.export), "--sandbox", self.sandbox, "--server-pid", str(os.getpid()),
+                   "--cpu-seconds", str(self.config.cpu_seconds), "--steps", str(self.config.steps)]
+        command += ["--pooled"] if key == POOLED else ["--user", key]
+        logs = self.state.root / LOGS
+        logs.mkdir(parents=True, exist_ok=True)
+        name = POOLED if key == POOLED else self.state.user_dir(key).name
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_PARENT),
+                                                                          os.environ.get("PYTHONPATH")]))}
+        with open(logs / f"{name}.log", "ab") as log:
+            self.running[key] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                                 preexec_fn=lowest_priority, env=env)
+        self.started_rounds += 1
+
+    def _reap(self) -> None:
+        for key, proc in list(self.running.items()):
+            if proc.poll() is not None:
+                del self.running[key]
+
+
+def _last_pooled(rounds_file: Path) -> int | None:
+    import json
+
+    try:
+        lines = [json.loads(line) for line in rounds_file.read_text().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return None
+    measured = [r for r in lines if r.get("outcome") != "skipped"]
+    return int((measured[-1].get("history") or {}).get("sessions") or 0) if measured else None
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait(timeout=10)
