@@ -75,6 +75,8 @@ def register(sub) -> None:
     p.add_argument("--adapt-cpu-seconds", type=float, metavar="N",
                    help="CPU seconds one adaptation round may use (default: automemo/adapt/config.py)")
     p.add_argument("--adapt-parallel", type=int, metavar="N", help="adaptation rounds at once (default 1)")
+    p.add_argument("--adapt-steps", type=int, metavar="N", help="search steps of one adaptation round "
+                                                                "(default: automemo/adapt/config.py)")
     add_sandbox_flag(p)
     p.set_defaults(func=run)
 
@@ -146,6 +148,7 @@ def run(args) -> int:
         raise UserError(f"--port must be between 1 and 65535, got {args.port}")
     if args.rate_limit is not None and args.rate_limit < 0:
         raise UserError(f"--rate-limit must be 0 (no limit) or a number of requests a minute, got {args.rate_limit}")
+    _adapt_config(args)  # refused before anything loads
     tokens = http_tokens(args.host, args.token_env, args.tokens) if args.transport == "http" else TokenTable()
     policy = HttpPolicy(bind_host=args.host, allowed_hosts=tuple(map(_host_name, args.allowed_host)),
                         cors_origins=tuple(map(_origin, args.cors_origin)),
@@ -209,14 +212,24 @@ def run(args) -> int:
 
 def _adapter(args, folder: Path, state: Path, backend: str, say):
     """`--adapt`'s background rounds, started (None without the flag)."""
+    config = _adapt_config(args)
+    if config is None:
+        return None
+    from automemo.adapt.supervisor import Adapter
+
+    return Adapter(state.resolve(), folder.resolve(), args.adapt, sandbox=backend, config=config, say=say).start()
+
+
+def _adapt_config(args):
+    """The adaptation settings the flags ask for (None: no --adapt); a bad one is refused."""
     if args.adapt is None:
-        if args.adapt_cpu_seconds is not None or args.adapt_parallel is not None:
-            raise UserError("--adapt-cpu-seconds and --adapt-parallel belong to --adapt; add --adapt or drop them")
+        if any(v is not None for v in (args.adapt_cpu_seconds, args.adapt_parallel, args.adapt_steps)):
+            raise UserError("--adapt-cpu-seconds, --adapt-parallel and --adapt-steps belong to --adapt; add --adapt "
+                            "or drop them")
         return None
     from dataclasses import replace
 
     from automemo.adapt.config import AdaptConfig
-    from automemo.adapt.supervisor import Adapter
 
     config = AdaptConfig()
     if args.adapt_cpu_seconds is not None:
@@ -227,7 +240,11 @@ def _adapter(args, folder: Path, state: Path, backend: str, say):
         if args.adapt_parallel < 1:
             raise UserError(f"--adapt-parallel must be at least 1, got {args.adapt_parallel}")
         config = replace(config, max_parallel=args.adapt_parallel)
-    return Adapter(state.resolve(), folder.resolve(), args.adapt, sandbox=backend, config=config, say=say).start()
+    if args.adapt_steps is not None:
+        if args.adapt_steps < 1:
+            raise UserError(f"--adapt-steps must be at least 1, got {args.adapt_steps}")
+        config = replace(config, steps=args.adapt_steps)
+    return config
 
 
 def _serve_ray(args, folder: Path, state: Path, backend: str, tokens: TokenTable, policy: HttpPolicy, say) -> int:

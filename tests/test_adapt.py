@@ -1,0 +1,177 @@
+"""Adaptation of a served memory (automemo/adapt): a round installs a candidate only on a paired
+win and the server follows it; per-user and pooled rounds carry no user's words into another's
+memory; forgetting retires what was derived; a kill anywhere leaves one whole version serving;
+`serve --adapt` swaps while every recall is answered. Real processes, bubblewrap, MiniLM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from adapttools import ROOT, chat_sessions, files_holding, served_state
+from automemo.adapt import privacy
+from automemo.adapt.config import AdaptConfig
+from automemo.adapt.round import Outcome, Served, adapt_pooled, adapt_user
+from automemo.deploy import read_manifest
+from automemo.serve.versions import NamespaceVersions
+from servetools import Server, call
+
+SECRET = "zqxpelicanword"
+FAST = AdaptConfig(steps=3, cpu_seconds=0)
+
+
+def _recall(server: Server, user: str, text: str) -> dict:
+    status, answer = call(server.url + "/v1/recall", {"user": user, "instruction": text})
+    assert status == 200, answer
+    return answer
+
+
+def test_a_winner_is_installed_followed_rolled_back_and_retired_by_a_forget(tmp_path):
+    histories = {"ana": chat_sessions("ana", secret=SECRET), "bob": chat_sessions("bob")}
+    export, state = served_state(tmp_path, histories)
+    result = adapt_user(state, Served(export, "bwrap", False), "ana", FAST)
+    assert result.outcome is Outcome.INSTALLED, result.reason
+    assert result.race["won"] and result.race["candidate_mean"] > result.race["live_mean"] + 0.3
+    versions = NamespaceVersions(state.user_dir("ana"))
+    assert versions.current() == 1
+    record = versions.record(1)
+    assert record.parent == 0 and record.source == "per-user"
+    assert set(record.used) == {state.user_dir("ana").name}  # fitted on ana's history alone
+    read_manifest(versions.program_folder(1))  # a whole export, hashes and all
+    assert not (state.user_dir("ana") / "adapt-work").exists() or not any((state.user_dir("ana") / "adapt-work").iterdir())
+    # the per-user search read nothing of bob: no file outside ana's folder holds her secret
+    assert [p for p in files_holding(state.root, SECRET) if state.user_dir("ana") not in p.parents] == []
+
+    server = Server(export, state.root)
+    try:
+        word = histories["ana"][3].steps[4].observation.split()[2]  # a rare word of one of her turns
+        answer = _recall(server, "ana", word)
+        assert answer["version"] == 1 and answer["evidence"]  # the adapted program answers
+        assert _recall(server, "bob", word)["version"] == 0  # bob still has the exported program
+
+        rollback = subprocess.run([sys.executable, "-m", "automemo", "memory", "rollback", str(state.root),
+                                   "--user", "ana", "--to", "0"], cwd=ROOT, capture_output=True, text=True,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert rollback.returncode == 0, rollback.stderr
+        assert _recall(server, "ana", word)["version"] == 0
+        refused = subprocess.run([sys.executable, "-m", "automemo", "memory", "rollback", str(state.root),
+                                  "--user", "ana", "--to", "7"], cwd=ROOT, capture_output=True, text=True,
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert refused.returncode != 0 and "no version 7" in refused.stderr
+
+        # forgetting the session that held the secret retires the version whose fit read it
+        status, forgot = call(server.url + "/v1/forget", {"user": "ana", "task_id": "ana-session-1"})
+        assert status == 200 and forgot["forgotten"] == 1
+    finally:
+        server.stop()
+    retired = versions.record(1)
+    assert retired.retired and "forgotten" in retired.retired
+    assert [p.name for p in (versions.root / "1").iterdir()] == ["version.json"]
+    assert files_holding(state.root, SECRET) == []  # its text, evidence and program state are gone
+
+
+def test_a_pooled_round_carries_no_users_words_into_another_users_memory(tmp_path):
+    names = ("anaq7", "bobq7", "cydq7", "deeq7")
+    users = {u: chat_sessions(u, secret=SECRET if u == "anaq7" else None) for u in names}
+    export, state = served_state(tmp_path, users)
+    result = adapt_pooled(state, Served(export, "bwrap", False), FAST)
+    assert result.outcome is Outcome.INSTALLED, result.reason
+    assert set(result.versions) == set(users)
+    for user in names[1:]:
+        assert files_holding(state.user_dir(user), SECRET) == []
+        assert files_holding(state.user_dir(user), "anaq7") == []  # nor her id, nor her turns' words
+        evidence = NamespaceVersions(state.user_dir(user)).evidence(1)
+        assert set(evidence) == {"race"} and "per_question" not in evidence["race"]
+    # what the round left outside her own folder holds none of her words
+    assert [p for p in files_holding(state.root, SECRET) if state.user_dir("anaq7") not in p.parents] == []
+    assert [p for p in files_holding(state.root, "anaq7") if state.user_dir("anaq7") not in p.parents] == []
+
+
+def test_a_candidate_carrying_a_users_words_is_refused_for_pooling():
+    live = (ROOT / "seeds" / "no_memory.py").read_text()
+    clean = (ROOT / "seeds" / "bm25_rag.py").read_text()
+    assert privacy.foreign_words(clean, live) == []
+    fitted = clean + f'\nROUTES = {{"what is the {SECRET}": [0.2, 0.8]}}\n'
+    assert privacy.foreign_words(fitted, live) == [SECRET]
+
+
+def test_a_history_too_short_is_skipped_with_the_threshold(tmp_path):
+    export, state = served_state(tmp_path, {"ana": chat_sessions("ana", sessions=3)})
+    result = adapt_user(state, Served(export, "bwrap", False), "ana", FAST)
+    assert result.outcome is Outcome.SKIPPED
+    assert "3 sessions" in result.reason and f"{FAST.min_sessions} sessions" in result.reason
+    assert NamespaceVersions(state.user_dir("ana")).current() == 0
+
+
+def _adapt_command(state, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "automemo", "memory", "adapt", str(state.root), "--user", "ana", "--steps", "3",
+            "--sandbox", "bwrap", "--force", *extra]
+
+
+def test_a_kill_at_any_point_of_a_round_leaves_one_whole_version_serving(tmp_path):
+    export, state = served_state(tmp_path, {"ana": chat_sessions("ana")})
+    versions = NamespaceVersions(state.user_dir("ana"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    log = (state.user_dir("ana") / "episodes.jsonl").read_bytes()
+    for delay in (2.0, 9.0, 16.0, 23.0):
+        proc = subprocess.Popen(_adapt_command(state), cwd=ROOT, env=env, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        current = versions.current()
+        if current:  # the pointer names a version only once it is whole
+            read_manifest(versions.program_folder(current))
+            assert versions.record(current).retired is None
+        assert (state.user_dir("ana") / "episodes.jsonl").read_bytes() == log  # nothing acknowledged is touched
+    done = subprocess.run(_adapt_command(state), cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("installed"), done.stdout + done.stderr
+    assert not list(versions.root.glob(".staging-*"))  # a killed round's half-built version was swept
+
+
+def test_a_round_past_its_cpu_budget_is_stopped_and_installs_nothing(tmp_path):
+    export, state = served_state(tmp_path, {"ana": chat_sessions("ana")})
+    done = subprocess.run(_adapt_command(state, "--cpu-seconds", "3"), cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode != 0
+    assert "past its budget of 3" in done.stderr
+    assert NamespaceVersions(state.user_dir("ana")).current() == 0
+
+
+def test_serve_adapt_swaps_in_the_background_while_every_recall_is_answered(tmp_path):
+    histories = {"ana": chat_sessions("ana")}
+    export, state = served_state(tmp_path, histories)
+    server = Server(export, state.root, "--adapt", "--adapt-steps", "3")
+    word = histories["ana"][5].steps[2].observation.split()[2]
+    answered, versions_seen = 0, set()
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and 1 not in versions_seen:
+            answer = _recall(server, "ana", word)  # asserts 200: every recall is answered
+            answered += 1
+            versions_seen.add(answer["version"])
+            time.sleep(0.5)
+        health = call(server.url + "/healthz")[1]
+    finally:
+        server.stop()
+    assert versions_seen == {0, 1}, f"no swap after {answered} recalls"
+    assert health["adapt"]["mode"] == "per-user" and health["adapt"]["rounds_started"] >= 1
+    assert health["versions"][state.user_dir("ana").name] == 1  # by folder digest, never the user id
+    rounds = [json.loads(line) for line in (state.user_dir("ana") / "versions" / "rounds.jsonl").read_text().splitlines()]
+    assert rounds[-1]["outcome"] == "installed"
+
+
+@pytest.mark.parametrize("flags, said", [(["--adapt-steps", "3"], "belong to --adapt"),
+                                         (["--adapt", "--adapt-cpu-seconds", "0"], "must be above 0")])
+def test_adapt_flags_are_checked(tmp_path, flags, said):
+    export, state = served_state(tmp_path, {})
+    done = subprocess.run([sys.executable, "-m", "automemo", "serve", str(export), "--state", str(state.root),
+                           "--port", "1", *flags], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode != 0 and said in done.stderr
