@@ -321,3 +321,35 @@ def test_a_replica_killed_mid_traffic_loses_no_acknowledged_remember(ray_app):
     for user, text in zip(users, texts):
         assert f"{user}marker" in text and [u for u in users if u != user and f"{u}marker" in text] == []
     print(f"acknowledged {sum(map(len, acknowledged.values()))}, answered 503 {len(refused)}")
+
+
+def test_a_replica_follows_a_users_version_swap_and_rollback(ray_app, export):
+    """What `serve --engine ray --adapt` relies on: a version installed on disk (as an adaptation
+    round installs it) answers the user's next call on whichever replica holds the memory,
+    rebuilt from the log, and a rollback moves it back."""
+    from automemo.adapt.version_build import write_program
+    from automemo.serve.state_folder import StateFolder
+    from automemo.serve.versions import NamespaceVersions, VersionRecord, now
+    from servetools import WORD_MEMORY
+
+    client, state = ray_app
+    assert client.request("POST", "/v1/remember", {"content": "the locker code is 4471", "user": "ver",
+                                                   "task_id": "ver-1"})[0] == 200
+    status, before = client.json("POST", "/v1/recall", {"query": "locker code", "user": "ver"})
+    assert status == 200 and before["version"] == 0 and "adapted" not in before["metadata"]
+
+    versions = NamespaceVersions(StateFolder(state).user_dir("ver"))
+    staged = versions.stage()
+    adapted = WORD_MEMORY.replace('"n_memories": len(self.items)', '"n_memories": len(self.items), "adapted": True')
+    sha = write_program(export, adapted, staged, {"summary": "a test's version", "source": "per-user"})
+    with versions.locked():
+        versions.install(staged, VersionRecord(version=1, created=now(), program_sha256=sha, source="per-user",
+                                               parent=0), {})
+    status, after = client.json("POST", "/v1/recall", {"query": "locker code", "user": "ver"})
+    assert status == 200 and after["version"] == 1 and after["metadata"]["adapted"] is True
+    assert "4471" in after["text"]  # the new program was rebuilt from the user's log
+
+    with versions.locked():
+        versions.set_current(0)
+    status, back = client.json("POST", "/v1/recall", {"query": "locker code", "user": "ver"})
+    assert status == 200 and back["version"] == 0 and "4471" in back["text"]

@@ -28,6 +28,7 @@ from automemo.serve.versions import NamespaceVersions
 
 LOGS = "adapt-logs"   # STATE/adapt-logs/<round>.log: what each round said (progress, never a user's text)
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+REAP_EVERY_S = 2.0   # how often a server with rounds running looks whether one ended
 
 
 class Adapter:
@@ -72,44 +73,57 @@ class Adapter:
                 self.tick()
             except Exception as exc:  # noqa: BLE001 - a failed look must never stop the server
                 self.say(f"adaptation: looking for users to adapt failed ({exc}); trying again later")
-            self._stop.wait(self.config.check_every_s)
+            # while rounds run, look often: the next one starts as soon as one ends
+            self._stop.wait(REAP_EVERY_S if self.running else self.config.check_every_s)
 
     def tick(self) -> list[str]:
-        """Start the rounds that are due (as many as there is room for); returns what started."""
+        """Start the rounds that are due (as many as there is room for); returns what started.
+        A namespace is looked at again only once its log changed since it was last decided
+        (started, or found not due), so a look costs a stat per namespace."""
         self._reap()
         room = self.config.max_parallel - len(self.running)
         if room <= 0:
             return []
         if self.mode == POOLED:
-            due = [POOLED] if POOLED not in self.running and self._pooled_due() else []
-        else:
-            due = [u for u in self.state.users() if u not in self.running and self._user_due(u)]
-        for key in due[:room]:
-            self._launch(key)
-        return due[:room]
+            return self._tick_pooled()
+        started: list[str] = []
+        for user in self.state.users():
+            if len(started) >= room:
+                break
+            size = self._log_size(user)
+            if user in self.running or self._log_sizes.get(user) == size:
+                continue
+            if self._user_due(user):
+                self._launch(user)
+                started.append(user)
+            self._log_sizes[user] = size
+        return started
 
-    def _grew(self, user: str) -> bool:
-        """Cheap first look: whether the namespace's log changed size since the last look."""
+    def _tick_pooled(self) -> list[str]:
+        if POOLED in self.running:
+            return []
+        sizes = {u: self._log_size(u) for u in self.state.users()}
+        if sizes == self._log_sizes:
+            return []
+        due = self._pooled_due()
+        if due:
+            self._launch(POOLED)
+        self._log_sizes = sizes
+        return [POOLED] if due else []
+
+    def _log_size(self, user: str) -> int:
         try:
-            size = (self.state.user_dir(user) / LOG).stat().st_size
+            return (self.state.user_dir(user) / LOG).stat().st_size
         except OSError:
-            return False
-        changed = self._log_sizes.get(user) != size
-        self._log_sizes[user] = size
-        return changed
+            return -1
 
     def _user_due(self, user: str) -> bool:
-        if not self._grew(user):
-            return False
         folder = self.state.user_dir(user)
         history = read_history(folder)
         return eligible(history, self.config) is None and \
             not_grown(NamespaceVersions(folder).root / ROUNDS, history, self.config) is None
 
     def _pooled_due(self) -> bool:
-        grew = [self._grew(u) for u in self.state.users()]
-        if not any(grew):
-            return False
         ready = [read_history(self.state.user_dir(u)) for u in self.state.users()]
         ready = [h for h in ready if eligible(h, self.config) is None]
         if len(ready) < self.config.min_blocks:

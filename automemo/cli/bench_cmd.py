@@ -34,6 +34,9 @@ BENCHES = {
     "labelfree": "a label-free search against a labelled one on data with labels: Spearman of the pseudo score "
                  "and the real validation score over its nodes, each selection's test lead over the best seed, "
                  "their ratio and wall-clocks",
+    "adapt": "a served hand design adapting to the test conversations remembered through REST: Recall@k "
+             "through recall before and after, acknowledged remembers lost, a planted secret leaked, and a "
+             "user's recall p95 while rounds run over idle (--mode per-user|pooled)",
     "transfer": "a run's selection and its best hand design scored on another benchmark's test split, "
                 "with the paired difference (--from RUN --benchmark B)",
 }

@@ -1,0 +1,281 @@
+"""`automemo bench adapt`: does a served memory improve from its own history, and what does that
+cost its users?
+
+    automemo bench adapt --benchmark memgallery --option path=DIR [--mode per-user|pooled] --out X.json
+
+1. The hand design (`--program`, hybrid_rag: the best seed on the development data) is exported and
+   served (`automemo serve`, a real process). The benchmark's test conversations are remembered
+   through REST, one user per conversation, session by session, as their applications would;
+   one user's conversation carries a planted secret.
+2. before: every labelled test question is asked through `/v1/recall` as its user, and scored
+   by the turns the answer cites (Recall@k, as the benchmark scores). The recall latency of one
+   user is measured idle.
+3. The server restarts on the same state with `--adapt MODE`; while its rounds run, that user's
+   recall latency is measured again; once every round has ended, after is scored as before.
+4. lost: acknowledged remembers missing from `/v1/export`; leaks: files of another user's folder,
+   or recalls of another user, holding the secret.
+
+The JSON has before, after, lost, leaks and recall_p95_ratio (p95 during adaptation over idle),
+with the command that produced it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from automemo.cli import UserError
+from automemo.cli.flags import add_sandbox_flag, sandbox_choice
+
+SECRET = "zqxvermilionheron"   # planted in the first user's conversation; never anyone else's to see
+PROBE = "what did we talk about last time"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--benchmark", required=True, help="memgallery, locomo, longmemeval or conversations")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="benchmark option, e.g. path=DIR (repeatable)")
+    parser.add_argument("--mode", choices=("per-user", "pooled"), default="per-user", help="serve --adapt MODE")
+    parser.add_argument("--program", default="hybrid_rag", metavar="SEED", help="the served hand design")
+    parser.add_argument("--steps", type=int, default=12, help="search steps of a round (default 12)")
+    parser.add_argument("--cpu-seconds", type=float, default=900.0, help="CPU seconds of a round (default 900)")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="wait at most this long for the rounds")
+    parser.add_argument("--out", type=Path, help="the JSON (default: printed only)")
+    parser.add_argument("--workdir", type=Path, help="keep the export and state here (default: a temporary folder)")
+    add_sandbox_flag(parser, default="bwrap")
+
+
+def run(args) -> int:
+    from automemo.assembly import llm_client, load_benchmark
+    from automemo.resolution import load_run_config
+
+    options = dict(_option(o) for o in args.option)
+    config = load_run_config(None, None, {"benchmark": {"name": args.benchmark, "options": options}})
+    with tempfile.TemporaryDirectory(prefix="automemo-bench-adapt-") as tmp:
+        work = (args.workdir or Path(tmp)).resolve()
+        work.mkdir(parents=True, exist_ok=True)
+        benchmark = load_benchmark(config, llm_client(config), work / "bench-store")
+        users, questions = _conversations(benchmark, work / "bench-store")
+        if len(users) < 1:
+            raise UserError(f"{args.benchmark}'s test split holds no conversation with sessions")
+        report = _measure(args, benchmark, users, questions, work)
+    report["command"] = " ".join(shlex.quote(a) for a in sys.argv)
+    text = json.dumps(report, indent=2, default=str)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+    return 0
+
+
+def _option(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise UserError(f"--option {text!r}: give KEY=VALUE")
+    try:
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
+
+
+def _conversations(benchmark: Any, store: Any) -> tuple[dict[str, list[dict]], list[Any]]:
+    """The test split's sessions as REST episodes by user (images left out: captions stay in the
+    text), the first user's first session carrying the secret; and its labelled questions."""
+    from automemo.episode_store import EpisodeStore
+
+    split = benchmark.split("test")
+    users: dict[str, list[dict]] = {}
+    for task in split.update:
+        episode = benchmark.run_episode(task, None, None, EpisodeStore(store)).to_dict()
+        for step in episode["steps"]:
+            step.pop("screenshot", None)
+        user = str(episode["metadata"]["user"])
+        if not users:
+            episode["steps"][0]["observation"] += f" (the code word is {SECRET})"
+        users.setdefault(user, []).append(episode)
+    return users, [t for t in split.retrieve if t.data.get("clues") and not t.data.get("refusal")]
+
+
+def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list[Any], work: Path) -> dict[str, Any]:
+    import shutil
+
+    from automemo.bench.stand_ins.serve_export import write_export
+    from automemo.paths import SEEDS_DIR
+
+    export = write_export(work / "export", (SEEDS_DIR / f"{args.program}.py").read_text(), [],
+                          benchmark=benchmark.name)
+    state = work / "state"
+    shutil.rmtree(state, ignore_errors=True)
+    sandbox = sandbox_choice(args) or "bwrap"
+    first = next(iter(users))
+    with _served(export, state, sandbox) as url:
+        acked = _remember_all(url, users)
+        before = _score(url, benchmark, questions)
+        idle = _latencies(url, first, seconds=20)
+    with _served(export, state, sandbox, "--adapt", args.mode, "--adapt-steps", str(args.steps),
+                 "--adapt-cpu-seconds", str(args.cpu_seconds)) as url:
+        busy, rounds = _while_adapting(url, first, state, args.mode, users, args.timeout)
+        after = _score(url, benchmark, questions)
+        lost = sum(max(0, acked[u] - _exported(url, u)) for u in users)
+        leaks = _leaks(url, state, users, first)
+        versions = {u: _recall(url, u, PROBE)[1].get("version") for u in users}
+    return {
+        "benchmark": benchmark.name, "mode": args.mode, "program": args.program, "users": len(users),
+        "questions": len(questions), "before": before, "after": after, "gain": after - before, "lost": lost,
+        "leaks": leaks, "versions": versions, "rounds_started": rounds,
+        "recall_p95_idle_ms": _p95(idle), "recall_p95_adapting_ms": _p95(busy),
+        "recall_p95_ratio": _p95(busy) / _p95(idle) if idle and busy else None,
+    }
+
+
+class _served:
+    """A real `automemo serve` process over the state folder, for one phase (its log in the
+    work folder: a pipe nobody reads would stall it)."""
+
+    def __init__(self, export: Path, state: Path, sandbox: str, *extra: str) -> None:
+        self.command = [sys.executable, "-m", "automemo", "serve", str(export), "--state", str(state),
+                        "--sandbox", sandbox, *extra]
+        self.log_path = state.parent / "serve.log"
+
+    def __enter__(self) -> str:
+        import socket
+        import subprocess
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen([*self.command, "--port", str(port)], stderr=self.log, stdout=self.log)
+        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise UserError(f"the server failed to start; see {self.log_path}")
+            try:
+                _get(url + "/healthz")
+                return url
+            except OSError:
+                time.sleep(0.2)
+        raise UserError(f"the server did not answer within 300 s; see {self.log_path}")
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        self.proc.wait(60)
+        self.log.close()
+
+
+def _get(url: str) -> dict:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=60) as answer:
+        return json.loads(answer.read())
+
+
+def _post(url: str, body: Any) -> tuple[int, dict]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def _remember_all(url: str, users: dict[str, list[dict]]) -> dict[str, int]:
+    acked = {}
+    for user, episodes in users.items():
+        acked[user] = 0
+        for episode in episodes:
+            status, answer = _post(url + "/v1/remember", {"user": user, "episode": episode})
+            if status != 200:
+                raise RuntimeError(f"remember refused ({status}): {answer}")
+            acked[user] += 1
+    return acked
+
+
+def _recall(url: str, user: str, text: str) -> tuple[float, dict]:
+    started = time.perf_counter()
+    status, answer = _post(url + "/v1/recall", {"user": user, "instruction": text})
+    if status != 200:
+        raise RuntimeError(f"recall failed ({status}): {answer}")
+    return (time.perf_counter() - started) * 1000, answer
+
+
+def _score(url: str, benchmark: Any, questions: list[Any]) -> float:
+    from automemo.benchmarks.evidence_score import evidence_score
+    from automemo.contract import MemoryPayload
+
+    scores = []
+    for task in questions:
+        _, answer = _recall(url, str(task.data["user"]), task.instruction)
+        payload = MemoryPayload(text=answer["text"], metadata={"evidence": answer["evidence"]})
+        result = evidence_score(payload, task.data["clues"], benchmark.options.k, benchmark.data.aliases)
+        if result.counted:
+            scores.append(result.value)
+    return statistics.fmean(scores) if scores else 0.0
+
+
+def _latencies(url: str, user: str, seconds: float) -> list[float]:
+    out, deadline = [], time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        out.append(_recall(url, user, PROBE)[0])
+    return out
+
+
+def _while_adapting(url: str, user: str, state: Path, mode: str, users: dict[str, list[dict]],
+                    timeout: float) -> tuple[list[float], int]:
+    """The user's recall latencies until every round adaptation has to run has ended: one per
+    user with enough history (per user), or the pooled one."""
+    out, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out.append(_recall(url, user, PROBE)[0])
+        health = _get(url + "/healthz")["adapt"]
+        if not health["running"] and _rounds_done(state, mode, users) and len(out) > 20:
+            return out, health["rounds_started"]
+        time.sleep(0.2)
+    return out, _get(url + "/healthz")["adapt"]["rounds_started"]
+
+
+def _rounds_done(state: Path, mode: str, users: dict[str, list[dict]]) -> bool:
+    from automemo.adapt.config import AdaptConfig
+    from automemo.adapt.history import read_history
+    from automemo.adapt.round import ROUNDS, eligible
+    from automemo.serve.state_folder import StateFolder
+
+    folder = StateFolder(state)
+    if mode == "pooled":
+        return (state / f"adapt-{ROUNDS}").is_file()
+    due = [u for u in users if eligible(read_history(folder.user_dir(u)), AdaptConfig()) is None]
+    return all((folder.user_dir(u) / "versions" / ROUNDS).is_file() for u in due)
+
+
+def _exported(url: str, user: str) -> int:
+    import urllib.request
+
+    request = urllib.request.Request(url + "/v1/export", data=json.dumps({"user": user}).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        return sum(1 for line in answer.read().decode().splitlines() if line.strip())
+
+
+def _leaks(url: str, state: Path, users: dict[str, list[dict]], owner: str) -> int:
+    from automemo.serve.state_folder import StateFolder
+
+    folder = StateFolder(state)
+    leaks = 0
+    for user in users:
+        if user == owner:
+            continue
+        leaks += sum(1 for p in folder.user_dir(user).rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes())
+        leaks += SECRET in json.dumps(_recall(url, user, f"what is the code word {SECRET}")[1])
+    return leaks
+
+
+def _p95(values: list[float]) -> float:
+    return sorted(values)[int(0.95 * (len(values) - 1))] if values else 0.0
