@@ -175,3 +175,20 @@ def test_adapt_flags_are_checked(tmp_path, flags, said):
                            "--port", "1", *flags], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode != 0 and said in done.stderr
+
+
+def test_an_operator_config_with_the_question_role_has_the_llm_write_the_questions(tmp_path):
+    from automemo.adapt.search_race import round_config
+
+    export, _ = served_state(tmp_path, {})
+    manifest = read_manifest(export)
+    sessions = tmp_path / "sessions.jsonl"
+    offline = round_config(sessions, manifest, FAST, blocks=3, sandbox="bwrap")
+    assert offline.benchmark.questions == "self" and offline.benchmark.options["block_sessions"] == 3
+    toml = tmp_path / "adapt.toml"
+    toml.write_text('[llm.meta]\nmodel = "qwen2.5-coder"\nbase_url = "http://127.0.0.1:9/v1"\n'
+                    '[benchmark.pseudo]\nmax_questions = 50\n')
+    written = round_config(sessions, manifest, FAST, blocks=3, sandbox="bwrap", root=export / "program.py",
+                           config_file=toml)
+    assert written.benchmark.questions == "llm" and written.benchmark.pseudo.max_questions == 50
+    assert written.search.root == str(export / "program.py") and written.search.steps == FAST.steps

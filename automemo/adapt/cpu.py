@@ -21,11 +21,18 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 def lowest_priority() -> None:
     """This process (and what it starts) at the lowest CPU priority Linux has: SCHED_IDLE runs
     only when nothing else wants the core (nice 19 still takes a share from nice 0), in a
-    session and process group of its own. For `subprocess.Popen(preexec_fn=...)`."""
+    session and process group of its own, killed when its parent dies. For
+    `subprocess.Popen(preexec_fn=...)`."""
     try:
         os.setsid()
     except OSError:
         pass  # already a group leader (a foreground command)
+    try:  # a round dies with the server that started it (a kill -9 included): never an orphan
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
     try:
         os.setpriority(os.PRIO_PROCESS, 0, 19)
     except OSError:

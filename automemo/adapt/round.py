@@ -18,14 +18,16 @@ race's figures."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import fcntl
 import json
 import shutil
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from automemo.adapt import privacy
 from automemo.adapt.config import PER_USER, POOLED, AdaptConfig
@@ -38,6 +40,8 @@ from automemo.serve.state_folder import StateFolder
 from automemo.serve.versions import SHIPPED, WORK, NamespaceVersions, VersionRecord, now
 
 ROUNDS = "rounds.jsonl"   # a namespace's round log (versions/rounds.jsonl); pooled: STATE/adapt-rounds.jsonl
+ROUND_LOCK = ".round-lock"         # held by the one round on a namespace (versions/.round-lock)
+POOLED_LOCK = ".adapt-pooled-lock"  # held by the one pooled round (STATE/.adapt-pooled-lock)
 
 
 class Outcome(enum.Enum):
@@ -75,6 +79,9 @@ class Served:
     export: Path
     sandbox: str
     shared_experience: bool
+    # a run-config TOML the rounds' searches read (LLM roles: with the pseudo-question role
+    # configured, pseudo-questions are written by it; search and pseudo-question settings)
+    config_file: Path | None = None
 
 
 def eligible(history: History, config: AdaptConfig) -> str | None:
@@ -104,22 +111,28 @@ def adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConfi
     why = eligible(history, config) or (None if force else not_grown(versions.root / ROUNDS, history, config))
     if why:
         return result(Outcome.SKIPPED, why)
+    with one_round(versions.root / ROUND_LOCK) as alone:
+        if not alone:
+            return RoundResult(PER_USER, Outcome.SKIPPED, "another round on this user is running", (user,))
+        return _adapt_user(state, served, user, config, folder, versions, history, result, say)
+
+
+def _adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConfig, folder: Path,
+                versions: NamespaceVersions, history: History, result: Callable[..., RoundResult],
+                say: Callable[[str], None]) -> RoundResult:
     live_version = versions.current()
     live = _program_file(served.export, versions, live_version)
-    manifest = read_manifest(served.export)
     work = folder / WORK / uuid.uuid4().hex[:12]
     try:
         sessions = work / "sessions.jsonl"
         write_sessions(sessions, [(history, "history")])
         blocks = _block_sessions(history.sessions, config)
         say(f"searching {history.sessions} sessions ({history.turns} turns) without labels, {config.steps} steps")
-        proposal = search(work, round_config(sessions, manifest, config, blocks=blocks, sandbox=served.sandbox,
-                                             root=live), live.read_text())
+        proposal = search(work, _config(served, sessions, config, blocks, root=live), live.read_text())
         if proposal.is_live:
             return result(Outcome.KEPT, "the search kept the live program", search=dict(proposal.search))
         say(f"racing #{proposal.node_id} ({proposal.summary}) against the live program")
-        run = race(work, round_config(sessions, manifest, config, blocks=blocks, sandbox=served.sandbox,
-                                      pseudo_seed=config.race_seed), live.read_text(), proposal.source, config.z)
+        run = race(work, _config(served, sessions, config, blocks), live.read_text(), proposal.source, config.z)
         if not run.won:
             return result(Outcome.KEPT, _lost(run), race=run.summary(), search=dict(proposal.search))
         say("the candidate won; rebuilding this memory on it")
@@ -162,15 +175,21 @@ def adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, *, use
     if len(histories) < config.min_blocks:
         return result(Outcome.SKIPPED, f"{len(histories)} users have enough history; pooled adaptation needs "
                                        f"{config.min_blocks} (some to search on, some to race on)")
+    with one_round(state.root / POOLED_LOCK) as alone:
+        if not alone:
+            return RoundResult(POOLED, Outcome.SKIPPED, "another pooled round is running")
+        return _adapt_pooled(state, served, config, histories, result, say)
+
+
+def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histories: list[tuple[str, History]],
+                  result: Callable[..., RoundResult], say: Callable[[str], None]) -> RoundResult:
     live = served.export / PROGRAM
-    manifest = read_manifest(served.export)
     work = state.root / WORK / uuid.uuid4().hex[:12]
     try:
         sessions = work / "sessions.jsonl"
         write_sessions(sessions, [(h, f"u{i + 1}") for i, (_, h) in enumerate(histories)])
         say(f"searching {len(histories)} users' histories without labels, {config.steps} steps")
-        proposal = search(work, round_config(sessions, manifest, config, blocks=None, sandbox=served.sandbox,
-                                             root=live), live.read_text())
+        proposal = search(work, _config(served, sessions, config, None, root=live), live.read_text())
         if proposal.is_live:
             return result(Outcome.KEPT, "the search kept the live program", search=_aggregate(proposal))
         foreign = privacy.foreign_words(proposal.source, live.read_text())
@@ -178,8 +197,7 @@ def adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, *, use
             return result(Outcome.REFUSED, f"the candidate carries {len(foreign)} word(s) of the users' text (a "
                                            f"fitted table); pooled adaptation carries only constants",
                           search=_aggregate(proposal))
-        run = race(work, round_config(sessions, manifest, config, blocks=None, sandbox=served.sandbox,
-                                      pseudo_seed=config.race_seed), live.read_text(), proposal.source, config.z)
+        run = race(work, _config(served, sessions, config, None), live.read_text(), proposal.source, config.z)
         if not run.won:
             return result(Outcome.KEPT, _lost(run), race=run.summary(), search=_aggregate(proposal))
         used = {state.user_dir(u).name: h.seqs for u, h in histories}
@@ -205,6 +223,20 @@ def adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, *, use
 # --- the steps -------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def one_round(path: Path) -> Iterator[bool]:
+    """Whether this is the only round holding `path` (a round a killed server left running, or
+    an operator's beside the server's, finds it held and stops)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+
+
 def _install(versions: NamespaceVersions, served: Served, history: History, proposal: Proposal,
              record: VersionRecord, evidence: dict[str, Any],
              also_live: Sequence[tuple[Path, Sequence[int]]] = ()) -> int | None:
@@ -224,6 +256,15 @@ def _install(versions: NamespaceVersions, served: Served, history: History, prop
             return versions.install(staged, record, evidence)
     finally:
         shutil.rmtree(staged, ignore_errors=True)
+
+
+def _config(served: Served, sessions: Path, config: AdaptConfig, blocks: int | None, *,
+            root: Path | None = None) -> Any:
+    """The search's run config (rooted at `root`, the live program), or the race's (its own
+    pseudo-question seed)."""
+    return round_config(sessions, read_manifest(served.export), config, blocks=blocks, sandbox=served.sandbox,
+                        root=root, pseudo_seed=0 if root is not None else config.race_seed,
+                        config_file=served.config_file)
 
 
 def _program_file(export: Path, versions: NamespaceVersions, version: int) -> Path:

@@ -53,9 +53,13 @@ class Race:
 
 
 def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfig, *, blocks: int | None,
-                 sandbox: str, root: Path | None = None, pseudo_seed: int = 0, search_seed: int = 0) -> Any:
+                 sandbox: str, root: Path | None = None, pseudo_seed: int = 0, search_seed: int = 0,
+                 config_file: Path | None = None) -> Any:
     """The run config of a round's search (with `root`) or race: the conversations benchmark over
-    `sessions`, label-free, with the served export's embeddings, budget and limits."""
+    `sessions`, label-free, with the served export's embeddings, budget and limits, over the
+    operator's `config_file` (a run-config TOML: LLM roles, pseudo-question and search
+    settings). Its questions are written by the LLM role `benchmark.pseudo.llm_role` when the
+    file configures that role (`questions = "llm"`), else offline (`"self"`)."""
     from automemo.resolution import load_run_config
 
     options: dict[str, Any] = {"path": str(sessions)}
@@ -72,7 +76,12 @@ def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfi
     }
     if root is not None:
         overrides["search"]["root"] = str(root)
-    return load_run_config(None, None, overrides)
+    resolved = load_run_config(None, config_file, overrides)
+    role = getattr(resolved.llm, resolved.benchmark.pseudo.llm_role)
+    if role.model:  # the operator configured the role that writes pseudo-questions: it writes them
+        overrides["benchmark"]["questions"] = "llm"
+        resolved = load_run_config(None, config_file, overrides)
+    return resolved
 
 
 def search(work: Path, run_config: Any, live_source: str) -> Proposal:

@@ -33,13 +33,14 @@ REAP_EVERY_S = 2.0   # how often a server with rounds running looks whether one 
 
 class Adapter:
     def __init__(self, state_root: Path, export: Path, mode: str, *, sandbox: str, config: AdaptConfig = AdaptConfig(),
-                 say: Callable[[str], None] = lambda m: None) -> None:
+                 say: Callable[[str], None] = lambda m: None, config_file: Path | None = None) -> None:
         self.state = StateFolder(state_root)
         self.export = Path(export).resolve()
         self.mode = mode
         self.sandbox = sandbox
         self.config = config
         self.say = say
+        self.config_file = config_file
         self.running: dict[str, subprocess.Popen] = {}
         self.started_rounds = 0
         self._log_sizes: dict[str, int] = {}   # a namespace's log size when last looked at
@@ -137,6 +138,7 @@ class Adapter:
                    "--export", str(self.export), "--sandbox", self.sandbox, "--server-pid", str(os.getpid()),
                    "--cpu-seconds", str(self.config.cpu_seconds), "--steps", str(self.config.steps)]
         command += ["--pooled"] if key == POOLED else ["--user", key]
+        command += ["--config", str(self.config_file)] if self.config_file else []
         logs = self.state.root / LOGS
         logs.mkdir(parents=True, exist_ok=True)
         name = POOLED if key == POOLED else self.state.user_dir(key).name

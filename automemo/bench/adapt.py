@@ -21,7 +21,9 @@ with the command that produced it."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
 import statistics
 import sys
 import tempfile
@@ -47,6 +49,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--timeout", type=float, default=3600.0, help="wait at most this long for the rounds")
     parser.add_argument("--out", type=Path, help="the JSON (default: printed only)")
     parser.add_argument("--workdir", type=Path, help="keep the export and state here (default: a temporary folder)")
+    parser.add_argument("--engine", choices=("single", "ray"), default="single",
+                        help="serve --engine (ray: a local cluster, 2 replicas)")
+    parser.add_argument("--kill", action="store_true",
+                        help="kill -9 the server once while a round runs, then start it again (lost and leaks "
+                             "then count what a crash mid-adaptation did)")
     add_sandbox_flag(parser, default="bwrap")
 
 
@@ -112,21 +119,33 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
     shutil.rmtree(state, ignore_errors=True)
     sandbox = sandbox_choice(args) or "bwrap"
     first = next(iter(users))
-    with _served(export, state, sandbox) as url:
+    with _served(export, state, sandbox) as server:
+        url = server.url
         acked = _remember_all(url, users)
         before = _score(url, benchmark, questions)
         idle = _latencies(url, first, seconds=20)
-    with _served(export, state, sandbox, "--adapt", args.mode, "--adapt-steps", str(args.steps),
-                 "--adapt-cpu-seconds", str(args.cpu_seconds)) as url:
-        busy, rounds = _while_adapting(url, first, state, args.mode, users, args.timeout)
+    engine = ["--engine", "ray", "--replicas", "2"] if args.engine == "ray" else []
+    adapting = [*engine, "--adapt", args.mode, "--adapt-steps", str(args.steps),
+                "--adapt-cpu-seconds", str(args.cpu_seconds)]
+    killed = 0
+    if args.kill:  # a crash while a round works: the restarted server must have lost nothing
+        with _served(export, state, sandbox, *adapting) as server:
+            _until_a_round_runs(server.url, first, state, args.timeout)
+            time.sleep(5)
+            server.kill9()
+            killed = 1
+    with _served(export, state, sandbox, *adapting) as server:
+        url = server.url
+        busy = _while_adapting(url, first, state, args.mode, users, args.timeout)
         after = _score(url, benchmark, questions)
         lost = sum(max(0, acked[u] - _exported(url, u)) for u in users)
         leaks = _leaks(url, state, users, first)
         versions = {u: _recall(url, u, PROBE)[1].get("version") for u in users}
+    rounds = _rounds(state, users)
     return {
         "benchmark": benchmark.name, "mode": args.mode, "program": args.program, "users": len(users),
         "questions": len(questions), "before": before, "after": after, "gain": after - before, "lost": lost,
-        "leaks": leaks, "versions": versions, "rounds_started": rounds,
+        "leaks": leaks, "versions": versions, "rounds": rounds, "engine": args.engine, "killed": killed,
         "recall_p95_idle_ms": _p95(idle), "recall_p95_adapting_ms": _p95(busy),
         "recall_p95_ratio": _p95(busy) / _p95(idle) if idle and busy else None,
     }
@@ -141,7 +160,7 @@ class _served:
                         "--sandbox", sandbox, *extra]
         self.log_path = state.parent / "serve.log"
 
-    def __enter__(self) -> str:
+    def __enter__(self) -> _served:
         import socket
         import subprocess
 
@@ -149,22 +168,29 @@ class _served:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         self.log = open(self.log_path, "a")
-        self.proc = subprocess.Popen([*self.command, "--port", str(port)], stderr=self.log, stdout=self.log)
+        self.proc = subprocess.Popen([*self.command, "--port", str(port)], stderr=self.log, stdout=self.log,
+                                     start_new_session=True)
         url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 300
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise UserError(f"the server failed to start; see {self.log_path}")
             try:
                 _get(url + "/healthz")
-                return url
+                self.url = url
+                return self
             except OSError:
                 time.sleep(0.2)
         raise UserError(f"the server did not answer within 300 s; see {self.log_path}")
 
     def __exit__(self, *exc: object) -> None:
-        self.proc.terminate()
-        self.proc.wait(60)
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(120)
         self.log.close()
+
+    def kill9(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)  # the server and what it started (a Ray cluster's own)
+        self.proc.wait(60)
 
 
 def _get(url: str) -> dict:
@@ -229,17 +255,30 @@ def _latencies(url: str, user: str, seconds: float) -> list[float]:
 
 
 def _while_adapting(url: str, user: str, state: Path, mode: str, users: dict[str, list[dict]],
-                    timeout: float) -> tuple[list[float], int]:
+                    timeout: float) -> list[float]:
     """The user's recall latencies until every round adaptation has to run has ended: one per
-    user with enough history (per user), or the pooled one."""
+    user with enough history (per user), or the pooled one. Read from the state folder, so that
+    it holds for either engine."""
     out, deadline = [], time.monotonic() + timeout
     while time.monotonic() < deadline:
         out.append(_recall(url, user, PROBE)[0])
-        health = _get(url + "/healthz")["adapt"]
-        if not health["running"] and _rounds_done(state, mode, users) and len(out) > 20:
-            return out, health["rounds_started"]
+        if len(out) > 20 and _rounds_done(state, mode, users):
+            return out
         time.sleep(0.2)
-    return out, _get(url + "/healthz")["adapt"]["rounds_started"]
+    return out
+
+
+def _until_a_round_runs(url: str, user: str, state: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not _round_running(state):
+        _recall(url, user, PROBE)
+        time.sleep(0.5)
+
+
+def _round_running(state: Path) -> bool:
+    from automemo.serve.versions import WORK
+
+    return any(any(p.iterdir()) for p in [state / WORK, *state.glob(f"users/*/{WORK}")] if p.is_dir())
 
 
 def _rounds_done(state: Path, mode: str, users: dict[str, list[dict]]) -> bool:
@@ -248,11 +287,22 @@ def _rounds_done(state: Path, mode: str, users: dict[str, list[dict]]) -> bool:
     from automemo.adapt.round import ROUNDS, eligible
     from automemo.serve.state_folder import StateFolder
 
+    if _round_running(state):
+        return False
     folder = StateFolder(state)
     if mode == "pooled":
         return (state / f"adapt-{ROUNDS}").is_file()
     due = [u for u in users if eligible(read_history(folder.user_dir(u)), AdaptConfig()) is None]
     return all((folder.user_dir(u) / "versions" / ROUNDS).is_file() for u in due)
+
+
+def _rounds(state: Path, users: dict[str, list[dict]]) -> list[dict[str, Any]]:
+    """Every round's record (outcome, reason, race), per user and pooled."""
+    from automemo.adapt.round import ROUNDS
+    from automemo.serve.state_folder import StateFolder
+
+    files = [StateFolder(state).user_dir(u) / "versions" / ROUNDS for u in users] + [state / f"adapt-{ROUNDS}"]
+    return [json.loads(line) for f in files if f.is_file() for line in f.read_text().splitlines() if line.strip()]
 
 
 def _exported(url: str, user: str) -> int:

@@ -53,6 +53,10 @@ def register(sub) -> None:
     adapt.add_argument("--steps", type=int, metavar="N", help="search steps of the round")
     adapt.add_argument("--export", type=Path, metavar="DIR",
                        help="the served export (default: where the server last served it from)")
+    adapt.add_argument("--config", type=Path, metavar="FILE",
+                       help="a run-config TOML for the round's search (keys as in automemo/presets/default.toml): "
+                            "with the pseudo-question LLM role configured (llm.meta by default), the LLM writes "
+                            "the questions")
     adapt.add_argument("--force", action="store_true", help="adapt even if the history did not grow since the "
                                                             "last round")
     add_sandbox_flag(adapt, default="auto")
@@ -174,7 +178,11 @@ def _adapt(state, args) -> int:
     defaults = AdaptConfig()
     config = AdaptConfig(**{**defaults.__dict__, **({"steps": args.steps} if args.steps else {}),
                             **({"cpu_seconds": args.cpu_seconds} if args.cpu_seconds is not None else {})})
-    served = Served(Path(export).resolve(), sandbox_choice(args), bool(state.identity().get("shared_experience")))
+    if args.config is not None and not args.config.is_file():
+        raise UserError(f"--config {args.config}: no such file")
+    served = Served(Path(export).resolve(), sandbox_choice(args) or "auto",
+                    bool(state.identity().get("shared_experience")),
+                    args.config.resolve() if args.config else None)
 
     def say(message: str) -> None:
         print(f"automemo adapt: {message}", file=sys.stderr, flush=True)

@@ -75,6 +75,10 @@ def register(sub) -> None:
     p.add_argument("--adapt-cpu-seconds", type=float, metavar="N",
                    help="CPU seconds one adaptation round may use (default: automemo/adapt/config.py)")
     p.add_argument("--adapt-parallel", type=int, metavar="N", help="adaptation rounds at once (default 1)")
+    p.add_argument("--adapt-config", type=Path, metavar="FILE",
+                   help="a run-config TOML the rounds' searches read (LLM roles, pseudo-question and search keys "
+                        "as in automemo/presets/default.toml); with the pseudo-question LLM role configured, "
+                        "that LLM writes the questions")
     p.add_argument("--adapt-steps", type=int, metavar="N", help="search steps of one adaptation round "
                                                                 "(default: automemo/adapt/config.py)")
     add_sandbox_flag(p)
@@ -217,15 +221,19 @@ def _adapter(args, folder: Path, state: Path, backend: str, say):
         return None
     from automemo.adapt.supervisor import Adapter
 
-    return Adapter(state.resolve(), folder.resolve(), args.adapt, sandbox=backend, config=config, say=say).start()
+    return Adapter(state.resolve(), folder.resolve(), args.adapt, sandbox=backend, config=config, say=say,
+                   config_file=args.adapt_config.resolve() if args.adapt_config else None).start()
 
 
 def _adapt_config(args):
     """The adaptation settings the flags ask for (None: no --adapt); a bad one is refused."""
     if args.adapt is None:
-        if any(v is not None for v in (args.adapt_cpu_seconds, args.adapt_parallel, args.adapt_steps)):
-            raise UserError("--adapt-cpu-seconds, --adapt-parallel and --adapt-steps belong to --adapt; add --adapt "
-                            "or drop them")
+        if any(v is not None for v in (args.adapt_cpu_seconds, args.adapt_parallel, args.adapt_steps,
+                                       args.adapt_config)):
+            raise UserError("--adapt-cpu-seconds, --adapt-parallel, --adapt-steps and --adapt-config belong to "
+                            "--adapt; add --adapt or drop them")
+    if args.adapt_config is not None and not args.adapt_config.is_file():
+        raise UserError(f"--adapt-config {args.adapt_config}: no such file")
         return None
     from dataclasses import replace
 

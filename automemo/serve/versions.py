@@ -184,8 +184,11 @@ class NamespaceVersions:
         atomic_write(self.root / CURRENT, json.dumps({"version": version, "since": now()}).encode(), durable=True)
 
     def sweep_staging(self) -> None:
+        """Remove what a killed round left half-built (a staging folder whose process is gone)."""
         for folder in self.root.glob(STAGING_PREFIX + "*"):
-            shutil.rmtree(folder, ignore_errors=True)
+            pid = folder.name[len(STAGING_PREFIX):].partition("-")[0]
+            if not (pid.isdigit() and Path(f"/proc/{pid}").exists()):
+                shutil.rmtree(folder, ignore_errors=True)
 
     def remove_snapshots(self) -> None:
         """Every adapted version's snapshot (the namespace's own is the caller's)."""
