@@ -132,7 +132,7 @@ def _adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConf
         if proposal.is_live:
             return result(Outcome.KEPT, "the search kept the live program", search=dict(proposal.search))
         say(f"racing #{proposal.node_id} ({proposal.summary}) against the live program")
-        run = race(work, _config(served, sessions, config, blocks), live.read_text(), proposal.source, config.z)
+        run = race(work, _race_configs(served, sessions, config, blocks), live.read_text(), proposal.source, config.z)
         if not run.won:
             return result(Outcome.KEPT, _lost(run), race=run.summary(), search=dict(proposal.search))
         say("the candidate won; rebuilding this memory on it")
@@ -197,7 +197,7 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
             return result(Outcome.REFUSED, f"the candidate carries {len(foreign)} word(s) of the users' text (a "
                                            f"fitted table); pooled adaptation carries only constants",
                           search=_aggregate(proposal))
-        run = race(work, _config(served, sessions, config, None), live.read_text(), proposal.source, config.z)
+        run = race(work, _race_configs(served, sessions, config, None), live.read_text(), proposal.source, config.z)
         if not run.won:
             return result(Outcome.KEPT, _lost(run), race=run.summary(), search=_aggregate(proposal))
         used = {state.user_dir(u).name: h.seqs for u, h in histories}
@@ -259,12 +259,16 @@ def _install(versions: NamespaceVersions, served: Served, history: History, prop
 
 
 def _config(served: Served, sessions: Path, config: AdaptConfig, blocks: int | None, *,
-            root: Path | None = None) -> Any:
-    """The search's run config (rooted at `root`, the live program), or the race's (its own
-    pseudo-question seed)."""
+            root: Path | None = None, pseudo_seed: int = 0) -> Any:
+    """A run config of the round: the search's (rooted at `root`, the live program) or a race
+    draw's (its own pseudo-question seed)."""
     return round_config(sessions, read_manifest(served.export), config, blocks=blocks, sandbox=served.sandbox,
-                        root=root, pseudo_seed=0 if root is not None else config.race_seed,
-                        config_file=served.config_file)
+                        root=root, pseudo_seed=pseudo_seed, config_file=served.config_file)
+
+
+def _race_configs(served: Served, sessions: Path, config: AdaptConfig, blocks: int | None) -> list[Any]:
+    return [_config(served, sessions, config, blocks, pseudo_seed=config.race_seed + draw)
+            for draw in range(config.race_draws)]
 
 
 def _program_file(export: Path, versions: NamespaceVersions, version: int) -> Path:

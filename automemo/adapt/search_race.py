@@ -14,7 +14,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from automemo.adapt.config import AdaptConfig
 
@@ -109,24 +109,38 @@ def search(work: Path, run_config: Any, live_source: str) -> Proposal:
     return Proposal(source, node_id, str(final.get("summary", "")), source == deployable_source(live_source), record)
 
 
-def race(work: Path, run_config: Any, live_source: str, candidate_source: str, z: float) -> Race:
-    """Score both programs on the held-out conversations' pseudo-questions, paired."""
+def race(work: Path, run_configs: Sequence[Any], live_source: str, candidate_source: str, z: float) -> Race:
+    """Score both programs on the held-out conversations' pseudo-questions of each run config
+    (one per draw of held-out turns), paired; a question text an earlier draw asked is skipped."""
     from automemo.assembly import build_evaluation
     from automemo.search.tree_stats import paired_scores
 
-    with build_evaluation(run_config, store_root=work / "race-store", quiet=True,
-                          unsafe_confirmed=_unsafe(run_config)) as setup:
-        live = setup.evaluator.evaluate(live_source, split="test", evidence_dir=work / "race" / "live")
-        candidate = setup.evaluator.evaluate(candidate_source, split="test", evidence_dir=work / "race" / "candidate")
-        texts = {t.task_id: t.instruction for t in setup.benchmark.split("test").retrieve}
-    live_scores, candidate_scores = _scores(live), _scores(candidate)
+    live_scores: dict[str, float] = {}
+    candidate_scores: dict[str, float] = {}
+    texts: dict[str, str] = {}
+    means = []
+    for draw, run_config in enumerate(run_configs):
+        with build_evaluation(run_config, store_root=work / f"race-store-{draw}", quiet=True,
+                              unsafe_confirmed=_unsafe(run_config)) as setup:
+            live = setup.evaluator.evaluate(live_source, split="test", evidence_dir=work / "race" / f"live-{draw}")
+            candidate = setup.evaluator.evaluate(candidate_source, split="test",
+                                                 evidence_dir=work / "race" / f"candidate-{draw}")
+            asked = {t.task_id: t.instruction for t in setup.benchmark.split("test").retrieve}
+        means.append((live.mean, candidate.mean))
+        seen = set(texts.values())
+        a, b = _scores(live), _scores(candidate)
+        for question in sorted(set(a) & set(b)):
+            if asked.get(question, question) in seen:
+                continue
+            key = f"{draw}:{question}"
+            live_scores[key], candidate_scores[key], texts[key] = a[question], b[question], asked.get(question, "")
     try:
         d = paired_scores(candidate_scores, live_scores)
     except ValueError:
-        return Race(live.mean, candidate.mean, 0.0, 0.0, 0, z, False, {}, {})
-    per_question = {q: (live_scores[q], candidate_scores[q]) for q in sorted(set(live_scores) & set(candidate_scores))}
-    return Race(live.mean, candidate.mean, d.difference, d.se, d.tasks, z,
-                d.difference - z * d.se > 1e-12, per_question, {q: texts.get(q, "") for q in per_question})
+        return Race(0.0, 0.0, 0.0, 0.0, 0, z, False, {}, {})
+    per_question = {q: (live_scores[q], candidate_scores[q]) for q in sorted(live_scores)}
+    return Race(sum(live_scores.values()) / len(live_scores), sum(candidate_scores.values()) / len(candidate_scores),
+                d.difference, d.se, d.tasks, z, d.difference - z * d.se > 1e-12, per_question, texts)
 
 
 def _scores(result: Any) -> dict[str, float]:
