@@ -144,8 +144,10 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
     rounds = _rounds(state, users)
     return {
         "benchmark": benchmark.name, "mode": args.mode, "program": args.program, "users": len(users),
-        "questions": len(questions), "before": before, "after": after, "gain": after - before, "lost": lost,
-        "leaks": leaks, "versions": versions, "rounds": rounds, "engine": args.engine, "killed": killed,
+        "questions": len(questions), "before": before["all"], "after": after["all"],
+        "gain": after["all"] - before["all"], "lost": lost,
+        "per_user": {u: {"before": before.get(u), "after": after.get(u), "version": versions[u]} for u in users},
+        "leaks": leaks, "rounds": rounds, "engine": args.engine, "killed": killed,
         "recall_p95_idle_ms": _p95(idle), "recall_p95_adapting_ms": _p95(busy),
         "recall_p95_ratio": _p95(busy) / _p95(idle) if idle and busy else None,
     }
@@ -233,18 +235,22 @@ def _recall(url: str, user: str, text: str) -> tuple[float, dict]:
     return (time.perf_counter() - started) * 1000, answer
 
 
-def _score(url: str, benchmark: Any, questions: list[Any]) -> float:
+def _score(url: str, benchmark: Any, questions: list[Any]) -> dict[str, float]:
+    """Recall@k of every counted question through `/v1/recall` as its user: the mean over all
+    questions ("all") and per user."""
     from automemo.benchmarks.evidence_score import evidence_score
     from automemo.contract import MemoryPayload
 
-    scores = []
+    scores: dict[str, list[float]] = {}
     for task in questions:
-        _, answer = _recall(url, str(task.data["user"]), task.instruction)
+        user = str(task.data["user"])
+        _, answer = _recall(url, user, task.instruction)
         payload = MemoryPayload(text=answer["text"], metadata={"evidence": answer["evidence"]})
         result = evidence_score(payload, task.data["clues"], benchmark.options.k, benchmark.data.aliases)
         if result.counted:
-            scores.append(result.value)
-    return statistics.fmean(scores) if scores else 0.0
+            scores.setdefault(user, []).append(result.value)
+    every = [v for values in scores.values() for v in values]
+    return {"all": statistics.fmean(every) if every else 0.0, **{u: statistics.fmean(v) for u, v in scores.items()}}
 
 
 def _latencies(url: str, user: str, seconds: float) -> list[float]:
