@@ -132,7 +132,7 @@ def _adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConf
         if proposal.is_live:
             return result(Outcome.KEPT, "the search kept the live program", search=dict(proposal.search))
         say(f"racing #{proposal.node_id} ({proposal.summary}) against the live program")
-        run = race(work, _race_configs(served, sessions, config, blocks), live.read_text(), proposal.source, config.z)
+        run = race(work, *_race_configs(served, sessions, config, blocks), live.read_text(), proposal.source, config.z)
         if not run.won:
             return result(Outcome.KEPT, _lost(run), race=run.summary(), search=dict(proposal.search))
         say("the candidate won; rebuilding this memory on it")
@@ -197,7 +197,7 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
             return result(Outcome.REFUSED, f"the candidate carries {len(foreign)} word(s) of the users' text (a "
                                            f"fitted table); pooled adaptation carries only constants",
                           search=_aggregate(proposal))
-        run = race(work, _race_configs(served, sessions, config, None), live.read_text(), proposal.source, config.z)
+        run = race(work, *_race_configs(served, sessions, config, None), live.read_text(), proposal.source, config.z)
         if not run.won:
             return result(Outcome.KEPT, _lost(run), race=run.summary(), search=_aggregate(proposal))
         used = {state.user_dir(u).name: h.seqs for u, h in histories}
@@ -259,16 +259,21 @@ def _install(versions: NamespaceVersions, served: Served, history: History, prop
 
 
 def _config(served: Served, sessions: Path, config: AdaptConfig, blocks: int | None, *,
-            root: Path | None = None, pseudo_seed: int = 0) -> Any:
+            root: Path | None = None, pseudo_seed: int = 0, kinds: dict[str, float] | None = None) -> Any:
     """A run config of the round: the search's (rooted at `root`, the live program) or a race
-    draw's (its own pseudo-question seed)."""
+    draw's (its own pseudo-question seed, and for the guard its kinds)."""
     return round_config(sessions, read_manifest(served.export), config, blocks=blocks, sandbox=served.sandbox,
-                        root=root, pseudo_seed=pseudo_seed, config_file=served.config_file)
+                        root=root, pseudo_seed=pseudo_seed, config_file=served.config_file, kinds=kinds)
 
 
-def _race_configs(served: Served, sessions: Path, config: AdaptConfig, blocks: int | None) -> list[Any]:
-    return [_config(served, sessions, config, blocks, pseudo_seed=config.race_seed + draw)
-            for draw in range(config.race_draws)]
+def _race_configs(served: Served, sessions: Path, config: AdaptConfig,
+                  blocks: int | None) -> tuple[list[Any], list[Any]]:
+    """The race's draws: on the scored kind, and on the guard kinds."""
+    seeds = [config.race_seed + draw for draw in range(config.race_draws)]
+    scored = [_config(served, sessions, config, blocks, pseudo_seed=seed) for seed in seeds]
+    guarded = [_config(served, sessions, config, blocks, pseudo_seed=seed, kinds=config.guard_kinds)
+               for seed in seeds] if config.guard_kinds else []
+    return scored, guarded
 
 
 def _program_file(export: Path, versions: NamespaceVersions, version: int) -> Path:
@@ -307,6 +312,10 @@ def _aggregate(proposal: Proposal) -> dict[str, Any]:
 
 
 def _lost(run: Race) -> str:
+    if run.difference - run.z * run.se > 1e-12 and "holds" in run.guard:
+        return (f"the candidate won on the scored kind ({run.difference:+.3f} ± {run.se:.3f}) but lost on the "
+                f"guard kinds: {run.guard['difference']:+.3f} ± {run.guard['se']:.3f} on {run.guard['questions']} "
+                f"questions (it may lose by no more than {run.z:g} SE)")
     return (f"the candidate did not win its race: {run.difference:+.3f} ± {run.se:.3f} on {run.questions} "
             f"held-out pseudo-questions (it needs more than {run.z:g} SE above 0)")
 

@@ -7,12 +7,15 @@ program (the seeds swept under it), so the live program is the search's bar. Its
 the candidate. The race then scores the live program and the candidate on the held-out
 conversations' pseudo-questions, written with another seed than the search's (a candidate is
 never judged on the questions it was chosen on), paired question by question: the candidate
-wins only when its mean difference is more than z paired SEs above 0."""
+wins only when its mean difference is more than z paired SEs above 0, and it loses by no more
+than z paired SEs on the other kinds (the guard: a proxy that favours a design for the wrong
+reason, as `context` can favour one that returns a turn's neighbours, is caught by the kinds
+that ask for one turn's words)."""
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -43,9 +46,11 @@ class Race:
     se: float
     questions: int
     z: float
-    won: bool                   # difference − z·SE > 0
+    won: bool                   # difference − z·SE > 0, and the guard kinds hold
     per_question: Mapping[str, tuple[float, float]]   # question id -> (live, candidate)
     texts: Mapping[str, str]                          # question id -> the pseudo-question
+    # the guard kinds' paired difference: difference, se, questions, holds (empty: none asked)
+    guard: Mapping[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         """The race without its questions (what a pooled version may carry)."""
@@ -54,7 +59,7 @@ class Race:
 
 def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfig, *, blocks: int | None,
                  sandbox: str, root: Path | None = None, pseudo_seed: int = 0, search_seed: int = 0,
-                 config_file: Path | None = None) -> Any:
+                 config_file: Path | None = None, kinds: Mapping[str, float] | None = None) -> Any:
     """The run config of a round's search (with `root`) or race: the conversations benchmark over
     `sessions`, label-free, with the served export's embeddings, budget and limits, over the
     operator's `config_file` (a run-config TOML: LLM roles, pseudo-question and search
@@ -76,6 +81,8 @@ def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfi
     }
     if root is not None:
         overrides["search"]["root"] = str(root)
+    if kinds is not None:  # a race's guard: the other kinds, scored (none fitted on: a race fits nothing)
+        overrides["benchmark"]["pseudo"].update(kinds=dict(kinds), fit_kinds={})
     resolved = load_run_config(None, config_file, overrides)
     role = getattr(resolved.llm, resolved.benchmark.pseudo.llm_role)
     if role.model:  # the operator configured the role that writes pseudo-questions: it writes them
@@ -109,24 +116,51 @@ def search(work: Path, run_config: Any, live_source: str) -> Proposal:
     return Proposal(source, node_id, str(final.get("summary", "")), source == deployable_source(live_source), record)
 
 
-def race(work: Path, run_configs: Sequence[Any], live_source: str, candidate_source: str, z: float) -> Race:
+def race(work: Path, scored: Sequence[Any], guarded: Sequence[Any], live_source: str, candidate_source: str,
+         z: float) -> Race:
     """Score both programs on the held-out conversations' pseudo-questions of each run config
-    (one per draw of held-out turns), paired; a question text an earlier draw asked is skipped."""
-    from automemo.assembly import build_evaluation
+    (one per draw of held-out turns), paired: `scored` on the kind the search is scored on,
+    `guarded` on the other kinds (a word a later message refers back to, a masked word, a
+    date), which the candidate must not lose by more than z paired SEs."""
     from automemo.search.tree_stats import paired_scores
+
+    live, candidate, texts = _paired_draws(work / "scored", scored, live_source, candidate_source)
+    try:
+        d = paired_scores(candidate, live)
+    except ValueError:
+        return Race(0.0, 0.0, 0.0, 0.0, 0, z, False, {}, {})
+    guard: dict[str, Any] = {}
+    if guarded:
+        from automemo.assembly import AssemblyError
+
+        try:
+            guard_live, guard_candidate, _ = _paired_draws(work / "guarded", guarded, live_source, candidate_source)
+            g = paired_scores(guard_candidate, guard_live)
+            guard = {"difference": g.difference, "se": g.se, "questions": g.tasks,
+                     "holds": g.difference + z * g.se >= -1e-12}
+        except (AssemblyError, ValueError) as exc:  # the history holds no question of those kinds
+            guard = {"skipped": str(exc) or "no question of the guard kinds"}
+    clears = d.difference - z * d.se > 1e-12
+    return Race(sum(live.values()) / len(live), sum(candidate.values()) / len(candidate), d.difference, d.se,
+                d.tasks, z, clears and guard.get("holds", True), {q: (live[q], candidate[q]) for q in sorted(live)},
+                texts, guard)
+
+
+def _paired_draws(work: Path, run_configs: Sequence[Any], live_source: str,
+                  candidate_source: str) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
+    """Both programs' scores on the test split of each run config, by "draw:question"; a question
+    text an earlier draw asked is not counted again."""
+    from automemo.assembly import build_evaluation
 
     live_scores: dict[str, float] = {}
     candidate_scores: dict[str, float] = {}
     texts: dict[str, str] = {}
-    means = []
     for draw, run_config in enumerate(run_configs):
-        with build_evaluation(run_config, store_root=work / f"race-store-{draw}", quiet=True,
+        with build_evaluation(run_config, store_root=work / f"store-{draw}", quiet=True,
                               unsafe_confirmed=_unsafe(run_config)) as setup:
-            live = setup.evaluator.evaluate(live_source, split="test", evidence_dir=work / "race" / f"live-{draw}")
-            candidate = setup.evaluator.evaluate(candidate_source, split="test",
-                                                 evidence_dir=work / "race" / f"candidate-{draw}")
+            live = setup.evaluator.evaluate(live_source, split="test", evidence_dir=work / f"live-{draw}")
+            candidate = setup.evaluator.evaluate(candidate_source, split="test", evidence_dir=work / f"candidate-{draw}")
             asked = {t.task_id: t.instruction for t in setup.benchmark.split("test").retrieve}
-        means.append((live.mean, candidate.mean))
         seen = set(texts.values())
         a, b = _scores(live), _scores(candidate)
         for question in sorted(set(a) & set(b)):
@@ -134,13 +168,7 @@ def race(work: Path, run_configs: Sequence[Any], live_source: str, candidate_sou
                 continue
             key = f"{draw}:{question}"
             live_scores[key], candidate_scores[key], texts[key] = a[question], b[question], asked.get(question, "")
-    try:
-        d = paired_scores(candidate_scores, live_scores)
-    except ValueError:
-        return Race(0.0, 0.0, 0.0, 0.0, 0, z, False, {}, {})
-    per_question = {q: (live_scores[q], candidate_scores[q]) for q in sorted(live_scores)}
-    return Race(sum(live_scores.values()) / len(live_scores), sum(candidate_scores.values()) / len(candidate_scores),
-                d.difference, d.se, d.tasks, z, d.difference - z * d.se > 1e-12, per_question, texts)
+    return live_scores, candidate_scores, texts
 
 
 def _scores(result: Any) -> dict[str, float]:

@@ -165,6 +165,8 @@ def _versions(state, args) -> int:
 
 
 def _adapt(state, args) -> int:
+    from dataclasses import replace
+
     from automemo.adapt.config import AdaptConfig
     from automemo.adapt.cpu import CpuBudget
     from automemo.adapt.round import Served, adapt_pooled, adapt_user
@@ -175,9 +177,11 @@ def _adapt(state, args) -> int:
                         f"`automemo serve`)")
     if args.pooled and args.user != DEFAULT_USER:
         raise UserError("--pooled adapts every user with enough history; drop --user, or drop --pooled")
-    defaults = AdaptConfig()
-    config = AdaptConfig(**{**defaults.__dict__, **({"steps": args.steps} if args.steps else {}),
-                            **({"cpu_seconds": args.cpu_seconds} if args.cpu_seconds is not None else {})})
+    config = AdaptConfig()
+    if args.steps is not None:
+        config = replace(config, steps=args.steps)
+    if args.cpu_seconds is not None:
+        config = replace(config, cpu_seconds=args.cpu_seconds)
     if args.config is not None and not args.config.is_file():
         raise UserError(f"--config {args.config}: no such file")
     served = Served(Path(export).resolve(), sandbox_choice(args) or "auto",
