@@ -192,3 +192,15 @@ def test_an_operator_config_with_the_question_role_has_the_llm_write_the_questio
                            config_file=toml)
     assert written.benchmark.questions == "llm" and written.benchmark.pseudo.max_questions == 50
     assert written.search.root == str(export / "program.py") and written.search.steps == FAST.steps
+
+
+def test_a_server_adapts_only_when_asked():
+    import argparse
+
+    from automemo.cli import serve_cmd
+
+    parser = argparse.ArgumentParser()
+    serve_cmd.register(parser.add_subparsers())
+    assert serve_cmd._adapt_config(parser.parse_args(["serve", "memo"])) is None
+    asked = serve_cmd._adapt_config(parser.parse_args(["serve", "memo", "--adapt", "--adapt-steps", "4"]))
+    assert asked.steps == 4 and asked.max_parallel == AdaptConfig().max_parallel

@@ -232,6 +232,7 @@ def _adapt_config(args):
                                        args.adapt_config)):
             raise UserError("--adapt-cpu-seconds, --adapt-parallel, --adapt-steps and --adapt-config belong to "
                             "--adapt; add --adapt or drop them")
+        return None
     if args.adapt_config is not None and not args.adapt_config.is_file():
         raise UserError(f"--adapt-config {args.adapt_config}: no such file")
         return None
