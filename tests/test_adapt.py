@@ -133,6 +133,8 @@ def test_a_kill_at_any_point_of_a_round_leaves_one_whole_version_serving(tmp_pat
     done = subprocess.run(_adapt_command(state), cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.startswith("installed"), done.stdout + done.stderr
     assert not list(versions.root.glob(".staging-*"))  # a killed round's half-built version was swept
+    work = state.user_dir("ana") / "adapt-work"
+    assert not work.exists() or not any(work.iterdir())  # and its copy of the history
 
 
 def test_a_round_past_its_cpu_budget_is_stopped_and_installs_nothing(tmp_path):

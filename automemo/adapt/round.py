@@ -114,6 +114,7 @@ def adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConfi
     with one_round(versions.root / ROUND_LOCK) as alone:
         if not alone:
             return RoundResult(PER_USER, Outcome.SKIPPED, "another round on this user is running", (user,))
+        shutil.rmtree(folder / WORK, ignore_errors=True)  # a killed round's copy of the history
         return _adapt_user(state, served, user, config, folder, versions, history, result, say)
 
 
@@ -178,6 +179,7 @@ def adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, *, use
     with one_round(state.root / POOLED_LOCK) as alone:
         if not alone:
             return RoundResult(POOLED, Outcome.SKIPPED, "another pooled round is running")
+        shutil.rmtree(state.root / WORK, ignore_errors=True)  # a killed round's copy of the histories
         return _adapt_pooled(state, served, config, histories, result, say)
 
 
@@ -218,6 +220,22 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
                       versions=installed, race=run.summary(), search=_aggregate(proposal))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def sweep_stale_work(state: StateFolder) -> int:
+    """Delete the work a killed round left (its copies of histories, its search run), wherever no
+    round holds the lock; returns how many folders went. Run when a server starts adapting."""
+    swept = 0
+    places = [(state.root / POOLED_LOCK, state.root / WORK)]
+    places += [(NamespaceVersions(state.user_dir(u)).root / ROUND_LOCK, state.user_dir(u) / WORK) for u in state.users()]
+    for lock, work in places:
+        if not work.exists():
+            continue
+        with one_round(lock) as alone:
+            if alone:
+                shutil.rmtree(work, ignore_errors=True)
+                swept += 1
+    return swept
 
 
 # --- the steps -------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from automemo.adapt.config import POOLED, AdaptConfig
 from automemo.adapt.cpu import lowest_priority
 from automemo.adapt.history import read_history
-from automemo.adapt.round import ROUNDS, not_grown, eligible
+from automemo.adapt.round import ROUNDS, eligible, not_grown, sweep_stale_work
 from automemo.serve.state_folder import LOG, StateFolder
 from automemo.serve.versions import NamespaceVersions
 
@@ -50,6 +50,9 @@ class Adapter:
     # --- life ----------------------------------------------------------------------------------
 
     def start(self) -> Adapter:
+        swept = sweep_stale_work(self.state)
+        if swept:
+            self.say(f"removed the work of {swept} adaptation round(s) a stop cut short")
         self._thread.start()
         self.say(f"adapting {'all users pooled' if self.mode == POOLED else 'each user'} in the background: a "
                  f"round once a history holds {self.config.min_sessions} sessions and {self.config.min_turns} "
