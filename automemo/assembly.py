@@ -34,6 +34,7 @@ from automemo.sandbox.base import Limits, Sandbox
 from automemo.toolkit.embedding import (
     EmbeddingConfig, Encoders, default_encoders, image_encoder_kind, image_encoder_label,
 )
+from automemo.toolkit.encode_cost import ColdEncodeMeter
 from automemo.toolkit.services import MemoServices
 
 EMBEDDING_CACHE = "embeddings.sqlite"
@@ -99,12 +100,15 @@ def encoders_for(config: EmbeddingConfig, store_root: Path, llm: LLMClient | Non
         raise AssemblyError(f"embeddings: {exc}") from None
 
 
-def services_factory(encoders: Encoders, store_root: Path, llm: LLMClient | None):
+def services_factory(encoders: Encoders, store_root: Path, llm: LLMClient | None, *, metered: bool = False):
     """`node -> MemoServices`: the host side of `toolkit.embed_*` and `toolkit.llm`. The memo
     LLM role reaches programs only when it is configured; otherwise they take their
-    deterministic paths."""
+    deterministic paths. `metered`: each services object (an evaluation's) charges its
+    program's encoding as if nothing were cached, for the evaluation's cost figures
+    (automemo.evaluation.cost); a served memory, an exam or a fit is not charged."""
     memo_llm = llm if llm is not None and llm.configured("memo") else None
-    return lambda node=None: MemoServices(encoders, memo_llm, Path(store_root), node=node)
+    return lambda node=None: MemoServices(encoders, memo_llm, Path(store_root), node=node,
+                                          meter=ColdEncodeMeter(encoders) if metered else None)
 
 
 def embedding_config(section: EmbeddingConfig | Mapping[str, Any] | None) -> EmbeddingConfig:
@@ -257,7 +261,7 @@ def build_evaluation(
             print(f"image embeddings: {image_encoder_label(config.embeddings)}", file=sys.stderr)
         evaluation = dataclasses.replace(config.evaluation, quiet=config.evaluation.quiet or quiet)
         evaluator = Evaluator(benchmark, sandbox, store, agent=agent,
-                              services_factory=services_factory(encoders, store.root, llm),
+                              services_factory=services_factory(encoders, store.root, llm, metered=True),
                               config=evaluation)
     except BaseException:
         benchmark.close()
