@@ -174,15 +174,19 @@ class OfflineMetaAgent(MetaAgent):
             if not self.generator.can_compose(context.tree_recipes):
                 return None
             recipe, composed = self.generator.compose(rng, context.tree_recipes)
-        made = cheapen(recipe, over)
+        made, steps = cheapen(recipe, over), []
         while made is not None and made[0] in context.tree_recipes:  # cheaper still: the tree has that one
+            steps.append(made[1])
             made = cheapen(made[0], over)
         if made is None:
             return (render_recipe(recipe), composed.record()) if composed is not None else None
         child, move = made
         record = move.record()
+        if steps:  # every stage the child changed, not only the last
+            record["summary"] = "; ".join(m.summary.split(", the parent")[0] for m in steps) + f"; {move.summary}"
+            record["changes"] = {k: v for m in [*steps, move] for k, v in m.changes.items()}
         if composed is not None:
-            record["summary"] = f"{composed.summary}; {move.summary}"
+            record["summary"] = f"{composed.summary}; {record['summary']}"
         return render_recipe(child), record
 
     def _compose(self, context: GenerationContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
