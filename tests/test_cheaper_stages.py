@@ -122,3 +122,36 @@ def test_a_recipe_with_lazy_dense_runs(tmp_path):
         memo.update(EpisodeRecorder(task_id=f"e{i}", benchmark="b", instruction=text))
     payload = memo.retrieve(PartialRecorder(task_id="q", benchmark="b", instruction="what is my cat called?"))
     assert "Tom" in payload.text
+
+
+def test_lazy_ranking_signals_embed_only_the_pool():
+    """With `lazy`, the ranker's dense signals embed a unit only when a question's BM25 pool first
+    holds it, and order the pool alone; remembering embeds nothing."""
+    from automemo.contract import EpisodeRecorder
+    from automemo.toolkit import memolib
+
+    embed = CountingEmbed()
+    store, signals = memolib.UnitStore(), memolib.RankingSignals(embed, 3, lazy=True)
+    texts = ["my cat is called Tom", "we went hiking", "the cat likes fish", "a rainy day", "cooking pasta"]
+    for i, text in enumerate(texts):
+        episode = EpisodeRecorder(task_id=f"e{i}", benchmark="b", instruction=text)
+        turns = memolib.episode_units(episode)
+        signals.add(episode, turns, len(turns), store.add_episode(turns))
+    assert embed.asked == []
+    pool = signals.candidates("what is my cat called?", "what is my cat called", None, store, pool=3)
+    assert set(pool.rows) == {0, 2}  # BM25's candidates: the two rounds that mention the cat
+    assert len(embed.asked) == 2 * 2 + 2  # each pool unit in both views, and the query for each view
+    dense_rank = memolib.ranker.SIGNALS.index("dense_rank")
+    assert sorted(pool.values[:, dense_rank]) == [0.5, 1.0]  # the dense ranking orders the pool alone
+    signals.candidates("the cat?", "the cat", None, store, pool=3)
+    assert len(embed.asked) == 6 + 2  # the pool's units are embedded already: only the queries
+
+
+def test_a_lazy_recipe_s_ranker_reads_lazy_signals():
+    ranker = {"model": "linear", "pool": 30, "late": False, "weights": {"bm25_rank": 1.0}}
+    lazy = Recipe(pipeline=Pipeline(indexes="lazy", rank=True), ranker=ranker)
+    both = dataclasses.replace(lazy, pipeline=dataclasses.replace(lazy.pipeline, indexes="both"))
+    for recipe, expected in ((lazy, True), (both, False)):
+        namespace: dict = {}
+        exec(compile(render_recipe(recipe), "recipe.py", "exec"), namespace)
+        assert namespace["LAZY_SIGNALS"] is expected

@@ -257,7 +257,8 @@ def pick_starter(rng: random.Random, tried: Sequence[Recipe]) -> Recipe:
 
 
 # What makes remembering or recalling expensive, cheapest change first: a dense index embeds
-# every unit at update (lazy embeds only BM25's candidates, at recall), a second view or a
+# every unit at update (lazy embeds only BM25's candidates, at recall, and with no dense index
+# left the fitted ranker's dense signals go lazy too: its pool only), a second view or a
 # window unit embeds every turn again or longer, late interaction embeds token matrices, passages
 # embed every passage, image units embed every picture's text, the ranker's signals embed every
 # unit, MMR needs every unit's vector (docs/cost.md).
