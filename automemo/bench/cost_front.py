@@ -26,6 +26,7 @@ from automemo.cli.flags import add_sandbox_flag, sandbox_choice, unsafe_confirme
 
 LAZY = "lazy_recipe"
 DEFAULT_PROGRAMS = ("no_memory", "bm25_rag", "hybrid_rag", LAZY)
+SAMPLE = "@mem-gallery-sample"  # memgallery's default data: the sample the package embeds
 
 
 def add_arguments(parser) -> None:
@@ -33,7 +34,7 @@ def add_arguments(parser) -> None:
                         help=f"seed names, program files, or {LAZY} (default: {' '.join(DEFAULT_PROGRAMS)})")
     parser.add_argument("--benchmark", default="memgallery", help="benchmark (default memgallery)")
     parser.add_argument("--option", action="append", metavar="KEY=VALUE",
-                        help="benchmark option, e.g. path=DATA (default: the embedded sample)")
+                        help=f"benchmark option, e.g. path=DATA (memgallery's default: path={SAMPLE}, the embedded sample)")
     parser.add_argument("--split", default="test", choices=("train", "test"), help="split scored (default test)")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
     add_sandbox_flag(parser)
@@ -65,7 +66,10 @@ def run(args) -> int:
     sources = {name: program_source(name) for name in args.programs}
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="automemo-cost-front-") as tmp:
-        overrides = {"benchmark": {"name": args.benchmark, "options": benchmark_options(args.option or []) or {}},
+        options = benchmark_options(args.option or []) or {}
+        if args.benchmark == "memgallery":
+            options.setdefault("path", SAMPLE)
+        overrides = {"benchmark": {"name": args.benchmark, "options": options},
                      "sandbox": {"backend": sandbox_choice(args)},
                      "embeddings": {"cache_path": str(Path(tmp) / "embeddings.sqlite")}}
         try:
