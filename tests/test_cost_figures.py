@@ -134,10 +134,10 @@ def rates():
     return EncodeRates(measure_text=lambda e: EncodeRate(e.name, MS_PER_PIECE, "estimated word piece"))
 
 
-def evaluator(store, encoders, rates) -> Evaluator:
+def evaluator(store, encoders, rates, backend: str = "unsafe") -> Evaluator:
     factory = lambda node=None: MemoServices(encoders, None, store.root, node=node,  # noqa: E731
                                              meter=ColdEncodeMeter(encoders, rates))
-    return Evaluator(Facts(), get_sandbox("unsafe"), store, services_factory=factory,
+    return Evaluator(Facts(), get_sandbox(backend), store, services_factory=factory,
                      config=EvaluationConfig(concurrency=1, quiet=True))
 
 
@@ -176,6 +176,19 @@ def test_the_guest_cpu_and_the_state_it_holds_are_measured(store, encoders, rate
     hoarder, lexical = cost(ev.evaluate(HOARDER)), cost(ev.evaluate(LEXICAL))
     assert hoarder.ingest_guest_ms > 0 and hoarder.ingest_host_ms == 0 and hoarder.unreported_calls == 0
     assert hoarder.index_bytes >= FACTS * 50_000 > lexical.index_bytes
+
+
+def test_an_isolating_backend_reports_the_guest_cpu_too(store, encoders, rates):
+    """The runner inside bubblewrap reports each call's CPU as the unsafe one does (Docker runs
+    the same runner)."""
+    from automemo.sandbox.base import SandboxUnavailable
+
+    try:
+        ev = evaluator(store, encoders, rates, "bwrap")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"bubblewrap is not usable here: {exc}")
+    hoarder = cost(ev.evaluate(HOARDER))
+    assert hoarder.ingest_guest_ms > 0 and hoarder.unreported_calls == 0 and hoarder.index_bytes >= FACTS * 50_000
 
 
 def test_the_figures_reach_the_evaluation_json(store, encoders, rates, tmp_path):
