@@ -34,12 +34,13 @@ from automemo.sandbox.base import Limits, Sandbox
 from automemo.toolkit.embedding import (
     EmbeddingConfig, Encoders, default_encoders, image_encoder_kind, image_encoder_label,
 )
-from automemo.toolkit.encode_cost import ColdEncodeMeter
+from automemo.toolkit.encode_cost import DEFAULT_RATES, ColdEncodeMeter
 from automemo.toolkit.services import MemoServices
 
 EMBEDDING_CACHE = "embeddings.sqlite"
 """The embedding cache's file name inside an episode store: one cache per store, so that every
 evaluation over the same episodes (repeats, candidates, later `eval`s) embeds each of them once."""
+ENCODE_RATES = "encode_rates.json"  # a run's cold encoding rates (toolkit/encode_cost.py), kept for a resume
 
 AGENT_HELP = (
     "pass --agent-model MODEL (plus --agent-base-url URL for a server other than OpenAI's), or "
@@ -294,6 +295,8 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
     # built, and recovery settles an interrupted step's rows (kept, marked, counted) before that.
     recover(run)
     record_image_encoder(run, config.embeddings)
+    # Every node of the run, a resumed one's too, is charged at the cold rates first measured for it.
+    DEFAULT_RATES.keep_in(run.path / ENCODE_RATES)
     setup = build_evaluation(config, store_root=run.store_root, ledger=Ledger(run.db_path),
                              sandbox=sandbox, unsafe_confirmed=unsafe_confirmed, quiet=quiet)
     try:

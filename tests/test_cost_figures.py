@@ -203,3 +203,30 @@ def test_percentile_is_the_nearest_rank():
     assert percentile([], 0.95) == 0.0
     assert percentile(range(1, 101), 0.95) == 95
     assert percentile([3.0, 1.0, 2.0], 0.95) == 3.0
+
+
+def test_a_run_keeps_its_cold_rates_for_a_resume(tmp_path, encoders):
+    """The rates are written where a run keeps them and read back by a later process (a resumed
+    search), which then charges at them instead of measuring again; each evaluation says the
+    rate it was charged at."""
+    measured = []
+
+    def measure(encoder):
+        measured.append(encoder.name)
+        return EncodeRate(encoder.name, 0.25 * len(measured), "estimated word piece", 10, 2.5)
+
+    first = EncodeRates(measure_text=measure)
+    first.keep_in(tmp_path / "encode_rates.json")
+    meter = ColdEncodeMeter(encoders, first)
+    meter.texts(["a turn"])
+    assert meter.rates_used == {"test-hash": 0.25}
+    resumed = EncodeRates(measure_text=measure)
+    resumed.keep_in(tmp_path / "encode_rates.json")
+    again = ColdEncodeMeter(encoders, resumed)
+    assert again.texts(["a turn"]) == pytest.approx(0.25 * estimated_pieces("a turn"))
+    assert measured == ["test-hash"]  # measured once, by the first process
+
+
+def test_the_evaluation_records_the_rate_it_charged(store, encoders, rates):
+    assert cost(evaluator(store, encoders, rates).evaluate(DENSE)).rates == {"test-hash": MS_PER_PIECE}
+    assert cost(evaluator(store, encoders, rates).evaluate(LEXICAL)).rates == {}

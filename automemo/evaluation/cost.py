@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterable, Mapping
 
 
@@ -79,9 +79,11 @@ class ProgramCost:
     recall_guest_ms: float = 0.0
     index_bytes: int | None = None
     unreported_calls: int = 0
+    rates: Mapping[str, float] = field(default_factory=dict)  # encoder -> cold ms per unit charged
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: (dict(getattr(self, f.name)) if f.name == "rates" else getattr(self, f.name))
+                for f in fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ProgramCost | None:
@@ -92,8 +94,9 @@ class ProgramCost:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-def summarize_cost(tallies: Iterable[CostTally]) -> ProgramCost:
-    """The evaluation's figures over its memory sessions (one per memory group)."""
+def summarize_cost(tallies: Iterable[CostTally], rates: Mapping[str, float] | None = None) -> ProgramCost:
+    """The evaluation's figures over its memory sessions (one per memory group); `rates`: the
+    cold rates its host encoding was charged at (encoder -> ms per unit)."""
     tallies = list(tallies)
     turns = sum(t.turns for t in tallies)
     host = sum(t.ingest_host_ms for t in tallies)
@@ -114,6 +117,7 @@ def summarize_cost(tallies: Iterable[CostTally]) -> ProgramCost:
         recall_guest_ms=sum(g for t in tallies for g in t.recall_guest_ms),
         index_bytes=index,
         unreported_calls=sum(t.unreported for t in tallies),
+        rates=dict(rates or {}),
     )
 
 

@@ -281,7 +281,8 @@ class Evaluator:
                   "n_update": sum(len(g.episodes) for g in groups), "sessions": len(sessions), **phases},
         )
         result = dataclasses.replace(result, exact=self.exact and len(tasks) == len(self.split(split).retrieve)
-                                     and not result.excluded, cost=summarize_cost(m.cost for m in sessions).to_dict())
+                                     and not result.excluded, cost=summarize_cost(
+                                         (m.cost for m in sessions), getattr(getattr(services, "meter", None), "rates_used", None)).to_dict())
         if evidence_dir is not None:
             evidence_io.write_summary(
                 evidence_dir,

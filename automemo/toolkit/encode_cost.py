@@ -22,9 +22,12 @@ the LLM ledger's).
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -125,6 +128,28 @@ class EncodeRates:
         self._rates: dict[tuple[str, str], EncodeRate] = {}
         self._pieces: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._path: Path | None = None
+
+    def keep_in(self, path: Path) -> None:
+        """Read the rates a run measured before from `path` and write there every rate measured
+        from now on: a resumed search charges its new nodes at the rates its first nodes were
+        charged at (a fresh measurement moves with the machine's load, ±20% here)."""
+        with self._lock:
+            self._path = Path(path)
+            if self._path.is_file():
+                for item in json.loads(self._path.read_text()).get("rates", []):
+                    rate = EncodeRate(str(item["encoder"]), float(item["ms_per_unit"]), str(item["unit"]),
+                                      int(item.get("measured_units", 0)), float(item.get("measured_ms", 0.0)))
+                    self._rates.setdefault((str(item["kind"]), rate.encoder), rate)
+
+    def _write(self) -> None:
+        """The rates into the run's file (called with the lock held), replaced whole."""
+        if self._path is None:
+            return
+        doc = {"rates": [{"kind": kind, **rate.to_dict()} for (kind, _), rate in sorted(self._rates.items())]}
+        temporary = self._path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(doc, indent=2))
+        os.replace(temporary, self._path)
 
     def text_rate(self, encoder: Any) -> EncodeRate:
         return self._rate("text", encoder, self._measure_text)
@@ -137,6 +162,7 @@ class EncodeRates:
         with self._lock:  # measured once, and never two measurements at once on one machine
             if key not in self._rates:
                 self._rates[key] = measure(encoder)
+                self._write()
             return self._rates[key]
 
     def measured(self) -> list[EncodeRate]:
@@ -175,6 +201,7 @@ class ColdEncodeMeter:
         self.charged_ms = 0.0
         self.texts_charged = 0
         self.images_charged = 0
+        self.rates_used: dict[str, float] = {}  # encoder -> ms per unit it was charged at
 
     def texts(self, texts: Sequence[str], *, tokens: bool = False) -> float:
         """Charge the texts not charged yet in this evaluation (`tokens`: token matrices, the same
@@ -187,6 +214,7 @@ class ColdEncodeMeter:
         rate = self.rates.text_rate(encoder)
         ms = 0.0 if rate.ms_per_unit == 0 else rate.ms_per_unit * self.rates.units(encoder, list(fresh), list(fresh.values()))
         with self._lock:
+            self.rates_used[rate.encoder] = rate.ms_per_unit
             self.charged_ms += ms
             self.texts_charged += len(fresh)
         return ms
@@ -196,8 +224,10 @@ class ColdEncodeMeter:
         fresh = self._fresh({f"image:{k}": k for k in keys})
         if not fresh:
             return 0.0
-        ms = self.rates.image_rate(self.encoders.image.encoder).ms_per_unit * len(fresh)
+        rate = self.rates.image_rate(self.encoders.image.encoder)
+        ms = rate.ms_per_unit * len(fresh)
         with self._lock:
+            self.rates_used[rate.encoder] = rate.ms_per_unit
             self.charged_ms += ms
             self.images_charged += len(fresh)
         return ms
