@@ -34,11 +34,13 @@ from automemo.sandbox.base import Limits, Sandbox
 from automemo.toolkit.embedding import (
     EmbeddingConfig, Encoders, default_encoders, image_encoder_kind, image_encoder_label,
 )
+from automemo.toolkit.encode_cost import DEFAULT_RATES, ColdEncodeMeter
 from automemo.toolkit.services import MemoServices
 
 EMBEDDING_CACHE = "embeddings.sqlite"
 """The embedding cache's file name inside an episode store: one cache per store, so that every
 evaluation over the same episodes (repeats, candidates, later `eval`s) embeds each of them once."""
+ENCODE_RATES = "encode_rates.json"  # a run's cold encoding rates (toolkit/encode_cost.py), kept for a resume
 
 AGENT_HELP = (
     "pass --agent-model MODEL (plus --agent-base-url URL for a server other than OpenAI's), or "
@@ -99,12 +101,15 @@ def encoders_for(config: EmbeddingConfig, store_root: Path, llm: LLMClient | Non
         raise AssemblyError(f"embeddings: {exc}") from None
 
 
-def services_factory(encoders: Encoders, store_root: Path, llm: LLMClient | None):
+def services_factory(encoders: Encoders, store_root: Path, llm: LLMClient | None, *, metered: bool = False):
     """`node -> MemoServices`: the host side of `toolkit.embed_*` and `toolkit.llm`. The memo
     LLM role reaches programs only when it is configured; otherwise they take their
-    deterministic paths."""
+    deterministic paths. `metered`: each services object (an evaluation's) charges its
+    program's encoding as if nothing were cached, for the evaluation's cost figures
+    (automemo.evaluation.cost); a served memory, an exam or a fit is not charged."""
     memo_llm = llm if llm is not None and llm.configured("memo") else None
-    return lambda node=None: MemoServices(encoders, memo_llm, Path(store_root), node=node)
+    return lambda node=None: MemoServices(encoders, memo_llm, Path(store_root), node=node,
+                                          meter=ColdEncodeMeter(encoders) if metered else None)
 
 
 def embedding_config(section: EmbeddingConfig | Mapping[str, Any] | None) -> EmbeddingConfig:
@@ -257,7 +262,7 @@ def build_evaluation(
             print(f"image embeddings: {image_encoder_label(config.embeddings)}", file=sys.stderr)
         evaluation = dataclasses.replace(config.evaluation, quiet=config.evaluation.quiet or quiet)
         evaluator = Evaluator(benchmark, sandbox, store, agent=agent,
-                              services_factory=services_factory(encoders, store.root, llm),
+                              services_factory=services_factory(encoders, store.root, llm, metered=True),
                               config=evaluation)
     except BaseException:
         benchmark.close()
@@ -290,6 +295,8 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
     # built, and recovery settles an interrupted step's rows (kept, marked, counted) before that.
     recover(run)
     record_image_encoder(run, config.embeddings)
+    # Every node of the run, a resumed one's too, is charged at the cold rates first measured for it.
+    DEFAULT_RATES.keep_in(run.path / ENCODE_RATES)
     setup = build_evaluation(config, store_root=run.store_root, ledger=Ledger(run.db_path),
                              sandbox=sandbox, unsafe_confirmed=unsafe_confirmed, quiet=quiet)
     try:

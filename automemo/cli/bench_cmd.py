@@ -1,7 +1,7 @@
 """`automemo bench NAME`: benchmarks that print figures (speed and memory targets live here, not in
 timed unit tests, because these machines are shared and noisy; figures are compared as ratios
 measured within one run). Each benchmark is a module `automemo.bench.<name>` with
-`add_arguments(parser)` and `run(args) -> int`."""
+`add_arguments(parser)` and `run(args) -> int` (a dash in NAME is an underscore in the module's)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ BENCHES = {
                   "tokens, Mini-Gallery test score of the selection",
     "cost": "what a QA-mode evaluation costs in LLM calls and tokens (fake agent and judge, read from "
             "the ledger), and a search's cost projected with and without a question budget",
+    "cost-front": "each program's cost figures (CPU per remembered turn and per recall counted cold, recall "
+                  "p95, index bytes per 1k turns) beside its score on one benchmark, with the command",
     "quickstart": "the quickstart's search and held-out comparison timed end to end, against the 6-minute "
                   "quickstart, and whether MiniLM had to run (the sample ships its vectors)",
     "discovery": "the search's selection on test against every seed, best-of-seeds, random and greedy "
@@ -47,7 +49,7 @@ def register(sub) -> None:
     benches = parser.add_subparsers(dest="bench", metavar="NAME", required=True)
     for name, help_text in BENCHES.items():
         p = benches.add_parser(name, help=help_text)
-        module = f"automemo.bench.{name}"
+        module = f"automemo.bench.{name.replace('-', '_')}"
         p.set_defaults(func=lambda args, m=module: importlib.import_module(m).run(args))
         try:
             importlib.import_module(module).add_arguments(p)

@@ -83,6 +83,12 @@ CONFIG_FLAGS: dict[str, ConfigFlag] = {f.flag: f for f in (
     ConfigFlag("--question-budget", "search.question_budget", "validation questions the whole search "
                "may have scored (0: none; every evaluation scores every question); with --resume, the "
                "run's new total", type=int, metavar="N"),
+    ConfigFlag("--max-ingest-ms-per-turn", "search.max_ingest_ms_per_turn", "select only programs whose "
+               "CPU per remembered turn (host encoding counted cold, and the guest) is at most X ms "
+               "(0: no bound; docs/cost.md)", type=float, metavar="X"),
+    ConfigFlag("--max-recall-ms", "search.max_recall_ms", "select only programs whose mean CPU per recall "
+               "(host encoding counted cold, and the guest) is at most Y ms (0: no bound)", type=float,
+               metavar="Y"),
     ConfigFlag("--exam-tasks", "search.exam_tasks", "update episodes and retrieve tasks the quick exam "
                "runs a program on", type=int, metavar="N"),
     *_role_flags(),

@@ -24,7 +24,7 @@ DEFAULT_RUNS_DIR = Path("runs")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # The config flags of a search, all from the one flag table (automemo.cli.flags).
 SEARCH_FLAGS = ("--benchmark", "--option", "--questions", "--steps", "--seed", "--strategy", "--parallel", "--seed-sweep",
-                "--question-budget",
+                "--question-budget", "--max-ingest-ms-per-turn", "--max-recall-ms",
                 "--meta-model", "--meta-base-url", "--meta-api-key-env", "--agent-model", "--agent-base-url",
                 "--agent-api-key-env", "--judge-model", "--judge-base-url", "--judge-api-key-env",
                 "--executor", "--ray-address", "--concurrency", "--exam-tasks",

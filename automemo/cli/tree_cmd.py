@@ -1,7 +1,10 @@
 """`automemo tree RUN`: the generation tree of a run in the terminal — per node the action that
 made it, μ with its number of evaluations n, the uncertainty ± the policy used, LCB, and the
-one-line change summary; failed
-generations are shown (marked ✗) and the selected node is marked ★."""
+one-line change summary, then its cost figures (CPU per remembered turn and per recall counted
+cold, recall p95, index size; docs/cost.md; marked "over bounds" when outside the run's cost
+bounds); failed generations are shown (marked ✗) and the selected node is marked ★. Under the
+tree: the cost bounds the selection was held to, and the cheapest program within one standard
+error of the best."""
 
 from __future__ import annotations
 
@@ -38,9 +41,13 @@ def label(node, view, *, cut: bool = True) -> str:
         failure = node.failure[:_TERMINAL_FAILURE_CHARS] if cut else node.failure
         return (f"[red]✗ #{node.id}[/red] [dim]{node.action} (step {node.step}) failed: "
                 f"{escape(failure)}[/dim]")
+    from automemo.evaluation.cost import cost_line
+
     star = "[bold yellow]★ [/bold yellow]" if node.selected else ""
-    return (f"{star}[bold]#{node.id}[/bold] {node.action} (step {node.step}) {view.score_text(node)}  "
-            f"{summary}")
+    cost = f"\n[dim]{cost_line(node.cost)}[/dim]" if node.cost else ""
+    over = " [red](over bounds)[/red]" if node.outside else ""
+    return (f"{star}[bold]#{node.id}[/bold] {node.action} (step {node.step}) {view.score_text(node)}{over}  "
+            f"{summary}{cost}")
 
 
 def run(args) -> int:
@@ -85,11 +92,17 @@ def run(args) -> int:
         lead = view.lead
         console.print(f"selection vs #{lead['over']} on {lead['tasks']} shared tasks: "
                       f"{lead['difference']:+.3f} ± {lead['se']:.3f} (paired SE)")
-    if view.confirmation is not None:
-        from rich.markup import escape
+    from rich.markup import escape
 
+    if view.confirmation is not None:
         from automemo.search.view import confirmation_lines
 
         for line in confirmation_lines(view.confirmation):
             console.print(escape(line))
+    from automemo.search.view import bounds_lines
+
+    for line in bounds_lines(view.bounds):
+        console.print(escape(line))
+    if view.front.sentence():
+        console.print(escape(f"cost front: {view.front.sentence()}"))
     return 0

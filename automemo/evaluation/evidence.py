@@ -116,6 +116,7 @@ def result_to_dict(result: EvaluationResult) -> dict[str, Any]:
         errors=dict(result.errors),
         info=dict(result.info),
         exact=result.exact,
+        cost=dict(result.cost),
     )
 
 

@@ -36,6 +36,7 @@ from automemo.evaluation import evidence as evidence_io
 from automemo.evaluation.aggregate import summarize, usage_tokens
 from automemo.evaluation.collect import Collection, collect_update_episodes
 from automemo.evaluation.config import EvaluationConfig
+from automemo.evaluation.cost import summarize_cost
 from automemo.evaluation.executor import Executor
 from automemo.evaluation.executor_factory import make_executor
 from automemo.evaluation.memory_groups import memory_groups
@@ -280,7 +281,8 @@ class Evaluator:
                   "n_update": sum(len(g.episodes) for g in groups), "sessions": len(sessions), **phases},
         )
         result = dataclasses.replace(result, exact=self.exact and len(tasks) == len(self.split(split).retrieve)
-                                     and not result.excluded)
+                                     and not result.excluded, cost=summarize_cost(
+                                         (m.cost for m in sessions), getattr(getattr(services, "meter", None), "rates_used", None)).to_dict())
         if evidence_dir is not None:
             evidence_io.write_summary(
                 evidence_dir,

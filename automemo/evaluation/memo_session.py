@@ -22,7 +22,9 @@ from typing import Sequence
 
 from automemo.contract import ContractError, EpisodeRecorder, MemoryPayload, PartialRecorder
 from automemo.errors import AutomemoError
+from automemo.evaluation.cost import CostTally
 from automemo.evaluation.progress import Tracker
+from automemo.toolkit.memolib.units import episode_units
 from automemo.toolkit.services import raise_host_failure
 from automemo.sandbox.base import (
     HostServices,
@@ -67,6 +69,12 @@ class UpdateFailure:
         )
 
 
+def remembered_turns(episode: EpisodeRecorder) -> int:
+    """The turns an episode gives a memory, as memolib's programs index them: each dialogue round
+    or web step, or one for an episode without steps."""
+    return len(episode_units(episode))
+
+
 class MemoSession:
     def __init__(
         self,
@@ -94,6 +102,7 @@ class MemoSession:
         self.update_s = 0.0      # time in first-pass `update` calls (what the program costs)
         self.replay_s = 0.0      # time spent rebuilding dead guests
         self.update_failures: list[UpdateFailure] = []
+        self.cost = CostTally()  # first-pass calls' CPU, host encoding cold (evaluation/cost.py)
 
     # lifecycle ---------------------------------------------------------------------------
 
@@ -132,7 +141,8 @@ class MemoSession:
             try:
                 self._feed(list(episodes), tracker)
             except MemoCallFailed:
-                pass
+                return
+            self._finish_updates()
 
     def retrieve(self, task: PartialRecorder) -> tuple[MemoryPayload, float]:
         """The program's payload for `task` (not yet truncated) and the seconds the call took.
@@ -143,6 +153,7 @@ class MemoSession:
         with self._lock:
             if self._session is None or not self._session.alive:
                 self._revive()
+            host_before = self._host_ms()
             started = time.perf_counter()
             try:
                 result = self._session.call(
@@ -155,12 +166,44 @@ class MemoSession:
                 raise MemoCallFailed.from_sandbox(exc) from None
             raise_host_failure(self._services, f"retrieve of {task.task_id}")
             elapsed = time.perf_counter() - started
+            self.cost.recall(self._session.last_cpu_ms, self._host_ms() - host_before, elapsed * 1000.0)
         try:
             return MemoryPayload.from_dict(result, "retrieve() result"), elapsed
         except ContractError as exc:
             raise MemoCallFailed("bad-result", str(exc)) from None
 
     # internals (called with the lock held) -----------------------------------------------
+
+    def _host_ms(self) -> float:
+        """The host encoding charged to this evaluation so far, cold (0 for services that do
+        not meter it, such as a test's stub)."""
+        return float(getattr(self._services, "cold_encode_ms", 0.0) or 0.0)
+
+    def _finish_updates(self) -> None:
+        """After the last update: work the program deferred (memolib's batched embedding) is done
+        now and charged to remembering, then the state it holds is measured. Neither is a call
+        the program can fail: a refusal (a guest from before these calls, a state pickle cannot
+        carry) leaves the deferred work to the first retrieve, or the size unmeasured."""
+        if self._session is None or not self._session.alive:
+            return
+        host_before = self._host_ms()
+        try:
+            self._session.call("flush", {}, self._update_timeout)
+            self.cost.ingest(self._session.last_cpu_ms, self._host_ms() - host_before)
+        except SandboxUnavailable:
+            raise
+        except SandboxError:
+            pass
+        raise_host_failure(self._services, "the updates' deferred embedding")
+        if self._session is None or not self._session.alive:
+            return
+        try:
+            size = self._session.call("state_size", {}, self._limits.timeout("save_state"))
+            self.cost.index_bytes = int(size["bytes"])
+        except SandboxUnavailable:
+            raise
+        except (SandboxError, KeyError, TypeError, ValueError):
+            self.cost.index_bytes = None
 
     def _open(self) -> Session:
         try:
@@ -212,11 +255,14 @@ class MemoSession:
             episode = queue.popleft()
             first = episode.task_id not in self._seen
             self._seen.add(episode.task_id)
+            host_before = self._host_ms()
             started = time.perf_counter()
             try:
                 self._session.call("update", {"episode": episode.to_dict()}, self._update_timeout)
                 raise_host_failure(self._services, f"update with {episode.task_id}")
                 self._applied.append(episode)
+                if first:
+                    self.cost.turns += remembered_turns(episode)
             except SandboxUnavailable:
                 raise
             except SandboxError as exc:
@@ -226,6 +272,9 @@ class MemoSession:
                 )
             elapsed = time.perf_counter() - started
             if first:
+                # a failed update's CPU was spent too; only an applied one's turns are remembered
+                self.cost.ingest(self._session.last_cpu_ms if self._session is not None else None,
+                                 self._host_ms() - host_before)
                 self.update_s += elapsed
                 if tracker is not None:
                     tracker.advance()

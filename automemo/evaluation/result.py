@@ -53,6 +53,9 @@ class EvaluationResult:
     # Deterministic scoring of every task of the split, none excluded: a repeat would return the
     # same number (`Evaluator.exact`); the search then takes uncertainty from the task scores.
     exact: bool = False
+    # What the program costs to run (evaluation/cost.py, `ProgramCost.to_dict`): CPU per remembered
+    # turn and per recall counted cold, recall p95, index bytes per 1,000 turns; {} if not measured.
+    cost: Mapping[str, Any] = field(default_factory=dict)
 
     def task_scores(self) -> dict[str, float]:
         """The score of every task that counts toward the mean, by task id."""

@@ -52,6 +52,8 @@ class ResultsTable:
     wall_s: Stat              # wall time of one evaluation
     update_s: Stat            # time in `update` over all update episodes
     errors: Mapping[str, int]  # program failures by kind, summed over repeats
+    # The cost figures (automemo.evaluation.cost) over repeats: figure -> Stat; {} if not measured.
+    cost: Mapping[str, Stat] = field(default_factory=dict)
     # Every metric per category, over all questions and all but the adversarial ones
     # (automemo.evaluation.breakdown): row -> metric -> Stat; "questions" is the row's size.
     breakdown: Mapping[str, Mapping[str, Stat]] = field(default_factory=dict)
@@ -87,8 +89,18 @@ def build_table(
         wall_s=Stat.of(r.wall_s for r in results),
         update_s=Stat.of(r.update_s for r in results),
         errors=dict(sorted(errors.items())),
+        cost={name: Stat.of(float(r.cost[name]) for r in results if r.cost.get(name) is not None)
+              for name in COST_FIGURES if any(r.cost.get(name) is not None for r in results)},
         breakdown=_breakdown(results),
     )
+
+
+COST_FIGURES = {  # the cost figures a table shows, and their labels (docs/cost.md)
+    "ingest_cpu_ms_per_turn": "ingest CPU per turn (ms, cold)",
+    "recall_cpu_ms": "recall CPU (ms, cold, mean)",
+    "recall_p95_ms": "recall wall p95 (ms)",
+    "index_bytes_per_1k_turns": "index bytes per 1k turns",
+}
 
 
 def _breakdown(results: Sequence[EvaluationResult]) -> dict[str, dict[str, Stat]]:
@@ -130,6 +142,8 @@ def render(table: ResultsTable, console: Any = None) -> None:
     out.add_row("steps per task", table.steps.show(2))
     out.add_row("update time (s)", table.update_s.show(2))
     out.add_row("wall time (s)", table.wall_s.show(2))
+    for name, stat in table.cost.items():
+        out.add_row(COST_FIGURES[name], stat.show(0 if name == "index_bytes_per_1k_turns" else 2))
     for kind, count in table.errors.items():
         out.add_row(f"[red]program failures: {kind}[/red]", str(count))
     console.print(out)

@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 from automemo.content_memo import by_content
 from automemo.contract import Budget
 from automemo.meta.source import syntax
+from automemo.evaluation.cost_bounds import CostBounds
 from automemo.evaluation.result import EvaluationResult
 from automemo.meta.source.liveness import live_tunables
 from automemo.meta.source.recipe import Recipe, parse_recipe
@@ -183,12 +184,15 @@ class GenerationContext:
     budget: Budget = Budget()
     scored_parent: ScoredProgram | None = None   # the parent as a scored program (its latest evaluation)
     weak: tuple[str, ...] = ()                   # its question types below its mean, weakest first
+    # The search's cost bounds (search.max_ingest_ms_per_turn, max_recall_ms): a parent over one
+    # is offered cheaper stages (`over_bounds`).
+    bounds: CostBounds = CostBounds()
 
     @classmethod
     def build(cls, parent: ParentView, *, node_id: int, seed: int,
               improvements: Sequence[Improvement] = (), tree_sources: Sequence[str] = (),
               scored: Sequence[ScoredProgram] = (), siblings_in_flight: Sequence[str] = (),
-              budget: Budget = Budget()) -> GenerationContext:
+              budget: Budget = Budget(), bounds: CostBounds = CostBounds()) -> GenerationContext:
         """The context of a propose of a child of `parent`: the parent is parsed here, once."""
         scored_parent = None
         weak: tuple[str, ...] = ()
@@ -200,7 +204,20 @@ class GenerationContext:
         return cls(parent=parent, parsed=ParsedSource.of(parent.source), node_id=node_id, seed=seed,
                    improvements=tuple(improvements), tree_sources=tuple(tree_sources), scored=tuple(scored),
                    siblings_in_flight=tuple(siblings_in_flight), budget=budget,
-                   scored_parent=scored_parent, weak=weak)
+                   scored_parent=scored_parent, weak=weak, bounds=bounds)
+
+    @property
+    def parent_cost(self) -> Mapping[str, Any]:
+        """The cost figures of the parent's latest evaluation ({} when not measured)."""
+        return dict(self.parent.evaluation.cost) if self.parent.evaluation is not None else {}
+
+    @property
+    def over_bounds(self) -> str:
+        """Why the parent is over the search's cost bounds ("" within them, no bounds, or a
+        parent whose cost was not measured: nothing says it is over)."""
+        if not self.bounds.active or not self.parent_cost:
+            return ""
+        return "; ".join(self.bounds.violations(self.parent_cost))
 
     def reseeded(self, seed: int) -> GenerationContext:
         """The same context with another seed (a proposal rejected as a duplicate is re-drawn)."""

@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from automemo.episode_store import atomic_write
 from automemo.report.charts import progress_chart
 from automemo.report.config import ReportConfig
+from automemo.report.front_chart import front_chart
 from automemo.report.highlight import highlight_css, highlight_python
 from automemo.report.media import IMG_DIR, ImageSink
 from automemo.report.node_page import gather_node
@@ -97,6 +98,8 @@ def build_report(
 def _render_index(env, data: RunData, cards, common, omitted: int) -> str:
     drawing = draw_tree(layout_tree((c.id, c.parent) for c in data.nodes))
     chart = progress_chart(data.points, data.actions, planned_steps=data.overview.planned_steps)
+    front = data.view.front
+    front_drawing = front_chart(front, bound_ms=data.view.search.max_ingest_ms_per_turn)
     selected = cards.get(data.overview.selected_id) if data.overview.selected_id is not None else None
     return env.get_template("index.html").render(
         **common,
@@ -106,6 +109,9 @@ def _render_index(env, data: RunData, cards, common, omitted: int) -> str:
         failed_count=sum(1 for c in data.nodes if c.failed),
         drawing=drawing,
         chart=chart,
+        front=front_drawing,
+        front_sentence=front.sentence(),
+        bounds=data.view.bounds,
         omitted_images=omitted,
     )
 

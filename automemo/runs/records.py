@@ -99,6 +99,9 @@ class EvaluationRecord:
     # Early stopping (search with a question budget): why the node's first sample ends its
     # scoring ("" when it goes on); set only on a node's first evaluation.
     stopped: str = ""
+    # The program's cost figures (automemo.evaluation.cost; docs/cost.md): empty in a run made
+    # before they were recorded.
+    cost: Mapping[str, Any] = field(default_factory=dict)
     step: int = 0
     created_at: str = ""
 
@@ -109,7 +112,8 @@ class EvaluationRecord:
                                    metrics=record.metrics or {}, per_category=record.per_category or {},
                                    errors=record.errors or {}, exact=bool(record.exact),
                                    task_scores=record.task_scores or {},
-                                   questions=tuple(record.questions or ()), stopped=record.stopped or "")
+                                   questions=tuple(record.questions or ()), stopped=record.stopped or "",
+                                   cost=record.cost or {})
 
     @property
     def asked(self) -> int:

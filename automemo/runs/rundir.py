@@ -28,7 +28,7 @@ RUNNING_FILE = "running.json"  # {pid, host} of the search working on the run; g
 
 # Columns holding JSON text, decoded by the read API.
 JSON_COLUMNS = {
-    "evaluations": ("metrics", "per_category", "excluded", "errors", "task_scores", "questions", "guard_scores"),
+    "evaluations": ("metrics", "per_category", "excluded", "errors", "task_scores", "questions", "guard_scores", "cost"),
     "actions": ("candidates",),
     "events": ("data",),
 }
@@ -48,6 +48,7 @@ SCHEMA = {
             "metrics": str, "per_category": str, "excluded": str, "errors": str, "tokens": int,
             "wall_s": float, "update_s": float, "evidence_dir": str, "created_at": str,
             "exact": int, "task_scores": str, "questions": str, "stopped": str, "guard_scores": str,
+            "cost": str,
         },
         pk="id",
     ),

@@ -124,6 +124,10 @@ class Session(abc.ABC):
     """One program's live memory: its update and retrieve calls share process state.
     Thread-safe: concurrent `call`s are serialised."""
 
+    # The guest's CPU milliseconds spent on the last call, as its runner reported them (host
+    # services it waited for not included); None when not reported (a session of another kind).
+    last_cpu_ms: float | None = None
+
     @abc.abstractmethod
     def call(self, method: str, payload: dict[str, Any], timeout: float | None = None) -> Any:
         """Call `method` ("update" or "retrieve", or the runner's "ping"/"describe") with a

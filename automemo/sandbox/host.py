@@ -280,6 +280,7 @@ class ChannelSession(Session):
 
     def _call(self, method: str, params: dict[str, Any], timeout: float) -> Any:
         msg_id = next(self._ids)
+        self.last_cpu_ms = None
         deadline = time.monotonic() + timeout
         try:
             protocol.send(self._sock, {"id": msg_id, "method": method, "params": params})
@@ -299,6 +300,7 @@ class ChannelSession(Session):
                     continue
                 if message.get("id") != msg_id:
                     continue  # a late reply to a call abandoned earlier cannot happen; ignore it
+                self.last_cpu_ms = _cpu_ms(message.get("cpu_ms"))
                 if "error" in message:
                     raise _error_from(message["error"])
                 return message.get("result")
@@ -343,6 +345,14 @@ class ChannelSession(Session):
     def _die(self, reason: str) -> None:
         self._dead = reason
         self.guest.kill()
+
+
+def _cpu_ms(value: Any) -> float | None:
+    """The guest's CPU milliseconds for a call as its runner reported them; None when it did not
+    (or sent something that is not a non-negative number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        return None
+    return float(value)
 
 
 def _error_from(err: Any) -> SandboxError:

@@ -11,7 +11,13 @@ It connects to the host's socket and serves requests one at a time:
   `contract.payload_from_result` and refused past `max_result_bytes` (kind "bad-result");
 - "save_state" / "read_state", "write_state" / "load_state": a snapshot of the program's state
   (its `save_state` bytes and the files under its state dir), out and in, in chunks;
-- "ping", "describe": liveness and facts about the guest.
+- "ping", "describe": liveness and facts about the guest;
+- "flush": finish work a program deferred across updates (memolib's batched embedding), so that
+  it is charged to the updates and not to the first retrieve;
+- "state_size": the bytes a snapshot of the program's state would take, without making one.
+Every reply carries `cpu_ms`, the guest process's CPU time (its threads and reaped children,
+user and system) spent on that request, host services it waited for not included: what the
+evaluation charges a program per call (automemo.evaluation.cost).
 A program exception (even `sys.exit`) is reported with kind "exception" and the session lives
 on. The program's prints go to a bounded buffer, never to the channel.
 """
@@ -22,6 +28,8 @@ import base64
 import hashlib
 import io
 import os
+import pickle
+import resource
 import shutil
 import socket
 import sys
@@ -38,7 +46,8 @@ from automemo.sandbox import protocol
 from automemo.toolkit.api import ToolkitUnavailable
 
 PROGRAM_FILENAME = "memo_program.py"
-PROGRAM_METHODS = ("update", "retrieve", "save_state", "read_state", "write_state", "load_state")
+PROGRAM_METHODS = ("update", "retrieve", "save_state", "read_state", "write_state", "load_state", "flush",
+                   "state_size")
 TRACEBACK_CHARS = 4000
 OUTPUT_TAIL_CHARS = 8000
 HOST_MESSAGE_LIMIT = 1 << 30  # the host is trusted; this only guards against a broken channel
@@ -57,6 +66,30 @@ class OutputTail(io.TextIOBase):
     def write(self, s: str) -> int:
         self.text = (self.text + str(s))[-self.limit:]
         return len(s)
+
+
+class ByteCounter(io.RawIOBase):
+    """A file that counts what is written to it and keeps none of it."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        size = memoryview(data).nbytes
+        self.count += size
+        return size
+
+
+def cpu_seconds() -> float:
+    """The guest's CPU time so far: every thread of this process and the children it reaped,
+    user and system (a program's numpy threads and subprocesses are its cost too). From
+    getrusage, which Linux keeps to the microsecond (os.times counts 10 ms clock ticks: a short
+    call would read 0 or 10)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 class CallFailed(AutomemoError):
@@ -130,6 +163,34 @@ class Runner:
             "cpu_s": time.process_time(),  # the guest's CPU time so far: a program's cost under load
             **resident_memory_kb(),
         }
+
+    def do_flush(self, params: dict) -> None:
+        """Embed what memolib's dense indexes batched and have not embedded yet (the end of an
+        evaluation's updates: the cost belongs to remembering, not to the first recall)."""
+        dense = sys.modules.get("automemo.toolkit.memolib.dense")  # not imported: nothing batched
+        if dense is not None:
+            self._run_program(dense.flush_all)
+        return None
+
+    def do_state_size(self, params: dict) -> dict[str, Any]:
+        """The bytes of the program's state as a snapshot holds it (its `save_state` and the
+        files under its state dir), counted without keeping the snapshot in memory where the
+        program pickles by default: a memory near the guest's limit must not double to be
+        measured."""
+        if type(self.memo).save_state is contract.MemoProgram.save_state:
+            sink = ByteCounter()
+            state = {name: value for name, value in vars(self.memo).items() if name != "toolkit"}
+            self._run_program(lambda: pickle.Pickler(sink, protocol=pickle.HIGHEST_PROTOCOL).dump(state))
+            memo_bytes = sink.count
+        else:
+            made = self._run_program(self.memo.save_state)
+            if not isinstance(made, (bytes, bytearray)):
+                raise CallFailed("bad-result", f"save_state() returned {type(made).__name__}, not bytes")
+            memo_bytes = len(made)
+        state_dir = Path(self.info["state_dir"])
+        files = sum(p.stat().st_size for p in state_dir.rglob("*") if p.is_file() and not p.is_symlink()) \
+            if state_dir.is_dir() else 0
+        return {"bytes": memo_bytes + files, "program_bytes": memo_bytes, "file_bytes": files}
 
     def do_load(self, params: dict) -> dict[str, Any]:
         self.max_result_bytes = int(params.get("max_result_bytes", self.max_result_bytes))
@@ -314,6 +375,7 @@ def serve(sock: socket.socket) -> None:
             continue  # a stray reply (e.g. to a host call a program abandoned): nothing to do
         msg_id = message["id"]
         channel.serving = True
+        cpu_before = cpu_seconds()
         try:
             reply = {"id": msg_id, "result": runner.dispatch(message["method"], message.get("params") or {})}
         except CallFailed as exc:
@@ -325,6 +387,7 @@ def serve(sock: socket.socket) -> None:
                                            traceback.format_exc()[-TRACEBACK_CHARS:])
         finally:
             channel.serving = False
+        reply["cpu_ms"] = round(max(0.0, cpu_seconds() - cpu_before) * 1000.0, 3)
         try:
             frame = protocol.encode(reply)
         except (TypeError, ValueError) as exc:

@@ -106,6 +106,15 @@ class SearchConfig:
     # and say how they compare (final.json "heldout_test"; two test evaluations, three when the
     # hand design is kept). The embedded sample's preset turns it on.
     heldout_test: bool = False
+    # Cost bounds on the final selection (docs/search.md, "Cost bounds"; docs/cost.md): only a node
+    # whose latest evaluation's CPU per remembered turn (host encoding counted cold, and the guest)
+    # is at most this many milliseconds may be selected, the best hand design the selection is held
+    # to included (the best one within the bounds). The meta agents are told the bound and offer a
+    # parent over it cheaper stages. 0: no bound.
+    max_ingest_ms_per_turn: float = 0.0
+    # The same for the mean CPU milliseconds of one recall (retrieve: host encoding cold, and the
+    # guest), not its wall-clock p95, which moves with the machine's load. 0: no bound.
+    max_recall_ms: float = 0.0
 
     def __post_init__(self) -> None:
         problems = []
@@ -125,7 +134,7 @@ class SearchConfig:
             problems.append(f"search.question_budget must be >= 0 (0: no budget), got {self.question_budget}")
         if self.sample_questions < 0:
             problems.append(f"search.sample_questions must be >= 0 (0: automatic), got {self.sample_questions}")
-        for name in ("c_e", "c_g", "kappa", "z", "early_stop_z"):
+        for name in ("c_e", "c_g", "kappa", "z", "early_stop_z", "max_ingest_ms_per_turn", "max_recall_ms"):
             if getattr(self, name) < 0:
                 problems.append(f"search.{name} must be >= 0, got {getattr(self, name)}")
         if self.alpha <= 0:

@@ -75,7 +75,7 @@ def race_arms(stats: TreeStats, config: SearchConfig) -> list[NodeStats]:
     near-copies of the leader, whose small samples rank them closely, take every arm; where all
     arms are alike, the bound ranks them as μ does."""
     pool = [v for v in stats.nodes
-            if not v.failed and v.n > 0 and not v.stopped and not policy.is_hand_design(v)]
+            if not v.failed and v.n > 0 and not v.stopped and not policy.is_hand_design(v) and policy.fits(v)]
     bar = policy.reference(stats) if pool else None
     arms: list[NodeStats] = []
     for v in sorted(pool, key=lambda v: (-arm_bound(v, bar, config), -v.mean, v.id)):

@@ -54,7 +54,8 @@ class MetaContext:
         return GenerationContext.build(
             self.parent_view(parent_id, tree), node_id=node_id, seed=seed,
             improvements=self.improvements(tree), tree_sources=self.sources(tree),
-            scored=self.scored_programs(tree), siblings_in_flight=siblings_in_flight, budget=budget)
+            scored=self.scored_programs(tree), siblings_in_flight=siblings_in_flight, budget=budget,
+            bounds=tree.bounds)
 
     def parent_view(self, node_id: int, tree: Tree) -> ParentView:
         """The parent with its LATEST committed evaluation, found by its index (not by n − 1:

@@ -74,7 +74,7 @@ from typing import Literal
 from automemo.search.config import SearchConfig
 from automemo.search.regimes import Regime, complete, regime_for
 from automemo.search.tree_stats import (TIE_TOLERANCE, NodeStats, PairedDifference, TreeStats, paired_scores,  # noqa: F401
-                                        evaluated_children, is_hand_design, paired, reference,
+                                        evaluated_children, fits, is_hand_design, paired, reference,
                                         standard_error)
 
 @dataclass(frozen=True)
@@ -296,7 +296,9 @@ def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
         raise ValueError("with a question budget the final confirmation is a race: "
                          "automemo.search.halving.final_confirmation")
     bar = reference(stats)
-    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and not is_hand_design(v)),
+    # With cost bounds only the nodes within them are candidates (the bar is the best hand
+    # design within them, `reference`).
+    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and not is_hand_design(v) and fits(v)),
                     key=lambda v: (-v.mean, v.id))
     out: list[ConfirmedCandidate] = []
     for v in ranked[:config.confirm_top]:
@@ -343,7 +345,7 @@ def shallowest_within(stats: TreeStats, config: SearchConfig, leader: NodeStats,
     depth = generations(stats, leader)
     best, chosen = (depth, 0.0, 0), leader
     for v in stats.nodes:
-        if v.failed or v.n == 0 or is_hand_design(v) or v.id == leader.id:
+        if v.failed or v.n == 0 or is_hand_design(v) or v.id == leader.id or not fits(v):
             continue
         if not set(bar.task_scores) <= set(v.task_scores):
             continue
@@ -368,10 +370,12 @@ def shallowest_within(stats: TreeStats, config: SearchConfig, leader: NodeStats,
 
 def select_final(stats: TreeStats, config: SearchConfig) -> NodeStats:
     """With exact evaluation, the confirmation's choice (`confirm_final`); otherwise argmax of
-    `selection_bound` (the LCB) over evaluated nodes, a tie to the older node."""
+    `selection_bound` (the LCB) over evaluated nodes within the cost bounds (all of them when
+    none is), a tie to the older node."""
     evaluated = [v for v in stats.nodes if not v.failed and v.n > 0]
     if not evaluated:
         raise ValueError("no evaluated node to select from")
+    evaluated = [v for v in evaluated if fits(v)] or evaluated
     if uses_task_uncertainty(stats, config):
         return stats.node(confirm_final(stats, config).chosen)
     bounds = {v.id: selection_bound(v, stats, config) for v in evaluated}

@@ -303,4 +303,5 @@ def _evaluation_record(node_id: int, k: int, result: EvaluationResult, guards: t
         evidence_dir=f"nodes/{node_id}/evaluations/{k}",
         exact=result.exact, task_scores=result.task_scores(),
         questions=tuple(t.task_id for t in result.tasks), guard_scores=result.task_metrics(guards),
+        cost=dict(result.cost),
     )

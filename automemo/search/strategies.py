@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from automemo.search import halving, policy
 from automemo.search.config import SearchConfig
-from automemo.search.policy import TIE_TOLERANCE, Action, NodeStats, TreeStats
+from automemo.search.policy import TIE_TOLERANCE, Action, NodeStats, TreeStats, fits
 
 ALMA_TEMPERATURE = 0.5
 ALMA_VISIT_PENALTY = 0.5
@@ -37,9 +37,12 @@ def _evaluated(stats: TreeStats) -> list[NodeStats]:
     return nodes
 
 
-def best_mean(stats: TreeStats) -> NodeStats:
-    """argmax μ over evaluated nodes; a tie goes to the node with more evaluations, then the older."""
+def best_mean(stats: TreeStats, *, bounded: bool = False) -> NodeStats:
+    """argmax μ over evaluated nodes (`bounded`: those within the cost bounds, all of them when
+    none is: the final selection); a tie goes to the node with more evaluations, then the older."""
     nodes = _evaluated(stats)
+    if bounded:
+        nodes = [v for v in nodes if fits(v)] or nodes
     best = max(v.mean for v in nodes)
     return min((v for v in nodes if best - v.mean <= TIE_TOLERANCE), key=lambda v: (-v.n, v.id))
 
@@ -94,7 +97,7 @@ class AlmaStrategy:
         return _draw(self.candidates(stats), seed)
 
     def select_final(self, stats: TreeStats) -> NodeStats:
-        return best_mean(stats)
+        return best_mean(stats, bounded=True)
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,7 @@ class GreedyStrategy:
         return Action("generate", best.id, best.mean)
 
     def select_final(self, stats: TreeStats) -> NodeStats:
-        return best_mean(stats)
+        return best_mean(stats, bounded=True)
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,7 @@ class RandomStrategy:
         return _draw(self.candidates(stats), seed)
 
     def select_final(self, stats: TreeStats) -> NodeStats:
-        return best_mean(stats)
+        return best_mean(stats, bounded=True)
 
 
 Strategy = TreeStrategy | AlmaStrategy | GreedyStrategy | RandomStrategy

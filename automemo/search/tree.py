@@ -8,6 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterable, Literal, Mapping
 
+from automemo.evaluation.cost_bounds import CostBounds
 from automemo.search.policy import NodeStats, TreeStats
 from automemo.search.question_policy import paired_means
 from automemo.search.questions import QuestionPlan, Race, load_plan, load_race
@@ -40,6 +41,7 @@ class Node:
     first_task_scores: Mapping[str, float] = field(default_factory=dict)  # its first evaluation's
     # Guard metrics per task (metric -> task -> value), merged over evaluations as task_scores are.
     guard_scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    cost: Mapping[str, float] = field(default_factory=dict)  # its latest evaluation's cost figures
 
     @property
     def first_score(self) -> float | None:
@@ -68,9 +70,10 @@ class Tree:
     None (every evaluation scores every validation question)."""
 
     def __init__(self, nodes: Iterable[Node] = (), plan: QuestionPlan | None = None,
-                 race: Race | None = None) -> None:
+                 race: Race | None = None, bounds: CostBounds = CostBounds()) -> None:
         self._nodes: dict[int, Node] = {}
         self.plan = plan
+        self.bounds = bounds  # the run's cost bounds: which nodes the final selection may take
         self.race = race  # the final confirmation's race once it started (halving.py)
         for node in nodes:
             self.add(node)
@@ -112,9 +115,14 @@ class Tree:
                     stopped=next((e["stopped"] for e in mine if e.get("stopped")), ""),
                     first_task_scores=(mine[0].get("task_scores") or {}) if mine else {},
                     guard_scores=guard_scores,
+                    cost=next((e["cost"] for e in reversed(mine) if e.get("cost")), {}),
                 )
             )
-        return cls(nodes, plan=load_plan(run.path), race=load_race(run.path))
+        try:
+            bounds = CostBounds.from_search(run.config().get("search") or {})
+        except (OSError, ValueError):  # a run folder without its config (a test's): no bounds
+            bounds = CostBounds()
+        return cls(nodes, plan=load_plan(run.path), race=load_race(run.path), bounds=bounds)
 
     # access ------------------------------------------------------------------------------------
 
@@ -202,6 +210,8 @@ class Tree:
                     guard_scores=n.guard_scores,
                     exact=n.exact,
                     reference=n.action == "transplant",
+                    cost=n.cost,
+                    outside="; ".join(self.bounds.violations(n.cost)) if n.n > 0 else "",
                 )
                 for n in live
             ),

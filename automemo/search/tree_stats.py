@@ -44,6 +44,10 @@ class NodeStats:
     # ended its scoring ("" when it did not).
     questions: int = 0
     stopped: str = ""
+    # The cost figures of its latest evaluation (automemo.evaluation.cost), and why they are
+    # outside the search's cost bounds (automemo.evaluation.cost_bounds; "" within them, or no bounds).
+    cost: Mapping[str, float] = field(default_factory=dict)
+    outside: str = ""
 
 
 @dataclass(frozen=True)
@@ -139,13 +143,19 @@ def is_hand_design(v: NodeStats) -> bool:
     return v.reference or v.parent is None
 
 
+def fits(v: NodeStats) -> bool:
+    """Whether v is within the search's cost bounds (always, without bounds)."""
+    return not v.outside
+
+
 def reference(stats: TreeStats) -> NodeStats:
-    """The best hand design (root or swept seed) by μ, the older on a tie: the bar. Once the
-    final confirmation's race started, the bar it races with (asking it more questions moves
-    its μ, and the bar must not change under the race)."""
+    """The best hand design (root or swept seed) by μ, the older on a tie: the bar. With cost
+    bounds, the best one within them; when none is, the best of all (the selection then says
+    that no hand design fits). Once the final confirmation's race started, the bar it races with
+    (asking it more questions moves its μ, and the bar must not change under the race)."""
     if stats.race is not None and any(v.id == stats.race.bar for v in stats.nodes):
         return stats.node(stats.race.bar)
     designs = [v for v in stats.nodes if not v.failed and v.n > 0 and is_hand_design(v)]
     if not designs:
         raise ValueError("no evaluated hand design (root or swept seed) in the tree")
-    return max(designs, key=lambda v: (v.mean, -v.id))
+    return max([v for v in designs if fits(v)] or designs, key=lambda v: (v.mean, -v.id))

@@ -21,7 +21,9 @@ from automemo.llm.ledger import Ledger
 from automemo.runs.records import SEARCH_STEP_KINDS, ActionRecord, EvaluationRecord, NodeRecord, Outcome
 from automemo.runs.rundir import RunDir
 from automemo.search import halving, policy
+from automemo.evaluation.cost_bounds import CostBounds
 from automemo.search.config import SearchConfig
+from automemo.search.cost_front import CostFront, cost_front
 from automemo.search.strategies import strategy_for
 from automemo.search.tree import Tree
 
@@ -42,6 +44,8 @@ class NodeView:
     policy_mean: float | None = None
     questions: int = 0            # validation questions its evaluations asked
     stopped: str = ""             # why early stopping ended its scoring ("" when it did not)
+    cost: Mapping[str, Any] = field(default_factory=dict)  # its latest evaluation's cost figures
+    outside: str = ""             # why it is outside the run's cost bounds ("" within, or none)
 
     def __getattr__(self, name: str) -> Any:
         # The record's fields read as the node's own (node.id, node.summary, node.failure ...).
@@ -135,10 +139,12 @@ class RunView:
         records = [NodeRecord.from_row(row) for row in run.nodes()]
         # μ as the policy reads it (Tree.stats: paired with a question budget), for every reader
         means = {v.id: v.mean for v in tree.stats().nodes if v.n > 0} if tree.total_evaluations else {}
+        outside = {v.id: v.outside for v in tree.stats().nodes}
         nodes = tuple(
             NodeView(r, tree.node(r.id).scores, lcbs.get(r.id), selected=r.id == selected,
                      uncertainty=spreads.get(r.id), policy_mean=means.get(r.id),
-                     questions=len(tree.node(r.id).asked), stopped=tree.node(r.id).stopped)
+                     questions=len(tree.node(r.id).asked), stopped=tree.node(r.id).stopped,
+                     cost=tree.node(r.id).cost, outside=outside.get(r.id, ""))
             for r in records
         )
         return cls(
@@ -149,6 +155,22 @@ class RunView:
             spend=_spend(run, config), uncertainty_source=source, lead=lead, confirmation=confirmation,
             questions=_questions(tree, search), metric=_ranking_metric(config), _by_id={n.id: n for n in nodes},
         )
+
+    @property
+    def bounds(self) -> Mapping[str, Any] | None:
+        """The cost bounds the selection is held to (final.json's "bounds", or as they stand)."""
+        if self.final is not None and "bounds" in self.final:
+            return self.final["bounds"]
+        if not self.total_evaluations or self.selected_id is None:
+            return None
+        return bounds_document(Tree.from_rundir(self.run).stats(), self.search, self.selected_id)
+
+    @property
+    def front(self) -> CostFront:
+        """The run's quality / cost front and the cheapest node within z SE of the best."""
+        if not self.total_evaluations:
+            return CostFront((), (), None, None, self.search.z)
+        return cost_front(Tree.from_rundir(self.run).stats(), self.search.z)
 
     @property
     def uncertainty_rule(self) -> str:
@@ -268,9 +290,50 @@ class RunView:
             "candidates": [{"node_id": n.id, "mean": n.mean, "n": n.n, "lcb": n.lcb,
                             "uncertainty": n.uncertainty, "questions": n.questions,
                             **({"stopped": n.stopped} if n.stopped else {}),
+                            **({"outside_bounds": n.outside} if n.outside else {}),
+                            "cost": dict(n.cost),
                             "bound": policy.selection_bound(stats.node(n.id), stats, self.search)}
                            for n in evaluated],
+            "bounds": bounds_document(stats, self.search, chosen.id),
+            "cost_front": cost_front(stats, self.search.z).to_dict(),
         }
+
+
+def bounds_document(stats: policy.TreeStats, search: SearchConfig, chosen: int) -> dict[str, Any] | None:
+    """final.json's "bounds": the cost bounds the selection was held to, whether the chosen node
+    and the best hand design fit them, and, when no hand design does, a sentence saying so; None
+    without bounds."""
+    bounds = CostBounds.from_search(search)
+    if not bounds.active:
+        return None
+    designs = [v for v in stats.nodes if not v.failed and v.n > 0 and policy.is_hand_design(v)]
+    bar = policy.reference(stats) if designs else None
+    pick = stats.node(chosen)
+    note = ""
+    if bar is not None and bar.outside:
+        note = (f"no hand design fits the bounds ({bounds.describe()}): the best of them, #{bar.id}, is "
+                f"outside ({bar.outside})")
+        note += ("; the selection is over the bounds too" if pick.outside
+                 else f"; #{pick.id}, within the bounds, is chosen over it")
+    elif pick.outside:
+        note = f"no evaluated node fits the bounds ({bounds.describe()}); #{pick.id} is outside ({pick.outside})"
+    return {**bounds.to_dict(), "describe": bounds.describe(), "chosen_fits": not pick.outside,
+            "bar": bar.id if bar is not None else None, "bar_fits": bar is not None and not bar.outside,
+            "outside": {str(v.id): v.outside for v in stats.nodes if v.outside}, "note": note}
+
+
+def bounds_lines(bounds: Mapping[str, Any] | None) -> list[str]:
+    """final.json's "bounds" in words, as `automemo tree` prints them."""
+    if not bounds:
+        return []
+    lines = [f"cost bounds: {bounds['describe']}; the selection "
+             + ("fits them" if bounds["chosen_fits"] else "is OUTSIDE them")
+             + (f"; bar #{bounds['bar']} (the best hand design within them)" if bounds.get("bar_fits") else "")]
+    if bounds.get("note"):
+        lines.append(f"  {bounds['note']}")
+    for node, why in sorted((bounds.get("outside") or {}).items(), key=lambda x: int(x[0])):
+        lines.append(f"  #{node} outside: {why}")
+    return lines
 
 
 def _ranking_metric(config: Mapping[str, Any]) -> str | None:

@@ -23,6 +23,7 @@ from automemo.llm.messages import user_message
 from automemo.toolkit.api import ToolkitUnavailable
 from automemo.toolkit import matrix_wire
 from automemo.toolkit.embedding import CachedTextEncoder, Encoders
+from automemo.toolkit.encode_cost import ColdEncodeMeter
 
 if TYPE_CHECKING:
     from automemo.llm import LLMClient
@@ -53,8 +54,12 @@ class MemoServices:
         store_root: Path | str,
         node: int | str | None = None,
         quota: MemoQuota = MemoQuota(),
+        meter: ColdEncodeMeter | None = None,
     ) -> None:
+        """`meter`: charges the texts and images asked for as if nothing were cached (an
+        evaluation's cost figures, automemo.evaluation.cost); None: nothing is charged."""
         self.encoders = encoders
+        self.meter = meter
         self.llm = llm_client
         self.store_root = Path(store_root).resolve()
         self.node = node
@@ -97,6 +102,12 @@ class MemoServices:
         with self._lock:
             failures, self._host_failures = self._host_failures, []
         return failures
+
+    @property
+    def cold_encode_ms(self) -> float:
+        """CPU milliseconds the host's encoders would have spent on this session's requests with
+        nothing cached, each distinct text or image once (0 without a meter)."""
+        return self.meter.charged_ms if self.meter is not None else 0.0
 
     def usage(self) -> dict[str, int]:
         with self._lock:
@@ -158,6 +169,8 @@ class MemoServices:
         packed = params.get("packed", False)
         if not isinstance(packed, bool):
             raise ServiceError(f"toolkit.embed_text: packed must be true or false, got {packed!r}")
+        if self.meter is not None:
+            self.meter.texts(texts)
         if isinstance(self.encoders.text, CachedTextEncoder):
             # Only what the encoder computes counts: a cached text costs a lookup. A LongMemEval
             # test split is 124,000 turns over ~27,000 distinct texts.
@@ -179,6 +192,8 @@ class MemoServices:
                 "vectors only; fall back to toolkit.embed_text"
             )
         self._spend("embed_items", len(texts), self.quota.max_embed_items, "embedded items")
+        if self.meter is not None:
+            self.meter.texts(texts, tokens=True)
         return [matrix_wire.pack(m, "float16") for m in self.encoders.text.embed_tokens(texts, node=self.node)]
 
     def _embed_image(self, params: dict) -> list[list[float]]:
@@ -188,6 +203,8 @@ class MemoServices:
             raise ServiceError("toolkit.embed_image: refs must be a list of ImageRef")
         paths = [self._image_path(ref, f"toolkit.embed_image: refs[{i}]") for i, ref in enumerate(refs)]
         self._spend("embed_items", len(paths), self.quota.max_embed_items, "embedded items")
+        if self.meter is not None:
+            self.meter.images([str(p) for p in paths])
         try:
             return self.encoders.image.embed_files(paths).tolist()
         except ValueError as exc:

@@ -238,6 +238,19 @@ class MiniLMEncoder:
         return [row[keep].astype(np.int32).tobytes() if keep.sum() >= window else None
                 for row, keep in zip(ids, mask)]
 
+    def piece_counts(self, texts: Sequence[str]) -> list[int]:
+        """The word pieces a forward pass reads of each text: its own, [CLS] and [SEP] included,
+        cut at the window and padded to the next `PAD_BUCKET` as `_encode_part` pads it. What a
+        text costs is about proportional to this (automemo.toolkit.encode_cost)."""
+        if not texts:
+            return []
+        model = self._model()
+        preprocess = getattr(model, "preprocess", None) or model.tokenize
+        with self._lock:  # a fast tokenizer is not to be used by two threads at once
+            features = preprocess(list(texts))
+        lengths = features["attention_mask"].sum(dim=1).tolist()
+        return [-(-int(n) // PAD_BUCKET) * PAD_BUCKET for n in lengths]
+
     def encode_tokens(self, texts: Sequence[str], *, node: Any = None) -> list[np.ndarray]:
         """Each text's contextual token embeddings (word pieces, [CLS] and [SEP] included, no
         padding), one L2-normalised row per token: what ColBERT-style late interaction

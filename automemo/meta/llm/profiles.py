@@ -27,8 +27,8 @@ from automemo.meta.llm.analysis import FEEDBACK_SCHEMA, analyse, analysis_messag
 from automemo.meta.llm.compact import example_edit, shown_source, tunable_lines, weak_spots
 from automemo.meta.llm.conversation import MetaConversation, PromptTooLong, UnusableReply
 from automemo.meta.llm.prompt_trimming import TRIMS, Trim, estimate_prompt_tokens
-from automemo.meta.llm.prompts import (helpers_context, improvements_context, inspirations_context, memolib_api,
-                                       render_meta, siblings_context)
+from automemo.meta.llm.prompts import (cost_context, helpers_context, improvements_context, inspirations_context,
+                                       memolib_api, render_meta, siblings_context)
 
 T = TypeVar("T")
 
@@ -142,7 +142,7 @@ class FullProfile(PromptProfile):
                 parent=_parent_vars(parent, config), feedback=feedback,
                 improvements=improvements_context(improvements, config), show_ideas=trim.ideas,
                 siblings=siblings, inspirations=shown_inspirations,
-                edit_mode=agent.config.llm.edit_mode,
+                edit_mode=agent.config.llm.edit_mode, cost=cost_context(context),
             )
             if prefix is not None and level <= prefix[2]:
                 prompt = render_meta("meta_generate", contract, in_conversation=True, **variables)
@@ -225,7 +225,7 @@ class CompactProfile(PromptProfile):
                     "source": shown_source(context.parsed, agent.config.llm.source_chars)},
             tunables=tunable_lines(context.parsed), weak=weak_spots(parent),
             siblings=siblings_context(parent.children, agent.config),
-            example=example, edit_mode=agent.config.llm.edit_mode,
+            example=example, edit_mode=agent.config.llm.edit_mode, cost=cost_context(context),
         )
         messages = [system_message(agent.system), user_message(prompt)]
         how: dict[str, str] = {}

@@ -21,9 +21,12 @@ from typing import Any, Mapping, Sequence
 from automemo.contract import INTERFACE_VERSION, Budget
 from automemo.meta.source import syntax
 from automemo.meta.config import MetaConfig
-from automemo.meta.context import ChildAttempt, Improvement, ParsedSource, ScoredProgram, weak_types
+from automemo.evaluation.cost import cost_line
+from automemo.meta.context import (ChildAttempt, GenerationContext, Improvement, ParsedSource, ScoredProgram,
+                                   weak_types)
 from automemo.prompting import render
 from automemo.sandbox.base import Limits
+from automemo.toolkit.encode_cost import DEFAULT_RATES
 
 TEMPLATES = ("meta_analysis", "meta_generate", "meta_initialize", "meta_repair")
 
@@ -273,6 +276,17 @@ def improvements_context(improvements: Sequence[Improvement], config: MetaConfig
             }
         )
     return out
+
+
+def cost_context(context: GenerationContext) -> dict[str, Any]:
+    """What the generate prompt says of cost (prompts/_cost.j2): the search's cost bounds, the
+    parent's figures and whether it is over; {} without bounds."""
+    if not context.bounds.active:
+        return {}
+    rate = next((r for r in DEFAULT_RATES.measured() if r.unit == "word piece"), None)
+    return {"bounds": context.bounds.describe(), "over": context.over_bounds,
+            "line": cost_line(context.parent_cost) if context.parent_cost else "not measured",
+            "ms_per_piece": f"{rate.ms_per_unit:.2f}" if rate is not None else "0.5"}
 
 
 def render_meta(name: str, context: Mapping[str, Any], **variables: Any) -> str:

@@ -32,6 +32,7 @@ from automemo.meta.offline.crossover import (Routes, best_partner, complement, c
 from automemo.meta.rule_diagnosis import rule_based_diagnosis
 from automemo.meta.offline.generator import (CompositionalGenerator, RankerFit, RouterFit, StructuralMove,
                                              TrainQuestions)
+from automemo.meta.offline.moves import cheapen
 from automemo.meta.source.recipe import Recipe, render_recipe
 from automemo.meta.source.tunables import apply, can_move, perturb_value
 from automemo.paths import SEEDS_DIR, list_seeds
@@ -72,7 +73,9 @@ class OfflineMetaAgent(MetaAgent):
         draw = random.Random(f"operator:{context.seed}:{context.node_id}")
         options = {name: op for name, op in self.operators(context, rng).items()
                    if self.config.offline.operator_rate(name) > 0}
-        made = None
+        # A parent over a cost bound gets a cheaper stage first (its score is what it is; the
+        # selection cannot take it): the draw below only when nothing is left to make cheaper.
+        made = self._cheaper(context, rng) if context.over_bounds else None
         while options and made is None:
             names = sorted(options)
             name = draw.choices(names, weights=[self.config.offline.operator_rate(n) for n in names])[0]
@@ -160,6 +163,31 @@ class OfflineMetaAgent(MetaAgent):
         if made is None or made[0] == recipe or made[0] in known:
             return None  # nothing new: the draw goes on among the other operators
         return render_recipe(made[0]), made[1].record()
+
+    def _cheaper(self, context: GenerationContext, rng: random.Random) -> Made | None:
+        """The parent's recipe with its most expensive stage made cheaper (moves.cheapen); a
+        parent that is no recipe is composed into a starter first, made cheaper too. None when
+        nothing new comes of it."""
+        recipe, over = context.parsed.recipe, context.over_bounds
+        composed = None
+        if recipe is None:
+            if not self.generator.can_compose(context.tree_recipes):
+                return None
+            recipe, composed = self.generator.compose(rng, context.tree_recipes)
+        made, steps = cheapen(recipe, over), []
+        while made is not None and made[0] in context.tree_recipes:  # cheaper still: the tree has that one
+            steps.append(made[1])
+            made = cheapen(made[0], over)
+        if made is None:
+            return (render_recipe(recipe), composed.record()) if composed is not None else None
+        child, move = made
+        record = move.record()
+        if steps:  # every stage the child changed, not only the last
+            record["summary"] = "; ".join(m.summary.split(", the parent")[0] for m in steps) + f"; {move.summary}"
+            record["changes"] = {k: v for m in [*steps, move] for k, v in m.changes.items()}
+        if composed is not None:
+            record["summary"] = f"{composed.summary}; {record['summary']}"
+        return render_recipe(child), record
 
     def _compose(self, context: GenerationContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
         recipe, move = self.generator.compose(rng, context.tree_recipes)

@@ -254,3 +254,35 @@ def untried_starters(tried: Sequence[Recipe]) -> list[Recipe]:
 def pick_starter(rng: random.Random, tried: Sequence[Recipe]) -> Recipe:
     untried = untried_starters(tried)
     return untried[0] if untried else rng.choice(STARTERS)
+
+
+# What makes remembering or recalling expensive, cheapest change first: a dense index embeds
+# every unit at update (lazy embeds only BM25's candidates, at recall, and with no dense index
+# left the fitted ranker's dense signals go lazy too: its pool only), a second view or a
+# window unit embeds every turn again or longer, late interaction embeds token matrices, passages
+# embed every passage, image units embed every picture's text, the ranker's signals embed every
+# unit, MMR needs every unit's vector (docs/cost.md).
+CHEAPER = (
+    ("lazy dense", lambda r: r.pipeline.indexes in ("both", "dense"), {"indexes": "lazy"}),
+    ("turn units", lambda r: r.unit in ("multi", "window"), {"unit": "turn"}),
+    ("no late interaction", lambda r: r.pipeline.late, {"late": False}),
+    ("no passages", lambda r: r.pipeline.passages != "off", {"passages": "off"}),
+    ("no MMR", lambda r: r.pipeline.mmr, {"mmr": False}),
+    ("no image units", lambda r: r.pipeline.images, {"images": False}),
+    ("no ranker", lambda r: r.pipeline.rank, {"rank": False}),
+)
+
+
+def cheapen(recipe: Recipe, over: str) -> tuple[Recipe, Move] | None:
+    """The recipe with its most expensive stage replaced by a cheaper one (`CHEAPER`, in order),
+    every route's copy of that stage too; None when nothing is left to make cheaper. `over`
+    says which bound the parent is over (the move's summary names it)."""
+    for name, applies, changes in CHEAPER:
+        routed = {t: {k: v for k, v in c.items() if k not in changes} for t, c in recipe.routes.items()}
+        if applies(recipe) or routed != dict(recipe.routes):
+            child = dataclasses.replace(with_values(recipe, changes) if applies(recipe) else recipe, routes=routed)
+            if child == recipe:
+                continue
+            return child, Move("cheapen", f"cheapen: {name} ({_say(changes)}), the parent is over a cost bound "
+                                          f"({over})", _changed(recipe, changes))
+    return None

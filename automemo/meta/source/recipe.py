@@ -68,7 +68,7 @@ class Knob:
 class Pipeline:
     """The retrieve stages: what a question goes through between its text and the payload."""
 
-    indexes: str = "both"         # bm25 | dense | both
+    indexes: str = "both"         # bm25 | dense | both | lazy (BM25's candidates embedded at recall)
     fusion: str = "rrf"           # rrf | weighted (only with both indexes)
     rrf_k: int = 60
     dense_weight: float = 0.5     # weighted fusion: the dense ranking's share
@@ -137,7 +137,8 @@ KNOBS: tuple[Knob, ...] = (
     Knob("unit", "UNIT", "choice turn|window|multi|session", "encode",
          "a unit is a turn (round), a turn read with its neighbours, both views fused, or a session"),
     Knob("scope", "SCOPE", "choice user|all", "store", "search only the asking user's memory, or all"),
-    Knob("indexes", "INDEXES", "choice bm25|dense|both", "index", "lexical, dense, or both"),
+    Knob("indexes", "INDEXES", "choice bm25|dense|both|lazy", "index",
+         "lexical, dense, both, or lazy (BM25's candidates embedded at recall: no encoding at update)"),
     Knob("fusion", "FUSION", "choice rrf|weighted", "fusion", "how two rankings become one"),
     Knob("rrf_k", "RRF_K", "int 1..100", "fusion", "reciprocal-rank constant"),
     Knob("dense_weight", "DENSE_WEIGHT", "float 0.0..1.0", "fusion", "dense share in weighted fusion"),
@@ -291,7 +292,7 @@ def _entry(value: Any, indent: str) -> str:
 def describe(recipe: Recipe) -> str:
     """A one-line account of the recipe, for summaries."""
     p = recipe.pipeline
-    parts = [f"{recipe.unit} units", {"both": "BM25+dense", "bm25": "BM25", "dense": "dense"}[p.indexes]]
+    parts = [f"{recipe.unit} units", {"both": "BM25+dense", "bm25": "BM25", "dense": "dense", "lazy": "BM25+lazy dense"}[p.indexes]]
     if p.indexes == "both":
         parts.append(f"RRF k={p.rrf_k}" if p.fusion == "rrf" else f"weighted dense {p.dense_weight}")
     if p.window:

@@ -11,6 +11,7 @@ sandbox. A fix here lands in every program that uses it.
 | `text` | tokens, clipping, hosts, action verbs, a task's query text |
 | `bm25` | `BM25Index`: Okapi BM25 lexical search |
 | `dense` | `DenseIndex`: embedded texts, cosine search |
+| `lazy` | `LazyDense`: texts embedded only when a first stage names them as candidates, then ranked by cosine (remembering costs what BM25 costs) |
 | `buffers` | `GrowingArray`: numpy rows appended at amortised O(1), read in place |
 | `vectors` | normalised matrices, top-k, cosine and faiss search, `ScopedIndex` |
 | `ann` | the HNSW graphs a faiss-backed collection moves to past `APPROXIMATE_ROWS`, one search with an exact row filter |
@@ -43,6 +44,7 @@ from automemo.toolkit.memolib.expand import expand, mmr, neighbours
 from automemo.toolkit.memolib.feedback import expanded_search, feedback_terms
 from automemo.toolkit.memolib.hierarchy import SessionIndex, hierarchical
 from automemo.toolkit.memolib.late import TokenIndex, maxsim
+from automemo.toolkit.memolib.lazy import LazyDense
 from automemo.toolkit.memolib.coverage import coverage, is_count_question, session_diversity
 from automemo.toolkit.memolib.crossfit import CROSS_FIT_FOLDS, conversation_folds, held_out
 from automemo.toolkit.memolib.latest import is_state_question, latest_state

@@ -43,6 +43,7 @@ from automemo.toolkit.memolib.fusion import RRF_K
 from automemo.toolkit.memolib.hierarchy import SessionIndex
 from automemo.toolkit.memolib.late import TokenIndex
 from automemo.toolkit.memolib.latest import is_state_question
+from automemo.toolkit.memolib.lazy import LazyDense
 from automemo.toolkit.memolib.listing import is_list_question
 from automemo.toolkit.memolib.speakers import speaker_ranking
 from automemo.toolkit.memolib.temporal import DateIndex, is_time_question
@@ -111,9 +112,15 @@ class RankingSignals:
     its pictures, in the store's order), each unit indexed alone and with its neighbours."""
 
     def __init__(self, embed_text: Callable, dim: int | None = None, embed_tokens: Callable | None = None,
-                 vector_index: Any = None) -> None:
+                 vector_index: Any = None, *, lazy: bool = False) -> None:
+        """`lazy`: the dense signals embed only the pool's units, when a question first reaches
+        them (`LazyDense`), not every unit at update: remembering costs what BM25 costs, the pool
+        comes from the two BM25 searches (and `prior`), and the dense rankings order the pool
+        alone (docs/cost.md). A ranker fitted on the full signals reads them as they are."""
         self.lexical = [BM25Index(), BM25Index()]
-        self.dense = [DenseIndex(embed_text, dim, vector_index=vector_index) for _ in range(2)]
+        self.lazy = lazy
+        self.dense: list[Any] = ([LazyDense(embed_text) for _ in range(2)] if lazy else
+                                 [DenseIndex(embed_text, dim, vector_index=vector_index) for _ in range(2)])
         self.tokens = TokenIndex(embed_tokens) if embed_tokens is not None else None
         self.phrases = PhraseIndex()
         self.dates = DateIndex()
@@ -157,10 +164,12 @@ class RankingSignals:
         `prior`: the program's own order before the ranking stage, (row, score) best first (the
         `fused` signal); None: the reciprocal-rank fusion of the four searches; a function: the
         order it makes of the pool's rankings (name -> ranking), as the fit composes one."""
-        first = [index.search(query, pool, allowed) for index in (*self.lexical, *self.dense)]
+        first = [index.search(query, pool, allowed) for index in (self.lexical if self.lazy else (*self.lexical, *self.dense))]
         rows: list[int] = []
         for ranking in [*first, [] if callable(prior) else list(prior or ())[:pool]]:
             rows += [r for r, _ in ranking if r not in rows]
+        if self.lazy:  # the dense rankings of the pool, its units embedded now (each once)
+            first += [index.rerank(query, rows)[:pool] for index in self.dense]
         if not rows:
             return Candidates((), np.zeros((0, len(SIGNALS))))
         fused = _fused_order(first)
