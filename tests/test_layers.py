@@ -148,6 +148,8 @@ def test_named_layer_rules():
     assert not edges["search"] & {"config", "assembly", "cli", "report", "export"}
     assert not edges["runs"] & {"search", "evaluation", "meta", "cli"}
     assert not edges["interaction"] & {"agents", "benchmarks", "evaluation"}
+    # adaptation drives serve and search; the service only reads the versions it installs
+    assert "adapt" not in edges["serve"] and "adapt" not in edges["search"]
 
 
 # The runtime package holds runtime code only. What the benches run in place of a real part
