@@ -57,6 +57,10 @@ class AdaptConfig:
     # it has at least `min_blocks`.
     block_sessions: int = 10
     min_blocks: int = 4
+    # Candidates a round races, one after another until one wins: the search's selection, then
+    # its next best nodes by their pseudo-question mean (a selection the guard kinds veto is
+    # often a design the scored kind flatters, and the next node is another design).
+    race_candidates: int = 3
     # How often the server looks for namespaces to adapt (seconds).
     check_every_s: float = 30.0
 

@@ -129,13 +129,14 @@ def _adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConf
         write_sessions(sessions, [(history, "history")])
         blocks = _block_sessions(history.sessions, config)
         say(f"searching {history.sessions} sessions ({history.turns} turns) without labels, {config.steps} steps")
-        proposal = search(work, _config(served, sessions, config, blocks, root=live), live.read_text())
-        if proposal.is_live:
-            return result(Outcome.KEPT, "the search kept the live program", search=dict(proposal.search))
-        say(f"racing #{proposal.node_id} ({proposal.summary}) against the live program")
-        run = race(work, *_race_configs(served, sessions, config, blocks), live.read_text(), proposal.source, config.z)
-        if not run.won:
-            return result(Outcome.KEPT, _lost(run), race=run.summary(), search=dict(proposal.search))
+        proposals = search(work, _config(served, sessions, config, blocks, root=live), live.read_text(),
+                           config.race_candidates)
+        if not proposals:
+            return result(Outcome.KEPT, "the search kept the live program")
+        proposal, run, why = _first_winner(work, proposals, _race_configs(served, sessions, config, blocks),
+                                           live.read_text(), config, say)
+        if proposal is None:
+            return result(Outcome.KEPT, why, race=run.summary() if run else {}, search=dict(proposals[0].search))
         say("the candidate won; rebuilding this memory on it")
         record = VersionRecord(version=0, created=now(), program_sha256="", source=PER_USER, parent=live_version,
                                used={folder.name: history.seqs}, race=run.summary(), search=dict(proposal.search))
@@ -191,17 +192,19 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
         sessions = work / "sessions.jsonl"
         write_sessions(sessions, [(h, f"u{i + 1}") for i, (_, h) in enumerate(histories)])
         say(f"searching {len(histories)} users' histories without labels, {config.steps} steps")
-        proposal = search(work, _config(served, sessions, config, None, root=live), live.read_text())
-        if proposal.is_live:
-            return result(Outcome.KEPT, "the search kept the live program", search=_aggregate(proposal))
-        foreign = privacy.foreign_words(proposal.source, live.read_text())
-        if foreign:
-            return result(Outcome.REFUSED, f"the candidate carries {len(foreign)} word(s) of the users' text (a "
+        proposals = search(work, _config(served, sessions, config, None, root=live), live.read_text(),
+                           config.race_candidates)
+        if not proposals:
+            return result(Outcome.KEPT, "the search kept the live program")
+        clean = [p for p in proposals if not privacy.foreign_words(p.source, live.read_text())]
+        if not clean:
+            return result(Outcome.REFUSED, f"every candidate ({len(proposals)}) carries words of the users' text (a "
                                            f"fitted table); pooled adaptation carries only constants",
-                          search=_aggregate(proposal))
-        run = race(work, *_race_configs(served, sessions, config, None), live.read_text(), proposal.source, config.z)
-        if not run.won:
-            return result(Outcome.KEPT, _lost(run), race=run.summary(), search=_aggregate(proposal))
+                          search=_aggregate(proposals[0]))
+        proposal, run, why = _first_winner(work, clean, _race_configs(served, sessions, config, None),
+                                           live.read_text(), config, say)
+        if proposal is None:
+            return result(Outcome.KEPT, why, race=run.summary() if run else {}, search=_aggregate(clean[0]))
         used = {state.user_dir(u).name: h.seqs for u, h in histories}
         installed: dict[str, int] = {}
         for user, history in histories:
@@ -253,6 +256,21 @@ def one_round(path: Path) -> Iterator[bool]:
             yield False
             return
         yield True
+
+
+def _first_winner(work: Path, proposals: Sequence[Proposal], configs: tuple[list[Any], list[Any]], live: str,
+                  config: AdaptConfig, say: Callable[[str], None]) -> tuple[Proposal | None, Race | None, str]:
+    """Race the proposals in turn; the first that wins, its race and "" (else None, the last
+    race, and why none won)."""
+    runs: list[str] = []
+    run = None
+    for proposal in proposals:
+        say(f"racing #{proposal.node_id} ({proposal.summary}) against the live program")
+        run = race(work / f"race-{proposal.node_id}", *configs, live, proposal.source, config.z)
+        if run.won:
+            return proposal, run, ""
+        runs.append(f"#{proposal.node_id}: {_lost(run)}")
+    return None, run, f"no candidate won its race ({len(runs)} raced): " + "; ".join(runs)
 
 
 def _install(versions: NamespaceVersions, served: Served, history: History, proposal: Proposal,

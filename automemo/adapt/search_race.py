@@ -4,7 +4,9 @@ replaces the live program.
 
 The search is `automemo search --benchmark conversations --questions self` rooted at the live
 program (the seeds swept under it), so the live program is the search's bar. Its selection is
-the candidate. The race then scores the live program and the candidate on the held-out
+the first candidate; when it loses its race, the next best nodes by their mean are raced in turn
+(`AdaptConfig.race_candidates`), as the search's own confirmation takes the next candidate when
+one loses on a guard. The race then scores the live program and the candidate on the held-out
 conversations' pseudo-questions, written with another seed than the search's (a candidate is
 never judged on the questions it was chosen on), paired question by question: the candidate
 wins only when its mean difference is more than z paired SEs above 0, and it loses by no more
@@ -26,11 +28,10 @@ from automemo.adapt.config import AdaptConfig
 class Proposal:
     """What the round's search selected."""
 
-    source: str                 # the selection's program, as deployed (fits on all its questions)
+    source: str                 # the program, as deployed (fits on all its questions)
     node_id: int
     summary: str
-    is_live: bool               # the search kept the live program (its root)
-    search: Mapping[str, Any]   # steps, nodes, the selection's mean: the version's record
+    search: Mapping[str, Any]   # steps, nodes, the selection's and this node's mean: the version's record
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "source"}
@@ -91,8 +92,10 @@ def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfi
     return resolved
 
 
-def search(work: Path, run_config: Any, live_source: str) -> Proposal:
-    """Run the round's search in `work/runs/search`; its selection as deployed."""
+def search(work: Path, run_config: Any, live_source: str, candidates: int = 1) -> list[Proposal]:
+    """Run the round's search in `work/runs/search`; its selection as deployed, then (up to
+    `candidates` in all) the other evaluated nodes best by their mean, each a program other than
+    the live one and the ones before it. Empty: the search kept the live program."""
     from automemo.assembly import build_search
     from automemo.config import run_config_to_dict
     from automemo.meta.source.fitted import deployable_source
@@ -107,13 +110,26 @@ def search(work: Path, run_config: Any, live_source: str) -> Proposal:
     finally:
         assembled.close()
     view = RunView.load(run)
-    node_id = int(final["node_id"])
-    source = deployable_source(run.program_source(node_id))
     evaluated = [n for n in view.nodes if n.evaluated]
     record = {"steps": run_config.search.steps, "nodes": len(view.nodes), "evaluated": len(evaluated),
-              "selected": node_id, "selected_mean": float(final["mean"]), "summary": final.get("summary", ""),
+              "selected": int(final["node_id"]), "selected_mean": float(final["mean"]),
+              "summary": final.get("summary", ""),
               "root_mean": next((float(n.mean) for n in evaluated if n.id == 0), None)}
-    return Proposal(source, node_id, str(final.get("summary", "")), source == deployable_source(live_source), record)
+    selected = int(final["node_id"])
+    ranked = [selected] + [n.id for n in sorted(evaluated, key=lambda n: (-n.mean, n.id)) if n.id != selected]
+    seen = {deployable_source(live_source)}
+    out: list[Proposal] = []
+    for node_id in ranked:
+        if len(out) >= candidates or (node_id == selected and deployable_source(run.program_source(node_id)) in seen):
+            break  # the search kept the live program: nothing else is proposed
+        source = deployable_source(run.program_source(node_id))
+        if source in seen:
+            continue
+        seen.add(source)
+        node = view.node(node_id)
+        out.append(Proposal(source, node_id, str(node.summary), {**record, "candidate": node_id,
+                                                                 "candidate_mean": float(node.mean)}))
+    return out
 
 
 def race(work: Path, scored: Sequence[Any], guarded: Sequence[Any], live_source: str, candidate_source: str,
