@@ -1,18 +1,13 @@
-"""Adaptation of a served memory (automemo/adapt): a round installs a candidate only on a paired
-win and the server follows it; per-user and pooled rounds carry no user's words into another's
-memory; forgetting retires what was derived; a kill anywhere leaves one whole version serving;
-`serve --adapt` swaps while every recall is answered. Real processes, bubblewrap, MiniLM."""
+"""One adaptation round (automemo/adapt/round.py): a winner is installed only on a paired win and
+the server follows it; per-user and pooled rounds carry no user's words into another's memory;
+forgetting retires what was derived; a history too short is skipped; an operator's config reaches
+the round. Real processes, bubblewrap, MiniLM."""
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import subprocess
 import sys
-import time
-
-import pytest
 
 from adapttools import ROOT, chat_sessions, files_holding, served_state
 from automemo.adapt import privacy
@@ -109,76 +104,6 @@ def test_a_history_too_short_is_skipped_with_the_threshold(tmp_path):
     assert NamespaceVersions(state.user_dir("ana")).current() == 0
 
 
-def _adapt_command(state, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "automemo", "memory", "adapt", str(state.root), "--user", "ana", "--steps", "3",
-            "--sandbox", "bwrap", "--force", *extra]
-
-
-def test_a_kill_at_any_point_of_a_round_leaves_one_whole_version_serving(tmp_path):
-    export, state = served_state(tmp_path, {"ana": chat_sessions("ana")})
-    versions = NamespaceVersions(state.user_dir("ana"))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    log = (state.user_dir("ana") / "episodes.jsonl").read_bytes()
-    for delay in (2.0, 9.0, 16.0, 23.0):
-        proc = subprocess.Popen(_adapt_command(state), cwd=ROOT, env=env, start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        current = versions.current()
-        if current:  # the pointer names a version only once it is whole
-            read_manifest(versions.program_folder(current))
-            assert versions.record(current).retired is None
-        assert (state.user_dir("ana") / "episodes.jsonl").read_bytes() == log  # nothing acknowledged is touched
-    done = subprocess.run(_adapt_command(state), cwd=ROOT, env=env, capture_output=True, text=True)
-    assert done.returncode == 0 and done.stdout.startswith("installed"), done.stdout + done.stderr
-    assert not list(versions.root.glob(".staging-*"))  # a killed round's half-built version was swept
-    work = state.user_dir("ana") / "adapt-work"
-    assert not work.exists() or not any(work.iterdir())  # and its copy of the history
-
-
-def test_a_round_past_its_cpu_budget_is_stopped_and_installs_nothing(tmp_path):
-    export, state = served_state(tmp_path, {"ana": chat_sessions("ana")})
-    done = subprocess.run(_adapt_command(state, "--cpu-seconds", "3"), cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert done.returncode != 0
-    assert "past its budget of 3" in done.stderr
-    assert NamespaceVersions(state.user_dir("ana")).current() == 0
-
-
-def test_serve_adapt_swaps_in_the_background_while_every_recall_is_answered(tmp_path):
-    histories = {"ana": chat_sessions("ana")}
-    export, state = served_state(tmp_path, histories)
-    server = Server(export, state.root, "--adapt", "--adapt-steps", "3")
-    word = histories["ana"][5].steps[2].observation.split()[2]
-    answered, versions_seen = 0, set()
-    try:
-        deadline = time.time() + 240
-        while time.time() < deadline and 1 not in versions_seen:
-            answer = _recall(server, "ana", word)  # asserts 200: every recall is answered
-            answered += 1
-            versions_seen.add(answer["version"])
-            time.sleep(0.5)
-        health = call(server.url + "/healthz")[1]
-    finally:
-        server.stop()
-    assert versions_seen == {0, 1}, f"no swap after {answered} recalls"
-    assert health["adapt"]["mode"] == "per-user" and health["adapt"]["rounds_started"] >= 1
-    assert health["versions"][state.user_dir("ana").name] == 1  # by folder digest, never the user id
-    rounds = [json.loads(line) for line in (state.user_dir("ana") / "versions" / "rounds.jsonl").read_text().splitlines()]
-    assert rounds[-1]["outcome"] == "installed"
-
-
-@pytest.mark.parametrize("flags, said", [(["--adapt-steps", "3"], "belong to --adapt"),
-                                         (["--adapt", "--adapt-cpu-seconds", "0"], "must be above 0")])
-def test_adapt_flags_are_checked(tmp_path, flags, said):
-    export, state = served_state(tmp_path, {})
-    done = subprocess.run([sys.executable, "-m", "automemo", "serve", str(export), "--state", str(state.root),
-                           "--port", "1", *flags], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert done.returncode != 0 and said in done.stderr
-
-
 def test_an_operator_config_with_the_question_role_has_the_llm_write_the_questions(tmp_path):
     from automemo.adapt.search_race import round_config
 
@@ -194,15 +119,3 @@ def test_an_operator_config_with_the_question_role_has_the_llm_write_the_questio
                            config_file=toml)
     assert written.benchmark.questions == "llm" and written.benchmark.pseudo.max_questions == 50
     assert written.search.root == str(export / "program.py") and written.search.steps == FAST.steps
-
-
-def test_a_server_adapts_only_when_asked():
-    import argparse
-
-    from automemo.cli import serve_cmd
-
-    parser = argparse.ArgumentParser()
-    serve_cmd.register(parser.add_subparsers())
-    assert serve_cmd._adapt_config(parser.parse_args(["serve", "memo"])) is None
-    asked = serve_cmd._adapt_config(parser.parse_args(["serve", "memo", "--adapt", "--adapt-steps", "4"]))
-    assert asked.steps == 4 and asked.max_parallel == AdaptConfig().max_parallel
