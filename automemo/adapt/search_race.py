@@ -3,7 +3,8 @@ label-free search that proposes a candidate, and the paired race that decides wh
 replaces the live program.
 
 The search is `automemo search --benchmark conversations --questions self` rooted at the live
-program (the seeds swept under it), so the live program is the search's bar. Its selection is
+program (without the seed sweep by default: a round refines what a user is served), so the live
+program is the search's bar. Its selection is
 the first candidate; when it loses its race, the next best nodes by their mean are raced in turn
 (`AdaptConfig.race_candidates`), as the search's own confirmation takes the next candidate when
 one loses on a guard. The race then scores the live program and the candidate on the held-out
@@ -78,7 +79,8 @@ def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfi
         "budget": dict(manifest.get("budget") or {}),
         "embeddings": {k: v for k, v in (manifest.get("embeddings") or {}).items() if k != "cache_path"},
         "evaluation": {"quiet": True},
-        "search": {"steps": config.steps, "seed": search_seed, "heldout_test": False, "z": config.z},
+        "search": {"steps": config.steps, "seed": search_seed, "heldout_test": False, "z": config.z,
+                   "seed_sweep": config.sweep},
     }
     if root is not None:
         overrides["search"]["root"] = str(root)

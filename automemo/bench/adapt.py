@@ -44,7 +44,7 @@ def add_arguments(parser) -> None:
                         help="benchmark option, e.g. path=DIR (repeatable)")
     parser.add_argument("--mode", choices=("per-user", "pooled"), default="per-user", help="serve --adapt MODE")
     parser.add_argument("--program", default="hybrid_rag", metavar="SEED", help="the served hand design")
-    parser.add_argument("--steps", type=int, default=12, help="search steps of a round (default 12)")
+    parser.add_argument("--steps", type=int, default=20, help="search steps of a round (default 20)")
     parser.add_argument("--cpu-seconds", type=float, default=900.0, help="CPU seconds of a round (default 900)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="wait at most this long for the rounds")
     parser.add_argument("--out", type=Path, help="the JSON (default: printed only)")
