@@ -91,6 +91,9 @@ def stamp(day: datetime) -> str:
 def write_synthetic_longmemeval(path: Path, shape: SyntheticShape = SyntheticShape()) -> SyntheticFile:
     """Write the file of `shape` to `path` (the same bytes for the same shape, as `json.dumps` of
     the whole list would write them) and say what it holds."""
+    if shape.pool < shape.sessions - 1 or shape.sessions < 3:
+        raise ValueError(f"a haystack of {shape.sessions} sessions draws up to {shape.sessions - 1} fillers from "
+                         f"the pool: pool must be at least that and sessions at least 3, got pool {shape.pool}")
     rng = random.Random(shape.seed)
     words = vocabulary(rng)
     pool = [(f"sharegpt_{i:05d}_0", session(rng, words, shape.turns, shape.words)) for i in range(shape.pool)]
