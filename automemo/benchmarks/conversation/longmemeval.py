@@ -219,7 +219,8 @@ class _Reader:
                 continue
             unmarked += "has_answer" not in turn
             role = str(turn.get("role") or "unknown")
-            text = self._texts.setdefault(f"{role}: {content}", f"{role}: {content}")
+            text = f"{role}: {content}"
+            text = self._texts.setdefault(text, text)  # the key is the value: one string, not two
             kept.append((ti + 1, role, text))
             marked.append(turn.get("has_answer") is True)
         return _ParsedSession(tuple(kept), tuple(marked), unmarked, tuple(drops))
