@@ -6,7 +6,11 @@ Nothing in it is real data; what it holds is described in
 
     python3 scripts/longmemeval_synthetic.py /tmp/lme/longmemeval_synthetic_s.json \
         [--questions 500] [--sessions 50] [--turns 10] [--pool 2000] [--words 170] [--seed 0]
-    python3 scripts/longmemeval_synthetic.py /tmp/lme/synthetic_m.json --questions 249 --sessions 480
+    python3 scripts/longmemeval_synthetic.py /tmp/lme/synthetic_m.json --questions 249 --sessions 480 \
+        --fact-words
+
+(`--fact-words`: each question's fact in words no filler turn holds; an M haystack's ~5,000 turns
+hold any filler word by chance.)
 """
 
 from __future__ import annotations
@@ -26,7 +30,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     for field in dataclasses.fields(SyntheticShape):
-        parser.add_argument(f"--{field.name}", type=int, default=field.default)
+        if isinstance(field.default, bool):
+            parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name, default=field.default,
+                                action=argparse.BooleanOptionalAction)
+        else:
+            parser.add_argument(f"--{field.name}", type=int, default=field.default)
     args = parser.parse_args()
     shape = SyntheticShape(**{f.name: getattr(args, f.name) for f in dataclasses.fields(SyntheticShape)})
     written = write_synthetic_longmemeval(args.out, shape)

@@ -63,3 +63,28 @@ def test_an_evidence_session_marks_its_fact_turn_only():
     marked = next(t for t in turns if t["has_answer"])
     assert marked["role"] == "assistant" and marked["content"].startswith("My cat is Tom.")
     assert "has_answer" not in session(rng, vocabulary(rng, 50), 2, 3)[0]  # fillers carry no mark
+
+
+def test_with_fact_words_a_questions_topic_is_in_its_evidence_turns_only(tmp_path):
+    """In an M haystack (~5,000 turns) a filler word is in dozens of turns by chance; the M shape's
+    facts use words of their own, so a question still names its evidence by its words."""
+    import dataclasses
+
+    from automemo.bench.stand_ins.longmemeval_file import M_SHAPE
+
+    shape = dataclasses.replace(M_SHAPE, questions=4, sessions=40, turns=3, pool=60, words=30)
+    items = json.loads(write_synthetic_longmemeval(tmp_path / "m.json", shape).path.read_text())
+    topics = set()
+    for item in items:
+        topic = item["question"].removeprefix("What is my ").removesuffix("?")
+        topics.add(topic)
+        holding = [(sid, t) for sid, turns in zip(item["haystack_session_ids"], item["haystack_sessions"])
+                   for t in turns if topic in t["content"].split()]
+        if "_abs" in item["question_id"]:
+            continue
+        assert holding and all(sid in item["answer_session_ids"] and t.get("has_answer") for sid, t in holding)
+    assert len(topics) == len(items)  # each question its own
+    plain = dataclasses.replace(shape, fact_words=False)
+    a = write_synthetic_longmemeval(tmp_path / "a.json", plain).path.read_text()
+    b = write_synthetic_longmemeval(tmp_path / "b.json", shape).path.read_text()
+    assert json.loads(a)[0]["haystack_session_ids"] == json.loads(b)[0]["haystack_session_ids"]  # the rest alike

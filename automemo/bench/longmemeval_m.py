@@ -26,6 +26,7 @@ beside them. A 249-question file is the M-sized target (~1.8 GB, `--questions 24
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import resource
 import shlex
@@ -74,8 +75,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    shape = SyntheticShape(questions=args.questions, sessions=args.sessions_per_question, turns=args.turns,
-                           pool=args.pool)
+    shape = dataclasses.replace(M_SHAPE, questions=args.questions, sessions=args.sessions_per_question,
+                                turns=args.turns, pool=args.pool)
     if args.workdir is not None:
         return _run(args, shape, args.workdir)
     with tempfile.TemporaryDirectory(prefix="lme-m-") as tmp:

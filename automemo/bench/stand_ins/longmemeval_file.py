@@ -10,14 +10,16 @@ marked `has_answer` (so truncation never cuts it off), and filler sessions drawn
 `pool` sessions shared between haystacks, as the release shares sessions. The six question types
 take turns; every tenth question is an abstention question (`_abs`).
 
-S: `sessions=50, pool=2000` (~115k tokens a question in the release). M: `sessions=480` (the
-release's ~500; 249 questions of it are ~1.8 GB), where a shared pool is what makes a shared
+S: `sessions=50, pool=2000` (~115k tokens a question in the release). M (`M_SHAPE`):
+`sessions=480` (the release's ~500; 249 questions of it are ~1.8 GB), its facts in words of
+their own (`fact_words`), where a shared pool is what makes a shared
 session's parsing and encoding once worth it: with `pool=2000`, 249 questions hold ~119,000
 filler references to ~2,000 distinct sessions.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ from pathlib import Path
 TYPES = ("single-session-user", "single-session-assistant", "single-session-preference", "multi-session",
          "knowledge-update", "temporal-reasoning")
 SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "su", "do", "fa", "gi", "ho", "ju", "be")
+FACT_SYLLABLES = ("qua", "xe", "wy", "cri", "tho", "gly")  # never in a filler word (`SyntheticShape.fact_words`)
 VOCABULARY = 20000  # made-up words the turns are drawn from
 START = datetime(2023, 1, 1, 9, 0)  # the first possible session date
 
@@ -42,9 +45,15 @@ class SyntheticShape:
     pool: int = 2000        # filler sessions shared between haystacks
     words: int = 170        # made-up words a turn
     seed: int = 0
+    # The words of a question's fact from a vocabulary no filler uses (its own syllables), each
+    # question's its own. Off, they are filler words: in a haystack of ~5,000 turns of 170 words
+    # from 20,000, a fact's topic word is in ~40 other turns by chance, and the question no
+    # longer names its evidence by its words (bm25_rag scored 0 Recall@10 on such an M file).
+    # S keeps them off: its ~500 turns hold such a word ~4 times, and its figures were measured so.
+    fact_words: bool = False
 
 
-M_SHAPE = SyntheticShape(questions=249, sessions=480)
+M_SHAPE = SyntheticShape(questions=249, sessions=480, fact_words=True)
 """The issue's M-shaped target: 249 questions of ~480 sessions (the real M file: ~500)."""
 
 
@@ -96,6 +105,7 @@ def write_synthetic_longmemeval(path: Path, shape: SyntheticShape = SyntheticSha
                          f"the pool: pool must be at least that and sessions at least 3, got pool {shape.pool}")
     rng = random.Random(shape.seed)
     words = vocabulary(rng)
+    facts = _fact_vocabulary(shape) if shape.fact_words else None
     pool = [(f"sharegpt_{i:05d}_0", session(rng, words, shape.turns, shape.words)) for i in range(shape.pool)]
     path.parent.mkdir(parents=True, exist_ok=True)
     distinct: set[str] = set()
@@ -103,7 +113,7 @@ def write_synthetic_longmemeval(path: Path, shape: SyntheticShape = SyntheticSha
     with path.open("w", encoding="utf-8") as out:
         out.write("[")
         for qi in range(shape.questions):
-            item = _question(rng, words, pool, qi, shape)
+            item = _question(rng, words, pool, qi, shape, facts)
             out.write((", " if qi else "") + json.dumps(item))
             distinct.update(item["haystack_session_ids"])
             references += len(item["haystack_sessions"])
@@ -112,12 +122,26 @@ def write_synthetic_longmemeval(path: Path, shape: SyntheticShape = SyntheticSha
     return SyntheticFile(path, shape.questions, references, len(distinct), turns, path.stat().st_size)
 
 
+def _fact_vocabulary(shape: SyntheticShape) -> list[str]:
+    """Three words a question (topic, value, later value), none a filler word, none repeated:
+    every word of 3, then 4, ... fact syllables, shuffled."""
+    out: list[str] = []
+    length = 3
+    while len(out) < 3 * shape.questions:
+        out += ["".join(p) for p in itertools.product(FACT_SYLLABLES, repeat=length)]
+        length += 1
+    random.Random(f"facts-{shape.seed}").shuffle(out)
+    return out
+
+
 def _question(rng: random.Random, words: list[str], pool: list[tuple[str, list[dict]]], qi: int,
-              shape: SyntheticShape) -> dict:
+              shape: SyntheticShape, facts: list[str] | None = None) -> dict:
     qtype = TYPES[qi % len(TYPES)]
     abstention = qi % 10 == 9
     qid = f"syn{qi:05d}" + ("_abs" if abstention else "")
-    topic, value, later = rng.sample(words, 3)
+    topic, value, later = rng.sample(words, 3)  # drawn either way: the rest of the file stays the same
+    if facts is not None:
+        topic, value, later = facts[3 * qi:3 * qi + 3]
     n_evidence = 2 if qtype in ("multi-session", "knowledge-update") else 1
     facts = [f"My {topic} is {value}.", f"My {topic} is now {later}."][:n_evidence]
     role = "assistant" if qtype == "single-session-assistant" else "user"
