@@ -91,3 +91,66 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path):
     path.write_bytes(b'[{"a": "\xff\xfe"}]')
     with pytest.raises(DatasetError, match="not a text file"):
         list(iter_json_list(path, "a list"))
+
+
+class _Reads:
+    """`Path.open` of the file under test, recording every read: how much, and how much in all
+    before each item was handed over."""
+
+    def __init__(self, monkeypatch, path: Path) -> None:
+        self.sizes: list[int] = []
+        real_open, reads = Path.open, self
+
+        def recording_open(p, *args, **kwargs):
+            fh = real_open(p, *args, **kwargs)
+            if Path(p) != path:
+                return fh
+
+            class Handle:
+                def __enter__(self):
+                    return self
+
+                def __exit__(self, *exc):
+                    fh.close()
+
+                def read(self, n=-1):
+                    text = fh.read(n)
+                    reads.sizes.append(len(text))
+                    return text
+
+            return Handle()
+
+        monkeypatch.setattr(Path, "open", recording_open)
+
+
+def test_a_file_far_larger_than_a_chunk_is_never_read_whole(tmp_path, monkeypatch):
+    """Items smaller than a chunk are read a chunk at a time, and an item is handed over once the
+    chunks holding it are read, not the file: what a 2.7 GB LongMemEval M file needs."""
+    items = [{"question_id": f"q{i}", "text": "x" * 900} for i in range(200)]  # ~180 KB
+    path = _write(tmp_path, json.dumps(items))
+    chunk = 4096
+    reads = _Reads(monkeypatch, path)
+    got = iter_json_list(path, "a list", chunk=chunk)
+    assert next(got) == items[0]
+    assert sum(reads.sizes) <= chunk < path.stat().st_size / 40
+    for i, item in enumerate(got, 1):
+        assert item == items[i]
+        # Never more read than the items handed over and the chunk being decoded.
+        assert sum(reads.sizes) <= len(json.dumps(items[:i + 1])) + chunk
+    assert max(reads.sizes) <= chunk and len(reads.sizes) >= path.stat().st_size // chunk
+
+
+def test_an_item_larger_than_a_chunk_grows_the_buffer_for_that_item_only(tmp_path, monkeypatch):
+    """A question far larger than a chunk (an M haystack is ~5 MB) is read by doubling reads until
+    it fits; the next items are read a chunk at a time again."""
+    big = {"haystack_sessions": [[{"role": "user", "content": "y" * 1000}]] * 60}  # ~65 KB
+    items = [big] + [{"n": i} for i in range(3000)]
+    path = _write(tmp_path, json.dumps(items))
+    chunk = 1024
+    reads = _Reads(monkeypatch, path)
+    got = iter_json_list(path, "a list", chunk=chunk)
+    assert next(got) == big
+    assert sum(reads.sizes) <= 2 * len(json.dumps(big)) + chunk  # doubling: at most about twice the item
+    grown = len(reads.sizes)
+    assert list(got) == items[1:]
+    assert max(reads.sizes[grown:]) <= chunk

@@ -348,3 +348,20 @@ def test_the_loader_reads_the_file_one_question_at_a_time(release, monkeypatch):
 
     monkeypatch.setattr(files.json, "loads", whole)
     assert len(_bench(release).data.questions) == len(longmemeval_items())
+
+
+def test_the_stream_keeps_every_usable_question_json_load_sees_and_names_each_it_drops(tmp_path):
+    """Read one question at a time, the dirty file gives the questions `json.load` of the whole
+    file holds, in its order, less the unusable ones, each of which is named with why."""
+    path = write_longmemeval(tmp_path / "dirty.json", dirty=True)
+    whole = json.loads(path.read_text())
+    bench = _bench(path)
+    left_out: dict[int, list[str]] = {}  # question index -> why the question itself was left out
+    for d in bench.data.dropped:
+        index = int(d.where.split("question[", 1)[1].split("]", 1)[0])
+        kept_anyway = "typed as 'unknown'" in d.what or "asked without a time" in d.what
+        if ": session" not in d.where and not kept_anyway:
+            left_out.setdefault(index, []).append(d.what)
+    assert left_out and all(reasons for reasons in left_out.values())
+    assert [q.scope for q in bench.data.questions] == [
+        item["question_id"] for i, item in enumerate(whole) if i not in left_out]

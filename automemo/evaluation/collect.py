@@ -151,10 +151,22 @@ def _read_manifest(store: EpisodeStore, group: str, tasks: Sequence[Task]) -> Co
     listed = list(manifest.get("task_ids", [])) + list(manifest.get("excluded", []))
     if sorted(listed) != sorted(t.task_id for t in tasks):
         return None
-    episodes = []
+    episodes, texts = [], {}
     for task_id in manifest["task_ids"]:
         episode = store.get_episode(group, task_id)
         if episode is None:
             return None
-        episodes.append(episode)
+        episodes.append(_sharing_texts(episode, texts))
     return Collection(group, tuple(episodes), tuple(manifest.get("excluded", [])), ran=0)
+
+
+def _sharing_texts(episode: EpisodeRecorder, texts: dict[str, str]) -> EpisodeRecorder:
+    """`episode` with each step's observation the string already read for the same text. A
+    collection read back from the store repeats the text of every session that many haystacks
+    share (a LongMemEval M split holds each filler session ~60 times), and JSON gives each copy
+    its own string; built by the benchmark, they were one."""
+    steps = tuple(step if texts.setdefault(step.observation, step.observation) is step.observation
+                  else dataclasses.replace(step, observation=texts[step.observation]) for step in episode.steps)
+    if all(a is b for a, b in zip(steps, episode.steps)):
+        return episode
+    return dataclasses.replace(episode, steps=steps)

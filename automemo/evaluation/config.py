@@ -55,6 +55,11 @@ class EvaluationConfig:
     # recipe indexing each turn twice ran out of 2 GB on an S-sized test split). Results are
     # those of one session for any program that keeps each task's memory to itself.
     memories_per_session: int = 50
+    # ... and of at most this many update steps (turns) in all, so a guest holds about as much
+    # at any haystack size: 50 S haystacks are ~25,000 turns; 50 M haystacks would be ~240,000,
+    # past a 2 GB guest for hybrid_rag, so an M split gets ~5 haystacks a session. A task whose
+    # own memory is larger still gets a session of its own. 0: no bound but the count above.
+    update_steps_per_session: int = 25_000
     # The retrieval budget, the same for every candidate of a run (50,000 chars, 2 images).
     budget: Budget = field(default_factory=Budget)
     # Sandbox resource limits of the memo session (memory, cpus, pids, and the time limit of
@@ -86,6 +91,8 @@ class EvaluationConfig:
             raise ValueError(f"max_session_restarts must be >= 0, got {self.max_session_restarts}")
         if self.memories_per_session < 1:
             raise ValueError(f"memories_per_session must be at least 1, got {self.memories_per_session}")
+        if self.update_steps_per_session < 0:
+            raise ValueError(f"update_steps_per_session must be >= 0, got {self.update_steps_per_session}")
         if not 0.0 < self.retrieve_fraction <= 1.0:
             raise ValueError(f"retrieve_fraction must be in (0, 1], got {self.retrieve_fraction}")
         if self.exam_tasks < 1:

@@ -229,7 +229,8 @@ class Evaluator:
         collection = self.collection(split)
         tasks = (self.retrieve_tasks(split, sample_seed) if questions is None
                  else self.named_tasks(split, questions))
-        groups = memory_groups(self.benchmark, collection.episodes, tasks, self.config.memories_per_session)
+        groups = memory_groups(self.benchmark, collection.episodes, tasks, self.config.memories_per_session,
+                               self.config.update_steps_per_session)
         partials = self.partials(split)
         started = time.perf_counter()
         evidence_dir = Path(evidence_dir) if evidence_dir is not None else None

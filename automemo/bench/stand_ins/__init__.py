@@ -6,7 +6,9 @@ reuse them; `tests/test_layers.py` holds the rule).
   try the tool without a model;
 - `landscape`: a simulated search landscape whose true program qualities are known;
 - `synthetic_run`: a complete run directory written through the real write API;
-- `serve_export`: an exported folder for `automemo serve` without a search first.
+- `serve_export`: an exported folder for `automemo serve` without a search first;
+- `longmemeval_file`: a synthetic LongMemEval file of the S or M split's shape, written one
+  question at a time.
 
 The example episode store they and `automemo exam` read is package data
 (`automemo.paths.EXAMPLE_EPISODES_DIR`).

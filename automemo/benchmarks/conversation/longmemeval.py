@@ -10,8 +10,9 @@ Each question is its own memory (its own user, `scope` = its id): its update epi
 haystack's sessions in date order, one step per turn, cited as `"<question>/<session>:<turn>"`
 (turns numbered from 1 as released); then its one question is asked, with its date as the
 retrieve task's time. Splits are by question, stratified by type. The same session in many
-haystacks is the same text in every one of them, so the run's content-keyed embedding cache
-embeds it once. `has_answer`, `answer_session_ids` and `answer` stay on the host for scoring.
+haystacks (most of M's ~500 a question) is read once, keyed by its id and a hash of its content,
+its texts kept once; each question's memory refers to it by its own refs; and the run's
+content-keyed embedding cache embeds each of its turns once. `has_answer`, `answer_session_ids` and `answer` stay on the host for scoring.
 
 Two readings of the evidence are kept: a question's clues, every turn marked `has_answer` (the
 user's or the assistant's), which the project's figures score; and its targets, the turns
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import re
 import sys
 from dataclasses import dataclass
@@ -79,6 +81,16 @@ def iso_date(released: str) -> str | None:
     return out + (f" ({weekday})" if weekday else "")
 
 
+@dataclass(frozen=True, slots=True)
+class _ParsedSession:
+    """A haystack session as read once, however many haystacks hold it."""
+
+    turns: tuple[tuple[int, str, str], ...]  # (turn number as released, role, text) of each kept turn
+    marked: tuple[bool, ...]                 # has_answer of each kept turn
+    unmarked: int                            # kept turns without has_answer
+    drops: tuple[tuple[str, str], ...]       # (which turn, why) of each turn left out
+
+
 class _Reader:
     """One pass over the file; what it leaves out is kept for the report."""
 
@@ -92,10 +104,12 @@ class _Reader:
         self.strata: dict[str, str] = {}
         self.without_has_answer = 0
         self.misread_sessions = 0
-        self._marked: dict[str, list[bool]] = {}  # session -> has_answer of each kept turn
+        self._marked: dict[str, tuple[bool, ...]] = {}  # session -> has_answer of each kept turn
         self._targets: dict[str, tuple[str, ...]] = {}  # session -> its turns the official scorer reads as evidence
         self._answer_ids: set[str] = set()  # the current question's answer_session_ids, as released
         self._texts: dict[str, str] = {}  # one string per distinct turn text: haystacks share sessions
+        self._parsed: dict[tuple[str, bytes], _ParsedSession] = {}  # (session id, content hash) -> read once
+        self.session_references = 0  # haystack sessions read, over every question
 
     def drop(self, where: str, what: str) -> None:
         self.dropped.append(DroppedItem(where, what))
@@ -171,30 +185,49 @@ class _Reader:
         if not isinstance(turns, list) or not turns:
             self.drop(where, "an empty session (no turns)")
             return None
-        session_id = qualified(qid, sid)
-        out, marked = [], []
-        for ti, turn in enumerate(turns):
-            content = turn.get("content") if isinstance(turn, Mapping) else None
-            if not isinstance(content, str) or not content.strip():
-                self.drop(f"{where}: turn {ti + 1}", "a turn without text")
-                continue
-            if "has_answer" not in turn and sid in self._answer_ids:
-                # Only an evidence session's turns are marked in the release; one without the mark
-                # is read as not evidence and counted in the report.
-                self.without_has_answer += 1
-            role = str(turn.get("role") or "unknown")
-            text = self._texts.setdefault(f"{role}: {content}", f"{role}: {content}")
-            out.append(Turn(qualified(qid, f"{sid}:{ti + 1}"), role, text))
-            marked.append(turn.get("has_answer") is True)
-        if not out:
+        # A session many haystacks hold (most of M's) is read once: keyed by its id and its
+        # content, so a session id reused for other text is read as the other session it is.
+        key = (sid, hashlib.blake2b(json.dumps(turns, ensure_ascii=False).encode(), digest_size=16).digest())
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            parsed = self._parsed[key] = self._parse(turns)
+        self.session_references += 1
+        for at, what in parsed.drops:  # said for every haystack that holds it, as read
+            self.drop(f"{where}: {at}", what)
+        if sid in self._answer_ids:
+            # Only an evidence session's turns are marked in the release; one without the mark
+            # is read as not evidence and counted in the report.
+            self.without_has_answer += parsed.unmarked
+        if not parsed.turns:
             self.drop(where, "a session whose turns have no text")
             return None
-        self._marked[session_id] = marked
+        session_id = qualified(qid, sid)
+        out = tuple(Turn(qualified(qid, f"{sid}:{number}"), role, text) for number, role, text in parsed.turns)
+        self._marked[session_id] = parsed.marked
         # The official corpus indexes user turns only, and reads has_answer only in the sessions
         # it takes for answer sessions (their other turns become never-gold `noans` items).
         self._targets[session_id] = tuple(
-            t.ref for t, m in zip(out, marked) if m and t.speaker == "user" and ANSWER_SESSION_MARK in sid)
-        return Session(session_id, qid, date, tuple(out))
+            t.ref for t, m in zip(out, parsed.marked) if m and t.speaker == "user" and ANSWER_SESSION_MARK in sid)
+        return Session(session_id, qid, date, out)
+
+    def _parse(self, turns: list) -> _ParsedSession:
+        kept, marked, drops, unmarked = [], [], [], 0
+        for ti, turn in enumerate(turns):
+            content = turn.get("content") if isinstance(turn, Mapping) else None
+            if not isinstance(content, str) or not content.strip():
+                drops.append((f"turn {ti + 1}", "a turn without text"))
+                continue
+            unmarked += "has_answer" not in turn
+            role = str(turn.get("role") or "unknown")
+            text = f"{role}: {content}"
+            text = self._texts.setdefault(text, text)  # the key is the value: one string, not two
+            kept.append((ti + 1, role, text))
+            marked.append(turn.get("has_answer") is True)
+        return _ParsedSession(tuple(kept), tuple(marked), unmarked, tuple(drops))
+
+    @property
+    def distinct_sessions(self) -> int:
+        return len(self._parsed)
 
 
 @dataclass(frozen=True)
@@ -206,6 +239,8 @@ class Release:
     targets: Mapping[str, tuple[str, ...]]  # question id -> the turns the official scorer reads as evidence
     without_has_answer: int  # turns of answer sessions without has_answer (read as not evidence)
     misread_sessions: int    # haystack sessions whose id and answer_session_ids disagree on being evidence
+    session_references: int = 0  # non-empty haystack sessions over every question
+    distinct_sessions: int = 0   # of them, distinct (id, content): each read once
 
 
 def read_release(path: Path, unknown_clues: UnknownClues = "drop") -> Release:
@@ -223,17 +258,21 @@ def read_release(path: Path, unknown_clues: UnknownClues = "drop") -> Release:
                            + f"); expected {FORMAT}")
     data = Conversations(str(path), tuple(reader.strata), dict(reader.strata), tuple(reader.sessions),
                          tuple(reader.questions), 0, 0, {}, tuple(reader.dropped_clues), (), tuple(reader.dropped))
-    return Release(data, dict(reader.targets), reader.without_has_answer, reader.misread_sessions)
+    return Release(data, dict(reader.targets), reader.without_has_answer, reader.misread_sessions,
+                   reader.session_references, reader.distinct_sessions)
 
 
 class LongMemEval(ConversationBenchmark):
     name = "longmemeval"
     Options = LongMemEvalOptions
     format_hint = "the downloaded longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json"
+    session_references = 0  # haystack sessions over every question read (set by `read`)
+    distinct_sessions = 0   # of them, distinct (session id, content): each parsed once
 
     def read(self) -> Conversations:
         release = read_release(Path(self.options.path).expanduser(), self.options.unknown_clues)
         self._targets = release.targets
+        self.session_references, self.distinct_sessions = release.session_references, release.distinct_sessions
         source = release.data.source
         if release.without_has_answer:
             print(f"{self.name}: {release.without_has_answer} turn(s) of answer sessions without has_answer "
@@ -314,6 +353,8 @@ class LongMemEval(ConversationBenchmark):
         out["conversations"] = {name: {"questions": len(ids), "digest": hashlib.sha256(
             "\n".join(sorted(ids)).encode()).hexdigest()[:16]} for name, ids in out["conversations"].items()}
         out["dropped"]["items"] = out["dropped"]["items"][:DESCRIBED_DROPS]
+        # What a shared session saves: haystack sessions read against the distinct ones.
+        out["haystack_sessions"] = {"references": self.session_references, "distinct": self.distinct_sessions}
         if self.options.mode == "retrieval":
             out["metrics"] += (" (session_*, turn_* and session_gran_* are LongMemEval's official figures; "
                                "abstention questions and questions without a user turn marked has_answer "

@@ -4,6 +4,9 @@ with gold answers and the refs of the turns that support them.
 
 Refs are qualified by their conversation (`"<scope>/<round id>"`): a test split holds several
 conversations in one memory, and bare round ids ("D1:3") repeat in every one of them.
+
+Turns, sessions and questions have slots, not a `__dict__`: a LongMemEval M split holds over a
+million turns (~300 bytes less each).
 """
 
 from __future__ import annotations
@@ -58,14 +61,14 @@ class DroppedItem:
     what: str                # what was left out and why, e.g. "an empty session (no turns)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TurnImage:
     image_id: str            # qualified, e.g. "alice/D1:IMG_001"
     file: Path | None        # a real image file; None when it is missing or a git-LFS pointer
     caption: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Turn:
     ref: str                 # qualified round / dialogue-turn id: what a program cites
     speaker: str             # "user" / "assistant" or a LoCoMo speaker name
@@ -73,7 +76,7 @@ class Turn:
     images: tuple[TurnImage, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Session:
     session_id: str          # qualified, e.g. "alice/D1"; the update task id
     scope: str
@@ -81,7 +84,7 @@ class Session:
     turns: tuple[Turn, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Question:
     question_id: str         # qualified, e.g. "alice/Q007"
     scope: str
