@@ -58,9 +58,22 @@ def outcome(run_path: Path) -> dict:
                         for e in run.evaluations()],
         "actions": [(a["step"], a["kind"], a["node_id"], a["child_id"], a["outcome"],
                      a["policy_score"]) for a in run.actions()],
-        "final": run.final(),
+        "final": _without_measurements(run.final()),
         "node_dirs": sorted(int(p.name) for p in (run.path / "nodes").iterdir()),
     }
+
+
+MEASURED = frozenset({"cost", "cost_front"})
+"""final.json's keys that hold what was measured, not chosen: a program's CPU and latency (the
+guest's CPU differs from one process to the next); with no cost bound they decide nothing."""
+
+
+def _without_measurements(value):
+    if isinstance(value, dict):
+        return {k: _without_measurements(v) for k, v in value.items() if k not in MEASURED}
+    if isinstance(value, list):
+        return [_without_measurements(v) for v in value]
+    return value
 
 
 def committed_root_run(runs_root: Path, *, steps: int = 1, events: int = 0) -> RunDir:

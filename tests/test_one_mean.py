@@ -57,6 +57,9 @@ class _Before:
         self.run, self.child, self.path = run, child, run.path
         self.first = min(e["id"] for e in run.evaluations() if e["node_id"] == child)
 
+    def config(self):
+        return self.run.config()
+
     def nodes(self):
         return [r for r in self.run.nodes() if r["id"] < self.child]
 

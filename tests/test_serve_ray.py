@@ -253,7 +253,7 @@ def test_a_call_whose_lease_another_holds_waits_and_writes_only_once_it_is_let_g
     assert answers == [] and not (state / "users" / user_key("zed") / LOG).exists()
     lease.release()
     sender.join(60)
-    assert answers == [(200, {"ok": True, "user": "zed", "seq": 1, "task_id": "z1", "applied": True})]
+    assert answers == [(200, {"ok": True, "user": "zed", "seq": 1, "task_id": "z1", "applied": True, "version": 0})]
     assert time.monotonic() - started >= 1.5
     assert lease.read().token == held + 1 and "replica" in lease.read().holder
 
