@@ -322,7 +322,7 @@ def _block_sessions(sessions: int, config: AdaptConfig) -> int:
 
 
 def not_grown(rounds_file: Path, history: History, config: AdaptConfig) -> str | None:
-    last = _last_round(rounds_file)
+    last = last_round(rounds_file)
     if last is None:
         return None
     before = int((last.get("history") or {}).get("sessions") or 0)
@@ -332,7 +332,8 @@ def not_grown(rounds_file: Path, history: History, config: AdaptConfig) -> str |
     return None
 
 
-def _last_round(rounds_file: Path) -> dict[str, Any] | None:
+def last_round(rounds_file: Path) -> dict[str, Any] | None:
+    """The last round of a round log that measured something (not a skip), or None."""
     try:
         lines = [json.loads(line) for line in rounds_file.read_text().splitlines() if line.strip()]
     except (OSError, ValueError):

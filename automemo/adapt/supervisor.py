@@ -22,7 +22,7 @@ from typing import Any, Callable
 from automemo.adapt.config import POOLED, AdaptConfig
 from automemo.adapt.cpu import lowest_priority
 from automemo.adapt.history import read_history
-from automemo.adapt.round import ROUNDS, eligible, not_grown, sweep_stale_work
+from automemo.adapt.round import ROUNDS, eligible, last_round, not_grown, sweep_stale_work
 from automemo.serve.state_folder import LOG, StateFolder
 from automemo.serve.versions import NamespaceVersions
 
@@ -133,8 +133,9 @@ class Adapter:
         if len(ready) < self.config.min_blocks:
             return False
         sessions = sum(h.sessions for h in ready)
-        last = _last_pooled(self.state.root / f"adapt-{ROUNDS}")
-        return last is None or sessions >= last * (1 + self.config.regrow)
+        last = last_round(self.state.root / f"adapt-{ROUNDS}")
+        before = int((last or {}).get("history", {}).get("sessions") or 0)
+        return not before or sessions >= before * (1 + self.config.regrow)
 
     def _launch(self, key: str) -> None:
         command = [sys.executable, "-m", "automemo", "memory", "adapt", str(self.state.root),
@@ -156,17 +157,6 @@ class Adapter:
         for key, proc in list(self.running.items()):
             if proc.poll() is not None:
                 del self.running[key]
-
-
-def _last_pooled(rounds_file: Path) -> int | None:
-    import json
-
-    try:
-        lines = [json.loads(line) for line in rounds_file.read_text().splitlines() if line.strip()]
-    except (OSError, ValueError):
-        return None
-    measured = [r for r in lines if r.get("outcome") != "skipped"]
-    return int((measured[-1].get("history") or {}).get("sessions") or 0) if measured else None
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

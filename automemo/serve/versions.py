@@ -37,6 +37,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from automemo.episode_store import atomic_write
 from automemo.errors import DataError
+from automemo.serve.episode_log import fsync_file
 
 VERSIONS = "versions"
 CURRENT = "current.json"
@@ -168,7 +169,7 @@ class NamespaceVersions:
         if target.exists():
             raise VersionError(f"version {record.version} exists already")
         os.replace(staged, target)
-        _fsync_dir(self.root)
+        fsync_file(self.root)
         self.set_current(record.version)
         return record.version
 
@@ -245,10 +246,3 @@ def retire_derived(users_root: Path, namespace_key: str, seqs: Iterable[int] | N
             out += [(folder.name, v) for v in NamespaceVersions(folder).retire(matches, reason)]
     return out
 
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
