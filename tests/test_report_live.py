@@ -69,6 +69,18 @@ def test_the_report_follows_a_running_search_in_chromium(tmp_path):
             search.wait()
 
 
+def test_the_live_page_is_there_before_the_roots_evaluation_commits(tmp_path):
+    """The search builds its page at once (the root's evaluation can take minutes); a tree with no
+    node yet is a page that says so, not a failure."""
+    from automemo.report.build import build_report
+    from automemo.runs import RunDir
+
+    run = RunDir.create(tmp_path, {"search": {"steps": 3}}, "r")
+    text = build_report(run, quiet=True, live=True).read_text()
+    assert "step 0: evaluating the root in flight" in text and "0 of 3 steps committed" in text
+    assert "No node committed yet" in text
+
+
 def test_no_report_leaves_the_report_to_automemo_report(tmp_path, capsys):
     code = main(["search", "--preset", "minigallery", "--steps", "0", "--runs-dir", str(tmp_path),
                  "--run-id", "q", "--sandbox", "bwrap", "--quiet", "--no-report"])

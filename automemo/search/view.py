@@ -125,8 +125,10 @@ class RunView:
         leader: int | None = None
         source, lead, confirmation = "repeats", None, None
         final = run.final()
-        if tree.total_evaluations:
-            stats = tree.stats()
+        # Before the root's first evaluation commits (a live report from the search's start) the
+        # tree has no statistics yet: every figure below is empty.
+        stats = tree.stats() if tree.total_evaluations else None
+        if stats is not None:
             lcbs = {v.id: policy.lcb(v, stats, search) for v in stats.nodes if v.n > 0}
             spreads = {v.id: policy.uncertainty(v, stats, search) for v in stats.nodes if v.n > 0}
             leader = strategy_for(search).select_final(stats).id
@@ -138,8 +140,8 @@ class RunView:
         selected = final.get("node_id") if final is not None else leader
         records = [NodeRecord.from_row(row) for row in run.nodes()]
         # μ as the policy reads it (Tree.stats: paired with a question budget), for every reader
-        means = {v.id: v.mean for v in tree.stats().nodes if v.n > 0} if tree.total_evaluations else {}
-        outside = {v.id: v.outside for v in tree.stats().nodes}
+        means = {v.id: v.mean for v in stats.nodes if v.n > 0} if stats is not None else {}
+        outside = {v.id: v.outside for v in stats.nodes} if stats is not None else {}
         nodes = tuple(
             NodeView(r, tree.node(r.id).scores, lcbs.get(r.id), selected=r.id == selected,
                      uncertainty=spreads.get(r.id), policy_mean=means.get(r.id),
