@@ -1,15 +1,15 @@
 """An adaptation round's CPU: the lowest priority, and a budget in CPU seconds over the round's
 process and every process it starts (sandbox guests, encoders).
 
-The budget is read from /proc: this process's own time, its reaped children's, and the time of
-every live descendant. A watchdog thread checks it every second and, past the budget, stops the
+The budget is read from /proc: the time of this process and of every live descendant, each with
+the time of the children it reaped (so a finished guest still counts, and a reading only falls
+when a descendant exits unreaped). A watchdog thread checks it every second and, past the budget, stops the
 whole process group (the round runs in a group of its own, `lowest_priority`): nothing of an
 unfinished round is installed (`round.py` installs in one rename at the end)."""
 
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import sys
 import threading
@@ -49,19 +49,15 @@ def _stat(pid: int) -> tuple[int, float] | None:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = raw[raw.rindex(")") + 2:].split()
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICKS
+    fields = raw[raw.rindex(")") + 2:].split()  # fields[11:15]: utime, stime, cutime, cstime
+    return int(fields[1]), sum(int(f) for f in fields[11:15]) / _TICKS
 
 
 def tree_cpu_seconds(pid: int | None = None) -> float:
-    """CPU seconds of process `pid` (default this one) and all its live descendants, plus, for
-    this process, what its reaped children used."""
+    """CPU seconds of process `pid` (default this one) and all its live descendants, each with
+    what the children it reaped used."""
     pid = pid or os.getpid()
-    total = sum((_stat(p) or (0, 0.0))[1] for p in [pid, *descendants(pid)])
-    if pid == os.getpid():
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        total += children.ru_utime + children.ru_stime
-    return total
+    return sum((_stat(p) or (0, 0.0))[1] for p in [pid, *descendants(pid)])
 
 
 class CpuBudget:
