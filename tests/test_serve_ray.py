@@ -81,7 +81,8 @@ def export(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def ray_app(export, tmp_path_factory):
     """The engine as `serve_on_ray` runs it: the state folder prepared and held by the driver,
-    a local cluster, the proxy, 2 memory replicas of at most 4 open users."""
+    a local cluster, the proxy, 2 memory replicas of at most 4 open users; /healthz reports a
+    `--adapt` of the driver's."""
     os.environ.update(TOKENS)
     state = tmp_path_factory.mktemp("ray") / "state"
     # snapshots every 3 remembers: a reopened namespace loads a snapshot and replays a tail
@@ -95,7 +96,7 @@ def ray_app(export, tmp_path_factory):
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     tokens = token_table(TOKEN_FLAGS[1:4:2], None)
     deploy(prepared, replicas=2, max_open=4, limits=RequestLimits(), policy=HttpPolicy(rate_per_minute=0),
-           tokens=tokens, replica_cpus=0.5)
+           tokens=tokens, replica_cpus=0.5, adapting=True)
     yield Client(port), prepared.state_root
     serve.delete(APP_NAME)
     serve.shutdown()
@@ -326,7 +327,9 @@ def test_a_replica_killed_mid_traffic_loses_no_acknowledged_remember(ray_app):
 def test_a_replica_follows_a_users_version_swap_and_rollback(ray_app, export):
     """What `serve --engine ray --adapt` relies on: a version installed on disk (as an adaptation
     round installs it) answers the user's next call on whichever replica holds the memory,
-    rebuilt from the log, and a rollback moves it back."""
+    rebuilt from the log, and a rollback moves it back; /healthz shows both, and the driver's
+    adaptation."""
+    from automemo.adapt.supervisor import Adapter
     from automemo.adapt.version_build import write_program
     from automemo.serve.state_folder import StateFolder
     from automemo.serve.versions import NamespaceVersions, VersionRecord, now
@@ -338,7 +341,8 @@ def test_a_replica_follows_a_users_version_swap_and_rollback(ray_app, export):
     status, before = client.json("POST", "/v1/recall", {"query": "locker code", "user": "ver"})
     assert status == 200 and before["version"] == 0 and "adapted" not in before["metadata"]
 
-    versions = NamespaceVersions(StateFolder(state).user_dir("ver"))
+    folder = StateFolder(state).user_dir("ver")
+    versions = NamespaceVersions(folder)
     staged = versions.stage()
     adapted = WORD_MEMORY.replace('"n_memories": len(self.items)', '"n_memories": len(self.items), "adapted": True')
     sha = write_program(export, adapted, staged, {"summary": "a test's version", "source": "per-user"})
@@ -349,7 +353,16 @@ def test_a_replica_follows_a_users_version_swap_and_rollback(ray_app, export):
     assert status == 200 and after["version"] == 1 and after["metadata"]["adapted"] is True
     assert "4471" in after["text"]  # the new program was rebuilt from the user's log
 
+    adapter = Adapter(state, export, "per-user", sandbox="bwrap").start()  # as the driver runs it: nothing due here
+    try:
+        status, health = client.json("GET", "/healthz", token=None)
+    finally:
+        adapter.stop()
+    assert status == 200 and health["versions"][folder.name] == 1  # by folder digest, never the user id
+    assert health["adapt"] == {"mode": "per-user", "running": 0, "rounds_started": 0}
+
     with versions.locked():
         versions.set_current(0)
     status, back = client.json("POST", "/v1/recall", {"query": "locker code", "user": "ver"})
     assert status == 200 and back["version"] == 0 and "4471" in back["text"]
+    assert client.json("GET", "/healthz", token=None)[1]["versions"][folder.name] == 0

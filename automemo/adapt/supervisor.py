@@ -10,6 +10,7 @@ server stops its rounds (an unfinished round installs nothing)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -24,7 +25,8 @@ from automemo.adapt.cpu import lowest_priority
 from automemo.adapt.history import read_history
 from automemo.adapt.round import ROUNDS, eligible, last_round, not_grown, sweep_stale_work
 from automemo.serve.state_folder import LOG, StateFolder
-from automemo.serve.versions import NamespaceVersions
+from automemo.episode_store import atomic_write
+from automemo.serve.versions import ADAPT_STATUS, NamespaceVersions
 
 LOGS = "adapt-logs"   # STATE/adapt-logs/<round>.log: what each round said (progress, never a user's text)
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -51,6 +53,7 @@ class Adapter:
 
     def start(self) -> Adapter:
         swept = sweep_stale_work(self.state)
+        self._publish()
         if swept:
             self.say(f"removed the work of {swept} adaptation round(s) a stop cut short")
         self._thread.start()
@@ -64,10 +67,16 @@ class Adapter:
         for proc in list(self.running.values()):
             _kill_group(proc)
         self._thread.join(timeout=5)
+        (self.state.root / ADAPT_STATUS).unlink(missing_ok=True)
 
     def status(self) -> dict[str, Any]:
         self._reap()
         return {"mode": self.mode, "running": len(self.running), "rounds_started": self.started_rounds}
+
+    def _publish(self) -> None:
+        """The status into STATE/adapt-status.json, for a /healthz served by another process
+        (`--engine ray`'s ingress): written at start and after every look."""
+        atomic_write(self.state.root / ADAPT_STATUS, json.dumps(self.status()).encode())
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -75,6 +84,7 @@ class Adapter:
         while not self._stop.is_set():
             try:
                 self.tick()
+                self._publish()
             except Exception as exc:  # noqa: BLE001 - a failed look must never stop the server
                 self.say(f"adaptation: looking for users to adapt failed ({exc}); trying again later")
             # while rounds run, look often: the next one starts as soon as one ends

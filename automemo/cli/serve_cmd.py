@@ -180,7 +180,7 @@ def run(args) -> int:
     if args.engine == "ray":
         adapter = _adapter(args, folder, state, backend, say)
         try:
-            return _serve_ray(args, folder, state, backend, tokens, policy, say)
+            return _serve_ray(args, folder, state, backend, tokens, policy, say, adapting=adapter is not None)
         finally:
             if adapter is not None:
                 adapter.stop()
@@ -256,7 +256,8 @@ def _adapt_config(args):
     return config
 
 
-def _serve_ray(args, folder: Path, state: Path, backend: str, tokens: TokenTable, policy: HttpPolicy, say) -> int:
+def _serve_ray(args, folder: Path, state: Path, backend: str, tokens: TokenTable, policy: HttpPolicy, say, *,
+               adapting: bool) -> int:
     from automemo.deploy import DeployError
     from automemo.serve.ray_engine import serve_on_ray
     from automemo.serve.requests import RequestLimits
@@ -265,7 +266,7 @@ def _serve_ray(args, folder: Path, state: Path, backend: str, tokens: TokenTable
         serve_on_ray(folder, state, address=args.address, replicas=args.replicas, port=args.port,
                      max_open=args.max_open_users, limits=RequestLimits(), policy=policy, tokens=tokens, say=say,
                      sandbox=backend, unsafe=backend == NO_SANDBOX, snapshot_every=args.snapshot_every,
-                     progress=sys.stdout.isatty(), shared_experience=args.shared_experience)
+                     progress=sys.stdout.isatty(), shared_experience=args.shared_experience, adapting=adapting)
     except DeployError as exc:
         raise UserError(str(exc)) from None
     return 0

@@ -71,9 +71,10 @@ def prepare(folder: Path, state: Path, **service_args: Any) -> PreparedState:
 
 
 def deploy(prepared: PreparedState, *, replicas: int, max_open: int, limits: RequestLimits, policy: HttpPolicy,
-           tokens: TokenTable, replica_cpus: float = RAY_REPLICA_CPUS) -> Any:
+           tokens: TokenTable, replica_cpus: float = RAY_REPLICA_CPUS, adapting: bool = False) -> Any:
     """Run the application on the connected Ray cluster (its HTTP proxy already started by
-    `serve.start`); returns the ingress handle once every replica is up."""
+    `serve.start`); returns the ingress handle once every replica is up. `adapting`: the driver
+    runs `--adapt`'s rounds, which /healthz reports."""
     from ray import serve
 
     from automemo.serve.ray_ingress import IngressConfig, MemoryIngress
@@ -87,17 +88,19 @@ def deploy(prepared: PreparedState, *, replicas: int, max_open: int, limits: Req
     ingress = MemoryIngress.options(
         max_ongoing_requests=INGRESS_MAX_ONGOING, ray_actor_options={"num_cpus": 0}, logging_config=QUIET,
     ).bind(memory, IngressConfig(served=prepared.served, max_open=max_open, replicas=replicas, limits=limits,
-                                 policy=policy, tokens=tokens))
+                                 policy=policy, tokens=tokens,
+                                 adapting=prepared.state_root if adapting else None))
     return serve.run(ingress, name=APP_NAME, route_prefix="/")
 
 
 def serve_on_ray(folder: Path, state: Path, *, address: str | None, replicas: int, port: int, max_open: int,
                  limits: RequestLimits, policy: HttpPolicy, tokens: TokenTable, say: Callable[[str], None],
-                 shared_experience: bool = False, **service_args: Any) -> None:
+                 shared_experience: bool = False, adapting: bool = False, **service_args: Any) -> None:
     """Prepare, start (or join) the cluster, deploy, serve until SIGINT or SIGTERM, then stop the
     application (its replicas snapshot their open namespaces) and let the state folder go.
     `shared_experience`: every user starts from the shipped episodes (`serve --shared-experience`),
-    else empty; `service_args` are MemoryService's (sandbox, snapshot_every, ...)."""
+    else empty; `adapting`: the caller runs `--adapt`'s rounds (reported by /healthz);
+    `service_args` are MemoryService's (sandbox, snapshot_every, ...)."""
     try:
         import ray
         from ray import serve
@@ -124,7 +127,8 @@ def serve_on_ray(folder: Path, state: Path, *, address: str | None, replicas: in
                                       f"one") from None
         try:
             serve.start(http_options={"host": policy.bind_host, "port": port})
-            deploy(prepared, replicas=replicas, max_open=max_open, limits=limits, policy=policy, tokens=tokens)
+            deploy(prepared, replicas=replicas, max_open=max_open, limits=limits, policy=policy, tokens=tokens,
+                   adapting=adapting)
             shown = f"[{policy.bind_host}]" if ":" in policy.bind_host else policy.bind_host
             say(f"serving on http://{shown}:{port} through Ray Serve ({replicas} memory replica"
                 f"{'s' if replicas > 1 else ''}, at most {max_open} open users each, cluster "

@@ -10,7 +10,9 @@ or may not have been applied before the replica died (only what was acknowledged
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ray import serve
@@ -24,6 +26,7 @@ from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.ray_replica import Reply, model_id
 from automemo.serve.requests import RecallRequest, RequestLimits
 from automemo.serve.service import MemoryService, ServedExport, ServiceError
+from automemo.serve.versions import read_adapt_status
 
 REPLICA_DIED = (RayActorError, ActorUnavailableError)
 
@@ -36,6 +39,7 @@ class IngressConfig:
     limits: RequestLimits
     policy: HttpPolicy
     tokens: TokenTable
+    adapting: Path | None = None  # `--adapt`: the state folder where the driver's adaptation says how its rounds go
 
 
 class RoutedService(MemoryService):
@@ -47,6 +51,8 @@ class RoutedService(MemoryService):
     _memory: Any                         # the memory deployment's handle
     _max_open: int
     _open_by_replica: dict[str, int]
+    _versions_by_replica: dict[str, tuple[float, dict[str, int]]]  # replica -> (when it replied, its versions)
+    _adapting: Path | None
 
     @classmethod
     def routed(cls, memory: Any, config: IngressConfig) -> RoutedService:
@@ -54,6 +60,8 @@ class RoutedService(MemoryService):
         service._memory = memory
         service._max_open = config.max_open * config.replicas
         service._open_by_replica = {}
+        service._versions_by_replica = {}
+        service._adapting = config.adapting
         return service
 
     async def recall(self, request: RecallRequest) -> dict[str, Any]:
@@ -85,6 +93,7 @@ class RoutedService(MemoryService):
                                        503) from None
             else:
                 self._open_by_replica[reply.replica] = reply.open_namespaces
+                self._versions_by_replica[reply.replica] = (time.monotonic(), reply.versions)
                 if reply.kind == "ok":
                     return reply.value
                 if reply.kind == "error":
@@ -97,8 +106,17 @@ class RoutedService(MemoryService):
                            f"nothing was changed, send it again", 503)
 
     def health(self) -> dict[str, Any]:
-        return {"ok": True, "open_namespaces": sum(self._open_by_replica.values()), "max_open": self._max_open,
-                "snapshots": self.start.snapshots, "start_seconds": round(self.start.seconds, 3)}
+        """As the single-process server's, from what the replicas said in their last replies (a
+        namespace's version as its replica last served it) and the driver's adaptation file."""
+        versions: dict[str, int] = {}
+        for _, replica in sorted(self._versions_by_replica.values(), key=lambda r: r[0]):
+            versions.update(replica)  # a namespace that moved: its newest replica's word
+        health = {"ok": True, "open_namespaces": sum(self._open_by_replica.values()), "max_open": self._max_open,
+                  "snapshots": self.start.snapshots, "start_seconds": round(self.start.seconds, 3),
+                  "versions": versions}
+        if self._adapting is not None:  # the file is written as the adaptation starts
+            health["adapt"] = read_adapt_status(self._adapting) or {"running": 0, "rounds_started": 0}
+        return health
 
 
 def _call_name(method: str) -> str:

@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable
 
@@ -57,6 +57,7 @@ class Reply:
     message: str | None = None   # None: an unexpected failure, logged by the replica
     replica: str = ""
     open_namespaces: int = 0
+    versions: dict[str, int] = field(default_factory=dict)  # its open namespaces' versions, by folder digest
 
 
 @serve.deployment(name="memory")
@@ -118,8 +119,9 @@ class MemoryReplica:
     def _reply(self, kind: str, **fields: Any) -> Reply:
         for user in [u for u, ns in self._namespaces.items() if not ns.is_open and not ns.lease.held]:
             del self._namespaces[user]  # evicted (closed and let go): forget the object
-        return Reply(kind=kind, replica=self.holder,
-                     open_namespaces=sum(ns.is_open for ns in self._namespaces.values()), **fields)
+        open_now = [ns for ns in self._namespaces.values() if ns.is_open]
+        return Reply(kind=kind, replica=self.holder, open_namespaces=len(open_now),
+                     versions={ns.memory.folder.name: ns.memory.version for ns in open_now}, **fields)
 
     def __del__(self) -> None:
         for namespace in list(self._namespaces.values()):

@@ -49,6 +49,7 @@ STAGING_PREFIX = ".staging-"
 SNAPSHOT_FILES = ("snapshot.bin", "snapshot.json")  # state_folder.SNAPSHOT, SNAPSHOT_META
 WORK = "adapt-work"  # an adaptation's work in progress: users/<key>/adapt-work/, pooled: STATE/adapt-work/
 SHIPPED = 0
+ADAPT_STATUS = "adapt-status.json"  # STATE/adapt-status.json: a running `serve --adapt`'s rounds, as /healthz shows them
 
 
 class VersionError(DataError, ValueError):
@@ -246,3 +247,11 @@ def retire_derived(users_root: Path, namespace_key: str, seqs: Iterable[int] | N
             out += [(folder.name, v) for v in NamespaceVersions(folder).retire(matches, reason)]
     return out
 
+
+def read_adapt_status(state_root: Path) -> dict[str, Any] | None:
+    """What the adaptation of a server says of its rounds (`adapt.supervisor.Adapter` writes it),
+    for a process that does not run them (`serve --engine ray`'s ingress); None when unreadable."""
+    try:
+        return json.loads((Path(state_root) / ADAPT_STATUS).read_text())
+    except (OSError, ValueError):
+        return None
