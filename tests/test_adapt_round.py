@@ -18,7 +18,7 @@ from automemo.serve.versions import NamespaceVersions
 from servetools import Server, call
 
 SECRET = "zqxpelicanword"
-FAST = AdaptConfig(steps=3, cpu_seconds=0, race_draws=1)  # one draw: the tests check the rules, not the power
+FAST = AdaptConfig(steps=1, cpu_seconds=0, race_draws=1)  # one draw: the tests check the rules, not the power
 
 
 def _recall(server: Server, user: str, text: str) -> dict:

@@ -27,31 +27,52 @@ def _recall(server: Server, user: str, text: str) -> dict:
     return answer
 
 
-def _adapt_command(state, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "automemo", "memory", "adapt", str(state.root), "--user", "ana", "--steps", "3",
-            "--sandbox", "bwrap", "--force", *extra]
+def _adapt_command(state, *extra: str, steps: int = 3) -> list[str]:
+    return [sys.executable, "-m", "automemo", "memory", "adapt", str(state.root), "--user", "ana", "--steps",
+            str(steps), "--sandbox", "bwrap", "--force", *extra]
+
+
+def _kill_when(command: list[str], condition, timeout: float = 240) -> None:
+    """Start a round and kill its whole process group as soon as `condition()` holds."""
+    proc = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            if condition():
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return
+            time.sleep(0.01)
+        raise AssertionError(f"the round ended (rc={proc.returncode}) before the kill point: {proc.stderr.read()[-2000:]}")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def test_a_kill_at_any_point_of_a_round_leaves_one_whole_version_serving(tmp_path):
     export, state = served_state(tmp_path, {"ana": chat_sessions("ana")})
-    versions = NamespaceVersions(state.user_dir("ana"))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    log = (state.user_dir("ana") / "episodes.jsonl").read_bytes()
-    for delay in (2.0, 10.0, 20.0):  # building the history, searching, racing or installing
-        proc = subprocess.Popen(_adapt_command(state), cwd=ROOT, env=env, start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    folder = state.user_dir("ana")
+    versions = NamespaceVersions(folder)
+    log = (folder / "episodes.jsonl").read_bytes()
+    searching = lambda: any((folder / "adapt-work").glob("*/runs/*/tree.db"))  # noqa: E731
+    installing = lambda: any(versions.root.glob(".staging-*/*"))  # noqa: E731 - a version half built
+    for point in (searching, installing):
+        _kill_when(_adapt_command(state, steps=1), point)
         current = versions.current()
         if current:  # the pointer names a version only once it is whole
             read_manifest(versions.program_folder(current))
-            assert versions.record(current).retired is None
-        assert (state.user_dir("ana") / "episodes.jsonl").read_bytes() == log  # nothing acknowledged is touched
-    done = subprocess.run(_adapt_command(state), cwd=ROOT, env=env, capture_output=True, text=True)
+        assert (folder / "episodes.jsonl").read_bytes() == log  # nothing acknowledged is touched
+    assert list(versions.root.glob(".staging-*"))  # the kill left a half-built version behind
+    done = subprocess.run(_adapt_command(state, steps=1), cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.startswith("installed"), done.stdout + done.stderr
-    assert not list(versions.root.glob(".staging-*"))  # a killed round's half-built version was swept
-    work = state.user_dir("ana") / "adapt-work"
+    current = versions.current()
+    read_manifest(versions.program_folder(current))  # whole
+    assert versions.record(current).retired is None
+    assert not list(versions.root.glob(".staging-*"))  # the killed round's half-built version was swept
+    work = folder / "adapt-work"
     assert not work.exists() or not any(work.iterdir())  # and its copy of the history
 
 
@@ -67,7 +88,7 @@ def test_a_round_past_its_cpu_budget_is_stopped_and_installs_nothing(tmp_path):
 def test_serve_adapt_swaps_in_the_background_while_every_recall_is_answered(tmp_path):
     histories = {"ana": chat_sessions("ana")}
     export, state = served_state(tmp_path, histories)
-    server = Server(export, state.root, "--adapt", "--adapt-steps", "3")
+    server = Server(export, state.root, "--adapt", "--adapt-steps", "1")
     word = histories["ana"][5].steps[2].observation.split()[2]
     answered, versions_seen = 0, set()
     try:

@@ -128,7 +128,7 @@ def _adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConf
         sessions = work / "sessions.jsonl"
         write_sessions(sessions, [(history, "history")])
         blocks = _block_sessions(history.sessions, config)
-        say(f"searching {history.sessions} sessions ({history.turns} turns) without labels, {config.steps} steps")
+        say(f"searching {history.sessions} sessions ({history.turns} turns) without labels, {config.steps} step{'s' if config.steps != 1 else ''}")
         proposals = search(work, _config(served, sessions, config, blocks, root=live), live.read_text(),
                            config.race_candidates)
         if not proposals:
@@ -191,7 +191,7 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
     try:
         sessions = work / "sessions.jsonl"
         write_sessions(sessions, [(h, f"u{i + 1}") for i, (_, h) in enumerate(histories)])
-        say(f"searching {len(histories)} users' histories without labels, {config.steps} steps")
+        say(f"searching {len(histories)} users' histories without labels, {config.steps} step{'s' if config.steps != 1 else ''}")
         proposals = search(work, _config(served, sessions, config, None, root=live), live.read_text(),
                            config.race_candidates)
         if not proposals:
