@@ -9,6 +9,15 @@ import pytest
 from automemo.bench.stand_ins.fakellm import FakeLLM
 
 
+def pytest_collection_modifyitems(config, items):
+    """Files with a slow test (marked `slow`: over ~20 s) run first. The suite runs on two
+    workers a file at a time (`--dist loadfile`, in collection order); a long file handed out
+    last keeps one worker busy while the other has nothing left. Longest first lets the two
+    finish together. The order within a file is kept."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: False (slow) first
+
+
 @pytest.fixture
 def fake_llm():
     """A started OpenAI-compatible fake server on 127.0.0.1 (see automemo.bench.stand_ins.fakellm); stopped after."""

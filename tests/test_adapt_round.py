@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from adapttools import ROOT, chat_sessions, files_holding, served_state
 from automemo.adapt import privacy
 from automemo.adapt.config import AdaptConfig
@@ -27,6 +29,7 @@ def _recall(server: Server, user: str, text: str) -> dict:
     return answer
 
 
+@pytest.mark.slow
 def test_a_winner_is_installed_followed_rolled_back_and_retired_by_a_forget(tmp_path):
     histories = {"ana": chat_sessions("ana", secret=SECRET), "bob": chat_sessions("bob")}
     export, state = served_state(tmp_path, histories)
@@ -71,6 +74,7 @@ def test_a_winner_is_installed_followed_rolled_back_and_retired_by_a_forget(tmp_
     assert files_holding(state.root, SECRET) == []  # its text, evidence and program state are gone
 
 
+@pytest.mark.slow
 def test_a_pooled_round_carries_no_users_words_into_another_users_memory(tmp_path):
     names = ("anaq7", "bobq7", "cydq7", "deeq7")
     users = {u: chat_sessions(u, secret=SECRET if u == "anaq7" else None) for u in names}

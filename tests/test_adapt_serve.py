@@ -51,6 +51,7 @@ def _kill_when(command: list[str], condition, timeout: float = 240) -> None:
             proc.wait()
 
 
+@pytest.mark.slow
 def test_a_kill_at_any_point_of_a_round_leaves_one_whole_version_serving(tmp_path):
     export, state = served_state(tmp_path, {"ana": chat_sessions("ana")})
     folder = state.user_dir("ana")
@@ -85,6 +86,7 @@ def test_a_round_past_its_cpu_budget_is_stopped_and_installs_nothing(tmp_path):
     assert NamespaceVersions(state.user_dir("ana")).current() == 0
 
 
+@pytest.mark.slow
 def test_serve_adapt_swaps_in_the_background_while_every_recall_is_answered(tmp_path):
     histories = {"ana": chat_sessions("ana")}
     export, state = served_state(tmp_path, histories)

@@ -42,6 +42,7 @@ def _labelled_logs(root):
     return files
 
 
+@pytest.mark.slow
 def test_bench_labelfree_measures_the_proxy_against_real_questions(tmp_path, capsys):
     files = _labelled_logs(tmp_path / "logs")
     out = tmp_path / "labelfree.json"

@@ -9,6 +9,8 @@ import itertools
 import json
 import socket
 
+import pytest
+
 from automemo.bench.stand_ins.fakellm import FakeLLM
 from automemo.paths import SEEDS_DIR
 from automemo.runs import RunDir
@@ -42,6 +44,7 @@ def _dead_meta(port: int) -> str:
             "max_retries = 1\nretry_backoff_s = 0.01\nretry_backoff_max_s = 0.02\n")
 
 
+@pytest.mark.slow
 def test_a_dead_meta_endpoint_fails_the_preflight_before_any_evaluation(tmp_path):
     # With the seed sweep on, the first meta call would come only after every seed's evaluation.
     port = _free_port()
@@ -75,6 +78,7 @@ def _resume_with_a_live_endpoint(port: int, run_dir) -> RunDir:
     return run
 
 
+@pytest.mark.slow
 def test_a_dead_meta_endpoint_stops_the_search_and_the_run_resumes(tmp_path):
     # The preflight skipped, the breaker is what stops the run (as for an endpoint dying mid-run).
     port = _free_port()

@@ -196,6 +196,7 @@ def test_open_clip_without_weights_is_a_clear_error():
         OpenClipEncoder("ViT-B-32", "")
 
 
+@pytest.mark.slow
 def test_minilm_loads_in_a_fresh_process_without_the_test_shim():
     """The product path: no torchvision op schemas defined. A broken optional torchvision (the
     CUDA wheel next to CPU torch on these machines) must not stop the text encoder."""

@@ -37,6 +37,7 @@ def _evaluate(export_dir: Path, tmp_path: Path, *flags: str) -> tuple[dict, list
     return json.loads(out.read_text()), tasks
 
 
+@pytest.mark.slow
 @pytest.mark.bwrap
 def test_eval_of_an_export_uses_the_runs_budget(export_dir, tmp_path, capsys):
     manifest = json.loads((export_dir / "manifest.json").read_text())

@@ -75,6 +75,7 @@ def test_a_missing_dataset_is_a_data_error_exit_2(tmp_path):
     assert done.returncode == 2 and "is not a run directory" in _error_line(done)
 
 
+@pytest.mark.slow
 def test_an_unreachable_endpoint_is_a_host_error_exit_1(tmp_path):
     config = tmp_path / "dead.toml"
     config.write_text(QA_BENCHMARK + f'[llm.agent]\nmodel = "local"\nbase_url = "http://127.0.0.1:{_free_port()}/v1"\n'
@@ -86,6 +87,7 @@ def test_an_unreachable_endpoint_is_a_host_error_exit_1(tmp_path):
     assert line.endswith(HostError.advice)
 
 
+@pytest.mark.slow
 def test_a_spent_cap_is_a_budget_error_exit_1(tmp_path, fake_llm):
     config = tmp_path / "capped.toml"
     config.write_text(QA_BENCHMARK + f'[llm]\nmax_total_tokens = 1\n[llm.agent]\nmodel = "local"\n'

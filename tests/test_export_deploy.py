@@ -42,6 +42,7 @@ def run_dir(tmp_path_factory) -> Path:
     return runs / "r"
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_export_writes_a_self_contained_verified_folder(run_dir, tmp_path):
     out = export_node(run_dir, out_dir=tmp_path / "best")

@@ -40,6 +40,7 @@ def test_a_rendered_recipe_passes_the_quick_exam(recipe):
     assert report.passed_checks == tuple(CHECKS)
 
 
+@pytest.mark.slow
 @pytest.mark.bwrap
 def test_an_offline_search_on_minigallery_evaluates_composed_recipes(tmp_path):
     config = write_config(tmp_path / "search.toml", steps=2, backend="bwrap", seed=1,

@@ -97,6 +97,7 @@ def test_ray_scores_and_llm_spend_equal_the_thread_executor_ones(ray_cluster, fa
     assert clients["ray"].guard.spent.tokens > 0
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_episode_is_retried_then_excluded(ray_cluster, tmp_path):
     executor = RayExecutor(2, retries=1)
     evaluator = Evaluator(CrashingBenchmark(5, str(tmp_path)), sandbox("bwrap"),

@@ -40,6 +40,7 @@ PROGRAM = textwrap.dedent("""\
     """)
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_the_dockerfile_builds_a_working_guest_offline(tmp_path):
     import docker

@@ -108,6 +108,7 @@ def test_isolation_forget_and_export_survive_kill9(export, tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.bwrap
 def test_snapshot_restart_equals_replay_and_open_namespaces_are_bounded(export, tmp_path):
     state = tmp_path / "state"
@@ -149,6 +150,7 @@ def test_snapshot_restart_equals_replay_and_open_namespaces_are_bounded(export, 
     assert from_snapshots == {k: (a["text"], a["evidence"], a["metadata"]["n_memories"]) for k, a in before.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.bwrap
 def test_randomized_users_forgets_and_kill9_never_leak(export, tmp_path):
     """8 users, 2,000 operations, kill -9 at random points: no recall ever shows another user's
@@ -198,6 +200,7 @@ def memory_cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.bwrap
 def test_memory_commands_on_a_state_folder(export, tmp_path):
     state = tmp_path / "state"
