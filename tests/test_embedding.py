@@ -48,8 +48,34 @@ def test_a_minilm_vector_is_bit_for_bit_the_same_whatever_it_is_encoded_with(tor
         alone = np.vstack([encoder.encode([t]) for t in texts])
         reversed_ = encoder.encode(texts[::-1])[::-1]
         assert np.array_equal(together, alone) and np.array_equal(together, reversed_)
-        plain = encoder._model().encode(texts, normalize_embeddings=True)  # the library's own, padded per batch
-        assert np.allclose(together, plain, atol=1e-6)
+
+
+def test_minilm_is_the_sentence_transformers_pipeline_the_model_ships_for(torch_cpu_shim):
+    """Our BERT + mean pooling (text_encoders.MiniLMModel, which skips importing the library) gives
+    the library's vectors, token matrices and word pieces, plain and cut at the fast window."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from automemo.toolkit.text_encoders import minilm_model_dir
+
+    texts = ["hello world", "  surrounded by spaces  ", "", "Ünïcödé, ça va? 東京に行きます", "word " * 400,
+             "The quick brown fox jumps over the lazy dog. " * 7, "What did Ann bake on 2024-05-03?"]
+    reference = SentenceTransformer(minilm_model_dir(), device="cpu", local_files_only=True)
+    for encoder in (MiniLMEncoder(), MiniLMEncoder(fast=True)):
+        reference.max_seq_length = encoder.max_tokens if encoder.fast else 256
+        if encoder.bf16:
+            reference = reference.to(torch.bfloat16)
+        atol = 1e-2 if encoder.bf16 else 1e-6
+        expected = reference.encode(texts, batch_size=1, normalize_embeddings=True)  # each padded to itself
+        assert np.allclose(encoder.encode(texts), expected, atol=atol)
+        tokens = reference.encode(texts, batch_size=1, output_value="token_embeddings")
+        for ours, theirs in zip(encoder.encode_tokens(texts), tokens):
+            theirs = theirs.float().numpy()
+            assert np.allclose(ours, theirs / np.linalg.norm(theirs, axis=1, keepdims=True), atol=atol)
+        cut = (getattr(reference, "preprocess", None) or reference.tokenize)(texts)
+        ours = encoder._tokenizer().tokenize(texts)
+        assert np.array_equal(ours["input_ids"], cut["input_ids"].numpy())
+        assert np.array_equal(ours["attention_mask"], cut["attention_mask"].numpy())
 
 
 def test_cached_text_encoder_embeds_each_text_once_and_persists(torch_cpu_shim, tmp_path):

@@ -73,9 +73,8 @@ def piece_vectors(model: Any, ids: Sequence[int], batch: int = 512) -> np.ndarra
     """MiniLM's mean-pooled output for each piece id alone, `[CLS] piece [SEP]` (step 1)."""
     import torch
 
-    transformer = model[0].auto_model
-    tokenizer = model.tokenizer
-    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+    transformer = model.bert
+    cls, sep = model.cls_id, model.sep_id
     out = []
     with torch.inference_mode():
         for start in range(0, len(ids), batch):
@@ -115,7 +114,7 @@ def _load_table(model_dir: Path, cache_dir: Path) -> np.ndarray:
             from automemo.toolkit.text_encoders import _load_minilm
 
             model = _load_minilm()
-            table = distill(model, model.tokenizer.vocab_size)
+            table = distill(model, model.vocab_size)
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             with open(tmp, "wb") as f:

@@ -50,8 +50,8 @@ def _caused_by_torchvision(exc: BaseException) -> bool:
     return False
 
 
-def _import_sentence_transformer() -> Any:
-    """Import sentence-transformers, surviving a broken optional torchvision.
+def _import_bert() -> Any:
+    """Import transformers' BertModel, surviving a broken optional torchvision.
 
     transformers imports torchvision whenever it is installed, for image utilities a text model
     never uses. A torchvision built for another torch (on these machines: the CUDA wheel next to
@@ -61,19 +61,90 @@ def _import_sentence_transformer() -> Any:
     open_clip still need a working torchvision; that is checked where open_clip is loaded.
     """
     try:
-        from sentence_transformers import SentenceTransformer
+        from transformers import BertModel
     except Exception as exc:  # noqa: BLE001 - transformers re-raises import trouble lazily
         if not _caused_by_torchvision(exc):
             raise RuntimeError(
-                f"sentence-transformers could not be imported ({type(exc).__name__}: {exc}); "
+                f"transformers could not be imported ({type(exc).__name__}: {exc}); "
                 "install the `embeddings` extra, or set embedding.text = \"openai\""
             ) from exc
         for name in list(sys.modules):
-            if name.split(".")[0] in ("torchvision", "transformers", "sentence_transformers"):
+            if name.split(".")[0] in ("torchvision", "transformers"):
                 del sys.modules[name]
         sys.modules["torchvision"] = None  # type: ignore[assignment]
-        from sentence_transformers import SentenceTransformer
-    return SentenceTransformer
+        from transformers import BertModel
+    return BertModel
+
+
+class MiniLMTokenizer:
+    """all-MiniLM-L6-v2's word pieces as sentence-transformers cuts them, from the tokenizers
+    library alone (no torch model: what `read_keys` and `piece_counts` need)."""
+
+    def __init__(self, folder: str, max_seq_length: int | None = None) -> None:
+        import json
+        from pathlib import Path
+
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(Path(folder) / "tokenizer.json"))
+        self.tokenizer.no_padding()  # padded here, to the longest text of a call
+        self.max_seq_length = max_seq_length or int(
+            json.loads((Path(folder) / "sentence_bert_config.json").read_text())["max_seq_length"])
+        self.cls_id = self.tokenizer.token_to_id("[CLS]")
+        self.sep_id = self.tokenizer.token_to_id("[SEP]")
+        self.vocab_size = self.tokenizer.get_vocab_size()
+
+    @property
+    def max_seq_length(self) -> int:
+        """Word pieces read of a text, [CLS] and [SEP] included: the rest is cut."""
+        return self._max_seq_length
+
+    @max_seq_length.setter
+    def max_seq_length(self, n: int) -> None:
+        self._max_seq_length = int(n)
+        self.tokenizer.enable_truncation(self._max_seq_length)
+
+    def tokenize(self, texts: Sequence[str]) -> dict[str, Any]:
+        """Each text stripped, in word pieces cut at `max_seq_length`, zero-padded to the
+        longest: `input_ids`, `attention_mask`, `token_type_ids` (rows x pieces, int64 arrays;
+        numpy, so that counting pieces never imports torch)."""
+        encoded = self.tokenizer.encode_batch([str(t).strip() for t in texts])
+        width = max((len(e.ids) for e in encoded), default=0)
+        features = {k: np.zeros((len(encoded), width), dtype=np.int64)
+                    for k in ("input_ids", "attention_mask", "token_type_ids")}
+        for row, e in enumerate(encoded):
+            features["input_ids"][row, :len(e.ids)] = e.ids
+            features["attention_mask"][row, :len(e.ids)] = 1
+            features["token_type_ids"][row, :len(e.ids)] = e.type_ids
+        return features
+
+
+class MiniLMModel(MiniLMTokenizer):
+    """all-MiniLM-L6-v2 as its sentence-transformers pipeline runs it (the folder's modules.json:
+    word pieces, BERT, mean pooling, L2 normalisation), from transformers' BertModel and the
+    tokenizers library directly: importing sentence-transformers (scikit-learn, its training
+    backends) cost every process that embeds ~9 s of CPU before its first vector; these take
+    about 5 (2026-11-29: 13.5 s -> 8.6 s from start to one vector). The vectors are the same
+    (tests/test_embedding.py compares them with sentence-transformers')."""
+
+    def __init__(self, folder: str) -> None:
+        super().__init__(folder)
+        self.bert = _import_bert().from_pretrained(folder, local_files_only=True).eval()
+
+    def __call__(self, features: dict[str, Any]) -> dict[str, Any]:
+        """`token_embeddings` (BERT's last layer) and `sentence_embedding` (their mean over the
+        text's own pieces, L2-normalised)."""
+        import torch
+
+        tokens = self.bert(input_ids=features["input_ids"], attention_mask=features["attention_mask"],
+                           token_type_ids=features["token_type_ids"]).last_hidden_state
+        mask = features["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+        mean = (tokens * mask).sum(dim=1) / torch.clamp(mask.sum(dim=1), min=1e-9)
+        return {"token_embeddings": tokens, "sentence_embedding": torch.nn.functional.normalize(mean, p=2, dim=1)}
+
+    def to(self, dtype: Any) -> MiniLMModel:
+        self.bert = self.bert.to(dtype)
+        return self
 
 
 _MODEL_LOCK = threading.Lock()
@@ -101,6 +172,7 @@ encoder reads up to 256. Attention and the linear layers cost per token, so half
 about half the compute for turn-length texts."""
 
 _MODELS: dict[tuple[int | None, bool, int], Any] = {}  # (max_tokens or None: plain, bf16, copy)
+_TOKENIZERS: dict[int | None, Any] = {}  # max_tokens or None: the plain window
 
 
 def bf16_supported() -> bool:
@@ -128,6 +200,11 @@ def _padded(tensor: Any, length: int, width: int) -> Any:
     return torch.nn.functional.pad(tensor, (0, length - width))
 
 
+def minilm_loaded() -> bool:
+    """Whether this process loaded the MiniLM model (any variant)."""
+    return bool(_MODELS)
+
+
 def _load_minilm(copy: int = 0, *, max_tokens: int | None = None, bf16: bool = False) -> Any:
     """The model, loaded once per process and variant: it takes seconds and ~100 MB. `max_tokens`
     (the fast path): truncation there instead of the plain 256, and bfloat16 weights when `bf16`.
@@ -135,11 +212,10 @@ def _load_minilm(copy: int = 0, *, max_tokens: int | None = None, bf16: bool = F
     key = (max_tokens, bf16, copy)
     with _MODEL_LOCK:
         if key not in _MODELS:
-            # The weights are local: `local_files_only` keeps the hub client off the network for
-            # this model only (setting HF_HUB_OFFLINE would also decide, for the whole process,
-            # whether a CLIP tag loaded later may be fetched).
-            SentenceTransformer = _import_sentence_transformer()
-            model = SentenceTransformer(minilm_model_dir(), device="cpu", local_files_only=True)
+            # The weights are local: `local_files_only` (in MiniLMModel) keeps the hub client off
+            # the network for this model only (setting HF_HUB_OFFLINE would also decide, for the
+            # whole process, whether a CLIP tag loaded later may be fetched).
+            model = MiniLMModel(minilm_model_dir())
             if max_tokens is not None:
                 model.max_seq_length = max_tokens
             if bf16:
@@ -176,7 +252,7 @@ class MiniLMEncoder:
     def _model(self, copy: int = 0) -> Any:
         return _load_minilm(copy, max_tokens=self.max_tokens, bf16=self.bf16) if self.fast else _load_minilm(copy)
 
-    def _encode_part(self, copy: int, texts: list[str]) -> np.ndarray:
+    def _encode_part(self, copy: int, texts: list[str], *, tokens: bool = False) -> Any:
         """The texts' vectors, each the same whatever else is in the call: every text is padded to
         the next multiple of `PAD_BUCKET` word pieces above its own length, whatever the longest
         text of its batch. A forward pass over a padded batch differs from the text's own in the
@@ -185,25 +261,29 @@ class MiniLMEncoder:
         and every split of a fitted ranker downstream: a run resumed after a kill, which encodes in
         other batches, would not repeat the uninterrupted run. Buckets rather than exact lengths:
         batching only equal lengths ran 1.8x slower (many small forward passes); these run
-        as fast as padding to each batch's longest (1,500 Mem-Gallery texts: 19.7 s against 22.5 s)."""
+        as fast as padding to each batch's longest (1,500 Mem-Gallery texts: 19.7 s against 22.5 s).
+        `tokens`: each text's token embeddings (its own pieces' rows) instead of its vector."""
         import torch
 
         model = self._model(copy)
-        features = (getattr(model, "preprocess", None) or model.tokenize)(texts)
-        lengths = features["attention_mask"].sum(dim=1).tolist()
+        features = {k: torch.from_numpy(v) for k, v in model.tokenize(texts).items()}
+        lengths = [int(n) for n in features["attention_mask"].sum(dim=1).tolist()]
         by_bucket: dict[int, list[int]] = {}
         for i, n in enumerate(lengths):
-            by_bucket.setdefault(-(-int(n) // PAD_BUCKET) * PAD_BUCKET, []).append(i)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+            by_bucket.setdefault(-(-n // PAD_BUCKET) * PAD_BUCKET, []).append(i)
+        out: Any = [None] * len(texts) if tokens else np.zeros((len(texts), self.dim), dtype=np.float32)
         width = features["input_ids"].shape[1]
         with torch.inference_mode():
             for bucket, ids in sorted(by_bucket.items()):
                 for start in range(0, len(ids), self.batch_size):
                     chunk = ids[start:start + self.batch_size]
-                    batch = {k: _padded(v[chunk], bucket, width) for k, v in features.items()
-                             if isinstance(v, torch.Tensor) and v.dim() == 2}
-                    rows = model(batch)["sentence_embedding"]
-                    out[chunk] = rows.float().cpu().numpy()
+                    batch = {k: _padded(v[chunk], bucket, width) for k, v in features.items()}
+                    result = model(batch)
+                    if tokens:
+                        for row, i in enumerate(chunk):
+                            out[i] = result["token_embeddings"][row, :lengths[i]].float().cpu().numpy()
+                    else:
+                        out[chunk] = result["sentence_embedding"].float().cpu().numpy()
         return out
 
     def encode(self, texts: Sequence[str], *, node: Any = None) -> np.ndarray:
@@ -220,6 +300,14 @@ class MiniLMEncoder:
                     rows = self._encode_part(0, texts)
         return l2_normalise(rows)
 
+    def _tokenizer(self) -> MiniLMTokenizer:
+        """The encoder's word pieces without its model: counting and cutting texts needs no BERT."""
+        window = self.max_tokens if self.fast else None
+        with _MODEL_LOCK:
+            if window not in _TOKENIZERS:
+                _TOKENIZERS[window] = MiniLMTokenizer(minilm_model_dir(), window)
+            return _TOKENIZERS[window]
+
     def read_keys(self, texts: Sequence[str]) -> list[bytes | None]:
         """What the model reads of each text the window cuts: its word-piece ids as the encoder's
         own preprocessing cuts them, as bytes; None for a text read whole. The vector is a
@@ -228,13 +316,11 @@ class MiniLMEncoder:
         (`CachedTextEncoder`)."""
         if not texts:
             return []
-        model = self._model()
-        # newer sentence-transformers (6.x here) call it `preprocess`, older ones `tokenize`
-        preprocess = getattr(model, "preprocess", None) or model.tokenize
+        tokenizer = self._tokenizer()
         with self._lock:  # a fast tokenizer is not to be used by two threads at once
-            features = preprocess(list(texts))
-        ids, mask = features["input_ids"].numpy(), features["attention_mask"].numpy().astype(bool)
-        window = model.max_seq_length
+            features = tokenizer.tokenize(list(texts))
+        ids, mask = features["input_ids"], features["attention_mask"].astype(bool)
+        window = tokenizer.max_seq_length
         return [row[keep].astype(np.int32).tobytes() if keep.sum() >= window else None
                 for row, keep in zip(ids, mask)]
 
@@ -244,11 +330,9 @@ class MiniLMEncoder:
         text costs is about proportional to this (automemo.toolkit.encode_cost)."""
         if not texts:
             return []
-        model = self._model()
-        preprocess = getattr(model, "preprocess", None) or model.tokenize
         with self._lock:  # a fast tokenizer is not to be used by two threads at once
-            features = preprocess(list(texts))
-        lengths = features["attention_mask"].sum(dim=1).tolist()
+            features = self._tokenizer().tokenize(list(texts))
+        lengths = features["attention_mask"].sum(axis=1).tolist()
         return [-(-int(n) // PAD_BUCKET) * PAD_BUCKET for n in lengths]
 
     def encode_tokens(self, texts: Sequence[str], *, node: Any = None) -> list[np.ndarray]:
@@ -257,14 +341,9 @@ class MiniLMEncoder:
         (MaxSim) compares. The same forward pass as `encode`, read before mean pooling."""
         if not texts:
             return []
-        model = self._model()
         with self._lock, _torch_threads(len(texts)):
-            per_text = model.encode(
-                list(texts), batch_size=self.batch_size, output_value="token_embeddings",
-                show_progress_bar=False,
-            )
-        return [l2_normalise(np.asarray(t.float().cpu().numpy() if hasattr(t, "cpu") else t))
-                for t in per_text]
+            per_text = self._encode_part(0, list(texts), tokens=True)
+        return [l2_normalise(t) for t in per_text]
 
 
 class OpenAIEmbeddingEncoder:
