@@ -119,12 +119,15 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
     shutil.rmtree(state, ignore_errors=True)
     sandbox = sandbox_choice(args) or "bwrap"
     first = next(iter(users))
-    with _served(export, state, sandbox) as server:
+    engine = ["--engine", "ray", "--replicas", "2"] if args.engine == "ray" else []
+    # idle on the same engine as adapting: Ray's proxy and ingress hops are its own latency, not
+    # adaptation's (2026-11-29, pooled: idle measured on the single engine gave 8.2 -> 49.9 ms, a
+    # ratio of 6.1; on Ray itself idle is 39.1 ms, and 52.5 ms while adapting: 1.34)
+    with _served(export, state, sandbox, *engine) as server:
         url = server.url
         acked = _remember_all(url, users)
         before = _score(url, benchmark, questions)
         idle = _latencies(url, first, seconds=20)
-    engine = ["--engine", "ray", "--replicas", "2"] if args.engine == "ray" else []
     adapting = [*engine, "--adapt", args.mode, "--adapt-steps", str(args.steps),
                 "--adapt-cpu-seconds", str(args.cpu_seconds)]
     killed = 0
