@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from adapttools import ROOT, chat_sessions, served_state
 from automemo.adapt.config import AdaptConfig
 from automemo.deploy import read_manifest
 from automemo.serve.versions import NamespaceVersions
+from killtools import kill_when
 from servetools import Server, call
 
 
@@ -32,25 +32,6 @@ def _adapt_command(state, *extra: str, steps: int = 3) -> list[str]:
             str(steps), "--sandbox", "bwrap", "--force", *extra]
 
 
-def _kill_when(command: list[str], condition, timeout: float = 240) -> None:
-    """Start a round and kill its whole process group as soon as `condition()` holds."""
-    proc = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + timeout
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            if condition():
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                return
-            time.sleep(0.01)
-        raise AssertionError(f"the round ended (rc={proc.returncode}) before the kill point: {proc.stderr.read()[-2000:]}")
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 @pytest.mark.slow
 def test_a_kill_at_any_point_of_a_round_leaves_one_whole_version_serving(tmp_path):
     export, state = served_state(tmp_path, {"ana": chat_sessions("ana")})
@@ -60,7 +41,7 @@ def test_a_kill_at_any_point_of_a_round_leaves_one_whole_version_serving(tmp_pat
     searching = lambda: any((folder / "adapt-work").glob("*/runs/*/tree.db"))  # noqa: E731
     installing = lambda: any(versions.root.glob(".staging-*/*"))  # noqa: E731 - a version half built
     for point in (searching, installing):
-        _kill_when(_adapt_command(state, steps=1), point)
+        kill_when(_adapt_command(state, steps=1), point, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
         current = versions.current()
         if current:  # the pointer names a version only once it is whole
             read_manifest(versions.program_folder(current))

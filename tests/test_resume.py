@@ -8,37 +8,18 @@ deterministic, so the two runs must agree exactly. The sandbox is real bubblewra
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import time
-
 import pytest
 
 from automemo.runs import RunDir
+from tests.killtools import kill_when as kill_process_when
 from tests.searchtools import outcome, run_search, search_command, search_env, write_config
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.slow]
 
 
 def kill_when(args: list[str], condition, timeout: float = 300) -> None:
-    """Start a search and SIGKILL it as soon as `condition()` holds."""
-    proc = subprocess.Popen(search_command(*args), env=search_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + timeout
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            if condition():
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
-                return
-            time.sleep(0.01)
-        stderr = proc.stderr.read() if proc.poll() is not None else ""
-        raise AssertionError(f"the search ended (rc={proc.returncode}) before the kill point: {stderr[-2000:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    """Start a search and kill it (and its guests) as soon as `condition()` holds."""
+    kill_process_when(search_command(*args), condition, env=search_env(), timeout=timeout)
 
 
 def committed(run_path) -> int | None:
