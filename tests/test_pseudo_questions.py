@@ -111,3 +111,27 @@ def test_draw_shares_questions_by_weight_and_gives_an_empty_kinds_share_to_the_o
     # A candidate that breaks a rule is never drawn.
     bad = {"context": [PseudoQuestion("c", "context", "what about turn one then?", ("c/1",), ("c/1",))]}
     assert draw(bad, 5, {"context": 1.0}, turns, seed="x") == []
+
+
+def test_the_same_questions_are_written_in_every_process(tmp_path):
+    """Sets iterate in an order that changes with each process's string hash seed: a writer that
+    read it drew other questions in another process, and a resumed search paired a task id with
+    another question."""
+    import subprocess
+    import sys
+
+    # A fixture large enough that, before, every hash seed tried drew other questions.
+    options = {k: str(v) for k, v in write_user_logs_many(tmp_path, sessions=12, turns=16).items()}
+    script = (
+        "import json, sys\n"
+        "from automemo import benchmarks\n"
+        "from automemo.benchmarks.pseudo.config import PseudoQuestionConfig\n"
+        "from automemo.benchmarks.pseudo.label_free import make_label_free\n"
+        f"bench = benchmarks.load('conversations', {options!r})\n"
+        "make_label_free(bench, 'self', PseudoQuestionConfig())\n"
+        "print(json.dumps([[q.question_id, q.question, list(q.clues)] for q in (*bench.data.questions, *bench.fitting_questions)]))\n"
+    )
+    written = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                              env={**__import__("os").environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2")]
+    assert written[0] == written[1] and len(written[0]) > 100

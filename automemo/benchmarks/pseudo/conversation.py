@@ -127,7 +127,10 @@ class Conversation:
         return self._idf.get(term, 0.0)
 
     def weight(self, found: Iterable[str]) -> float:
-        return sum(self.idf(t) for t in found)
+        # Summed in sorted order: a set's order changes with each process's string hash seed, and
+        # a float sum with it, which reordered near ties and so drew other questions in another
+        # process (a resumed search would pair a task id with another question).
+        return sum(self.idf(t) for t in sorted(found))
 
     def rare(self, index: int) -> frozenset[str]:
         """The terms of turn `index` that occur in at least two and at most `rare_limit` turns, and

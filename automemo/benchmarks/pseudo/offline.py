@@ -72,8 +72,9 @@ def _sources(conv: Conversation) -> list[SourceTurn]:
 def _rarest_terms(conv: Conversation, per_turn: int = 2) -> list[tuple[SourceTurn, str]]:
     """Each source turn with each of its `per_turn` rarest terms (by idf): what a cloze or a
     date question is asked about."""
+    # Ties by the term itself, not by the set's order (which changes with the string hash seed).
     return [(s, term) for s in _sources(conv)
-            for term in sorted(conv.rare(s.index), key=conv.idf, reverse=True)[:per_turn]]
+            for term in sorted(conv.rare(s.index), key=lambda t: (-conv.idf(t), t))[:per_turn]]
 
 
 def _asks(who: str, we: str, named: str) -> str:
