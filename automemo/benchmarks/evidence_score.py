@@ -13,11 +13,13 @@ from automemo.interaction import evidence
 
 def evidence_score(
     payload: MemoryPayload | None, clues: Sequence[str], k: int, aliases: Mapping[str, Sequence[str]] | None = None,
-    *, refusal: bool = False, sessions: Mapping[str, str] | None = None,
+    *, refusal: bool = False, sessions: Mapping[str, str] | None = None, any_clue: bool = False,
 ) -> TaskScore:
     """Recall@k as the value, nDCG@k and Hit@k beside it, and feedback naming format problems
-    and missed clues. Questions without clues, and refusal questions (Mem-Gallery's AR, LoCoMo's
-    adversarial category, whose released evidence they keep), are not counted, as in Mem-Gallery.
+    and missed clues. With `any_clue` (the clues are alternatives, any one of them the answer) the
+    value is Hit@k, the other metrics unchanged beside it. Questions without clues, and refusal
+    questions (Mem-Gallery's AR, LoCoMo's adversarial category, whose released evidence they
+    keep), are not counted, as in Mem-Gallery.
 
     With `sessions` (turn ref -> session), the figures published benchmarks quote are added for
     every question, counted or not: session_hit@k (questions with clues) and locomo_recall@k
@@ -38,10 +40,21 @@ def evidence_score(
         f"hit@{k}": evidence.hit_at_k(ranked, clues, k, aliases),
         **published,
     }
-    missed = [c for c in clues if c not in matched]
+    # An any-clue question found by one clue misses nothing: naming the others would ask for them.
+    missed = [] if any_clue and metrics[f"hit@{k}"] else [c for c in clues if c not in matched]
     feedback = [f"gold evidence: {', '.join(clues)}", *problems] + (
         [f"missed clues: {', '.join(missed)}"] if missed else []
     )
+    if any_clue:
+        # A label-free `context` question is answered by either turn around the one it was cut
+        # from. Recall would give a program that returns those two as one block (a window of
+        # adjacent turns) twice the credit of one that finds the turn the question is about, a
+        # structure rewarded by how the question was written, not by what a user asks, whose
+        # evidence is rarely adjacent turns (docs/label-free.md, "How context is scored"). Every
+        # cited ref counts on its own (a window cites each of its turns), so finding one
+        # neighbour is finding the block.
+        feedback.append("any one of these clues answers it: scored by Hit@k")
+        return TaskScore(metrics[f"hit@{k}"], metrics, counted=True, feedback="; ".join(feedback))
     return TaskScore(metrics[f"recall@{k}"], metrics, counted=True, feedback="; ".join(feedback))
 
 

@@ -273,8 +273,10 @@ class ConversationBenchmark(Benchmark):
         return AnswerJudge(self.llm).judge(task.instruction, task.data["answer"], answer, qtype=task.category)
 
     def _retrieval_score(self, task: Task, payload: MemoryPayload | None) -> TaskScore:
+        question = self._questions.get(task.task_id)
         return evidence_score(payload, task.data["clues"], self.options.k, self.data.aliases,
-                              refusal=task.data["refusal"], sessions=self._session_of)
+                              refusal=task.data["refusal"], sessions=self._session_of,
+                              any_clue=question is not None and question.any_clue)
 
     @staticmethod
     def _answer_f1(task: Task, answer: str) -> float:

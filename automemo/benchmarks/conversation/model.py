@@ -95,6 +95,10 @@ class Question:
     refusal: bool = False
     images: tuple[TurnImage, ...] = ()
     date: str = ""           # when it is asked (LongMemEval's question_date): known at question time
+    # The clues are alternatives, one of them the whole answer (a label-free `context` question:
+    # the turns on either side of the one it was cut from): its value is Hit@k, not Recall@k, so a
+    # program that returns a turn's neighbours as one block earns no more than one that finds one.
+    any_clue: bool = False
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def as_questions(pseudo: Sequence[PseudoQuestion], prefix: str = "P") -> list[Qu
     for p in pseudo:
         numbered[p.scope] = numbered.get(p.scope, 0) + 1
         out.append(Question(qualified(p.scope, f"{prefix}{numbered[p.scope]:03d}"), p.scope, p.kind, p.question, "",
-                            p.clues))
+                            p.clues, any_clue=p.any_clue))
     return out
 
 

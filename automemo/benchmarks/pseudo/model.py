@@ -21,6 +21,9 @@ class PseudoQuestion:
     question: str
     clues: tuple[str, ...]       # refs of the turns that answer it, best first
     sources: tuple[str, ...] = ()  # refs of the turns its words were taken from: never among the clues
+    # Any one clue is the whole answer (`context`: either turn around its source), so it is scored
+    # by Hit@k (conversation.model.Question.any_clue).
+    any_clue: bool = False
 
 
 class InvalidPseudoQuestion(AutomemoError, ValueError):

@@ -10,8 +10,9 @@ from. Every kind but `picture` asks from a held-out turn and is answered by memo
   recalls another session in other words than that session used (Mem-Gallery's TR/KR, LoCoMo's
   multi-session questions).
 - context: the inverse cloze task (Lee et al. 2019): the held-out turn's sentence, answered by its
-  context, the turns just before and after it in its session. What it captures: recalling a
-  stretch of a conversation by what it was about, not by a shared word (lists, descriptions).
+  context, the turns just before and after it in its session, either of them (scored by Hit@k,
+  `any_clue`). What it captures: recalling a stretch of a conversation by what it was about, not
+  by a shared word (lists, descriptions).
 - cloze: the held-out turn's sentence with its rarest word masked, answered by the memorized
   turns that hold that word. The question keeps the context and loses the word a lexical index
   would match.
@@ -116,8 +117,10 @@ def context(conv: Conversation) -> list[PseudoQuestion]:
         ask = _asks(s.who, "did we discuss", "did {who} discuss")
         for sentence in said:
             phrase = _window(sentence, set(conv.terms[s.index]))
+            # Either neighbour answers it: a program that returns both as one block (a window of
+            # adjacent turns) must not win by construction (scored by Hit@k: any_clue).
             out.append(PseudoQuestion(conv.scope, "context", f"What {ask} around: {phrase}?",
-                                      tuple(conv.turns[i].ref for i in around), (s.ref,)))
+                                      tuple(conv.turns[i].ref for i in around), (s.ref,), any_clue=True))
     return out
 
 
