@@ -1,6 +1,6 @@
 """Build hook: ship the repository's asset folders inside the wheel.
 
-`prompts/`, `seeds/` and `sandbox/` sit at the repository root so that
+`prompts/`, `seeds/`, `discovered/` and `sandbox/` sit at the repository root so that
 people read and edit them there, but a wheel installed into site-packages has no repository root.
 So the build copies each folder to `automemo/_assets/<same relative path>`, where
 `automemo/paths.py` looks first. An editable install skips the copy: paths.py then reads the
@@ -15,7 +15,7 @@ from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 # Keep in step with MANIFEST.in (an sdist must carry them too) and automemo/paths.py.
-ASSET_DIRS = ("prompts", "seeds", "sandbox")
+ASSET_DIRS = ("prompts", "seeds", "discovered", "sandbox")
 PACKAGED_ASSETS = Path("automemo", "_assets")
 
 

@@ -120,6 +120,51 @@ def export_node(run_dir: str | Path, node_id: int | None = None, out_dir: str | 
     return out
 
 
+def export_program(name: str, out_dir: str | Path) -> Path:
+    """Write a named program (`automemo.programs`: `discovered`, a seed, a program file) as an
+    exported folder with no run behind it and no shipped experience: what `automemo serve` needs
+    to serve it to a user who has no data yet. Its manifest says what the program is, and the
+    discovered default's carries its provenance."""
+    from automemo.config import RunConfig, run_config_to_dict
+    from automemo.programs import ProgramNotFound, read_provenance, resolve_program
+
+    try:
+        program = resolve_program(name)
+    except ProgramNotFound as exc:
+        raise ExportError(str(exc)) from None
+    out = Path(out_dir)
+    _prepare(out)
+    atomic_write(out / PROGRAM, program.source.encode("utf-8"))
+    (out / EXPERIENCE).mkdir(exist_ok=True)
+    defaults = run_config_to_dict(RunConfig())
+    summary = {"discovered": "discovered default", "hand design": f"seed {program.name}"}.get(
+        program.kind.value, f"program {program.name}")
+    manifest = {
+        "format": FORMAT,
+        "interface_version": INTERFACE_VERSION,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "run": {"run_id": "", "path": ""},
+        "node": {"id": 0, "summary": summary, "action": program.kind.value, "program": program.name},
+        "scores": {"mean": 0.0, "n": 0, "lcb": 0.0},
+        "lineage": [],
+        "provenance": read_provenance(program.source),
+        "budget": Budget().to_dict(),
+        "limits": {},
+        "benchmark": {},
+        "models": {"configured": {}, "used": {}},
+        "embeddings": {k: v for k, v in defaults.get("embeddings", {}).items() if k != "cache_path"},
+        "image_encoder": _image_encoder(defaults),
+        "config": {},
+        "experience": {"group": "", "episodes": [], "n_images": 0},
+    }
+    atomic_write(out / "README.md", render("export_readme", manifest=manifest).encode())
+    manifest["files"] = {
+        str(p.relative_to(out)): sha256_file(p) for p in sorted(out.rglob("*")) if p.is_file() and p.name != MANIFEST
+    }
+    atomic_write(out / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False).encode())
+    return out
+
+
 # --- reading the run ----------------------------------------------------------------------------
 
 

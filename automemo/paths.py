@@ -17,6 +17,9 @@ ASSETS_DIR = Path(os.environ.get("AUTOMEMO_HOME")
                   or (_BUNDLED if _BUNDLED.is_dir() else PACKAGE_DIR.parent)).resolve()
 PROMPTS_DIR = ASSETS_DIR / "prompts"
 SEEDS_DIR = ASSETS_DIR / "seeds"
+# The discovered default (automemo/programs.py): found by the package's own search, not a hand
+# design, so it lives apart from seeds/.
+DISCOVERED_DIR = ASSETS_DIR / "discovered"
 SANDBOX_DIR = ASSETS_DIR / "sandbox"
 # Data sets shipped inside the package (package data, in the wheel too), named `@<folder>` where a
 # benchmark option takes a path: `@mem-gallery-sample` is ten real Mem-Gallery scenarios (MIT;

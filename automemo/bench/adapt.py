@@ -43,7 +43,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="benchmark option, e.g. path=DIR (repeatable)")
     parser.add_argument("--mode", choices=("per-user", "pooled"), default="per-user", help="serve --adapt MODE")
-    parser.add_argument("--program", default="hybrid_rag", metavar="SEED", help="the served hand design")
+    parser.add_argument("--program", default="hybrid_rag", metavar="PROGRAM",
+                        help="the served program: a seed name (default hybrid_rag), discovered (the discovered "
+                             "default), or a program file")
     parser.add_argument("--steps", type=int, default=20, help="search steps of a round (default 20)")
     parser.add_argument("--cpu-seconds", type=float, default=900.0, help="CPU seconds of a round (default 900)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="wait at most this long for the rounds")
@@ -111,10 +113,13 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
     import shutil
 
     from automemo.bench.stand_ins.serve_export import write_export
-    from automemo.paths import SEEDS_DIR
+    from automemo.programs import ProgramNotFound, resolve_program
 
-    export = write_export(work / "export", (SEEDS_DIR / f"{args.program}.py").read_text(), [],
-                          benchmark=benchmark.name)
+    try:
+        source = resolve_program(args.program).source
+    except ProgramNotFound as exc:
+        raise UserError(f"--program: {exc}") from None
+    export = write_export(work / "export", source, [], benchmark=benchmark.name)
     state = work / "state"
     shutil.rmtree(state, ignore_errors=True)
     sandbox = sandbox_choice(args) or "bwrap"

@@ -41,6 +41,9 @@ BENCHES = {
              "user's recall p95 while rounds run over idle (--mode per-user|pooled)",
     "transfer": "a run's selection and its best hand design scored on another benchmark's test split, "
                 "with the paired difference (--from RUN --benchmark B)",
+    "discovered-default": "find the discovered default again: the quickstart's search over several draws, the "
+                          "candidate that holds across the train conversations (cheapest within one SE), its test "
+                          "figures and cost beside the best hand design, written with its provenance (--out FILE)",
     "longmemeval-m": "a cold evaluation on a synthetic LongMemEval file of the M split's shape (~480 sessions a "
                      "question): wall-clock, host and guest peak RSS, haystack sessions read against distinct "
                      "ones, turns fed against texts encoded, and the command",

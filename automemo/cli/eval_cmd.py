@@ -15,7 +15,6 @@ every command), and the command prints which settings it used.
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ def register(sub) -> None:
     p.add_argument(
         "program",
         metavar="PROGRAM",
-        help="a memo program file, a seed name (e.g. murag), or an exported folder with program.py",
+        help="a memo program file, a seed name (e.g. murag), discovered (the discovered default), or an exported folder with program.py",
     )
     add_source_flags(p)
     add_config_flags(p, EVAL_FLAGS, help={
@@ -112,6 +111,7 @@ def run(args) -> int:
         print(f"first {kind} failure: {example}")
     document = {
         "program": str(args.program),
+        "program_kind": program.kind.value if program.kind is not None else None,
         "program_sha256": results[-1].info.get("program_sha256"),
         "benchmark": benchmark.describe(),
         "budget": config.budget.to_dict(),
@@ -248,37 +248,27 @@ class ProgramToScore:
     source: str
     name: str                           # short name for the work directory and the table
     export: dict[str, Any] | None = None  # the manifest, when the program is an exported folder
+    kind: Any = None                    # automemo.programs.ProgramKind: what the program is
 
 
 def read_program(spec: str) -> ProgramToScore:
-    """The program from a path, an exported folder (checked against its manifest) or a seed."""
-    path = Path(spec)
-    if path.is_dir():
-        if (path / "manifest.json").is_file():
-            from automemo.deploy import DeployError, read_manifest
+    """The program `spec` names (`automemo.programs`: a file, an exported folder checked against
+    its manifest, a seed, or `discovered`)."""
+    from automemo.programs import ProgramKind, ProgramNotFound, resolve_program
 
-            try:
-                manifest = read_manifest(path)
-            except DeployError as exc:
-                raise UserError(str(exc)) from None
-            return ProgramToScore((path / "program.py").read_text(), path.resolve().name, manifest)
-        if not (path / "program.py").exists():
-            raise UserError(
-                f"{spec} is a folder without program.py; pass a memo program file, a seed name, "
-                f"or a folder written by `automemo export`"
-            )
-        return ProgramToScore((path / "program.py").read_text(), path.resolve().name)
-    if path.is_file():
-        return ProgramToScore(path.read_text(), path.stem)
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.py)?", spec) and "/" not in spec:
-        from automemo.paths import seed_path
+    try:
+        program = resolve_program(spec)
+    except ProgramNotFound as exc:
+        raise UserError(str(exc)) from None
+    if program.kind is ProgramKind.EXPORT:
+        from automemo.deploy import DeployError, read_manifest
 
         try:
-            seed = seed_path(spec)
-        except FileNotFoundError as exc:
-            raise UserError(f"{spec} is neither a file nor a folder, and {exc}") from None
-        return ProgramToScore(seed.read_text(), seed.stem)
-    raise UserError(f"no memo program at {spec}: the file does not exist")
+            manifest = read_manifest(program.path.parent)
+        except DeployError as exc:
+            raise UserError(str(exc)) from None
+        return ProgramToScore(program.source, program.name, manifest, program.kind)
+    return ProgramToScore(program.source, program.name, None, program.kind)
 
 
 def _check_places(args) -> None:

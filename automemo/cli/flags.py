@@ -77,6 +77,9 @@ CONFIG_FLAGS: dict[str, ConfigFlag] = {f.flag: f for f in (
                "random (final by best mean)", choices=_strategies()),
     ConfigFlag("--parallel", "search.parallel", "search actions in flight at once (1: one step after "
                "another)", type=int, metavar="K"),
+    ConfigFlag("--root", "search.root", "the program the search starts from and, without labels, is held to: "
+               "discovered (the discovered default; a label-free search's default), a seed name, a program "
+               "file, or a folder written by `automemo export`", metavar="PROGRAM"),
     ConfigFlag("--seed-sweep", "search.seed_sweep", "transplant every seed under the root before the "
                "strategy chooses, one step each (on for retrieval-mode benchmarks; docs/search.md)",
                boolean=True),

@@ -23,7 +23,8 @@ DEFAULT_RUNS_DIR = Path("runs")
 # A run id names one folder directly under the runs directory: no separators, no "..".
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # The config flags of a search, all from the one flag table (automemo.cli.flags).
-SEARCH_FLAGS = ("--benchmark", "--option", "--questions", "--steps", "--seed", "--strategy", "--parallel", "--seed-sweep",
+SEARCH_FLAGS = ("--benchmark", "--option", "--questions", "--root", "--steps", "--seed", "--strategy", "--parallel",
+                "--seed-sweep",
                 "--question-budget", "--max-ingest-ms-per-turn", "--max-recall-ms",
                 "--meta-model", "--meta-base-url", "--meta-api-key-env", "--agent-model", "--agent-base-url",
                 "--agent-api-key-env", "--judge-model", "--judge-base-url", "--judge-api-key-env",
@@ -94,6 +95,7 @@ def resolve_config(args: argparse.Namespace):
             config = _with_absolute_benchmark_path(
                 resolve([preset_layer(args.preset), file_layer(args.config), flags]).config)
             _check_benchmark(config)
+            config = _checked_root(config)
     except ConfigError as exc:
         raise UserError(f"bad configuration: {exc}") from None
     from automemo.llm.prices import PriceTable, unpriced_cap_problem
@@ -170,6 +172,31 @@ def _check_benchmark(config) -> None:
         checked_options(config.benchmark.name, config.benchmark.options)
     except ValueError as exc:  # ConfigError is a ValueError
         raise UserError(f"cannot start the search: {exc}") from None
+
+
+def _checked_root(config):
+    """The root names a memo program, checked before the run directory exists; a file or an
+    exported folder is stored by its absolute path (a resumed run must read the same program)."""
+    import dataclasses
+
+    from automemo.deploy import DeployError, read_manifest
+    from automemo.programs import ProgramKind, ProgramNotFound, defines_memo, resolve_program
+
+    root = config.search.root
+    try:
+        program = resolve_program(root)
+        if program.kind is ProgramKind.EXPORT:
+            read_manifest(program.path.parent)  # its files as exported, hashes checked
+    except (ProgramNotFound, DeployError) as exc:
+        raise UserError(f"--root {root}: {exc}") from None
+    problem = defines_memo(program.source)
+    if problem:
+        raise UserError(f"--root {root}: {problem}; pass a memo program (a class Memo with update and retrieve), "
+                        f"a seed name or discovered")
+    if program.kind in (ProgramKind.FILE, ProgramKind.EXPORT):
+        where = str(program.path.parent if program.kind is ProgramKind.EXPORT else program.path)
+        return dataclasses.replace(config, search=dataclasses.replace(config.search, root=where))
+    return config
 
 
 def run(args: argparse.Namespace) -> int:

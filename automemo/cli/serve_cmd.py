@@ -22,7 +22,9 @@ TOKEN_ENV = "AUTOMEMO_SERVE_TOKEN"
 
 def register(sub) -> None:
     p = sub.add_parser("serve", help="serve an exported memo program over MCP and HTTP", description=__doc__)
-    p.add_argument("folder", type=Path, metavar="DIR", help="an exported folder (`automemo export ... --out DIR`)")
+    p.add_argument("folder", type=Path, metavar="DIR",
+                   help="an exported folder (`automemo export ... --out DIR`), or a program to serve with no "
+                        "search run first: discovered (the discovered default), a seed name or a program file")
     p.add_argument("--transport", choices=("stdio", "http"), default="http",
                    help="stdio: MCP on stdin/stdout for one local agent; http (default): MCP at /mcp and REST")
     p.add_argument("--host", default=HOST,
@@ -144,6 +146,20 @@ def _check_port_free(host: str, port: int) -> None:
             raise UserError(f"cannot bind {host}:{port} ({exc.strerror}); pass another --port or --host") from None
 
 
+def _export_named(name: Path, state: Path) -> Path:
+    """`automemo serve discovered` (or a seed name, or a program file): the program exported next
+    to the state folder, with no run behind it, so a user with no data yet is served it."""
+    from automemo.export import ExportError, export_program
+
+    out = state.with_name(state.name + "-program")
+    try:
+        export_program(str(name), out)
+    except ExportError as exc:
+        raise UserError(f"{name} is no exported folder, and {exc}") from None
+    print(f"serving {name}: exported to {out}", file=sys.stderr)
+    return out
+
+
 def run(args) -> int:
     backend = sandbox_choice(args) or "auto"
     if args.max_open_users < 1 or args.snapshot_every < 1:
@@ -171,6 +187,8 @@ def run(args) -> int:
         _check_port_free(args.host, args.port)
     folder = args.folder
     state = args.state or folder.resolve().with_name(folder.resolve().name + "-state")
+    if not folder.is_dir():
+        folder = _export_named(folder, state)
 
     from automemo.deploy import DeployError
     from automemo.serve.requests import RequestLimits

@@ -12,7 +12,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-NodeAction = Literal["root", "generate", "transplant"]  # transplant: a swept seed
+# transplant: a swept seed; discovered: the discovered default, swept as a candidate
+NodeAction = Literal["root", "generate", "transplant", "discovered"]
 NodeStatus = Literal["evaluated", "failed"]
 
 

@@ -27,6 +27,7 @@ from automemo.meta.base import MetaAgent, MetaError, Proposal
 from automemo.meta.config import MetaConfig
 from automemo.meta.context import GenerationContext, RepairContext
 from automemo.meta.source.syntax import normalised
+from automemo.programs import DISCOVERED
 from automemo.runs.records import Outcome
 
 Exam = Callable[[str], Any]
@@ -183,7 +184,7 @@ def transplant_child(seed_name: str, source: str, *, exam: Exam) -> Generation:
     """A swept seed put under the root (`search.seed_sweep`): examined once like any child, so a
     seed that cannot run on this benchmark is a failed node with its reason, never repaired
     (a hand design is taken as it is)."""
-    summary = f"seed {seed_name} (sweep)"
+    summary = "discovered default (sweep)" if seed_name == DISCOVERED else f"seed {seed_name} (sweep)"
     passed, report = _examine(exam, source)
     failure = "" if passed else (f"exam: {report.get('failed_check') or 'failed'}: "
                                  f"{str(report.get('error', ''))[:300]}")

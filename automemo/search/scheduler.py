@@ -64,7 +64,7 @@ class Scheduler:
         # the run, its config and display are the runner's: one of each per search
         self.run, self.config, self.display = runner.run, runner.config, runner.display
         self.tree = Tree.from_rundir(self.run)
-        self.sweep = (sweep_order(runner.parts.seeds_dir, self.config.root)
+        self.sweep = (sweep_order(runner.parts.seeds_dir, self.config.root, self.config.sweep_discovered)
                       if self.config.seed_sweep else ())
 
     # the root ----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 
 from automemo.episode_store import atomic_write
 from automemo.evaluation.result import EvaluationResult
-from automemo.paths import list_seeds
+from automemo.programs import DISCOVERED, ProgramKind, ProgramNotFound, resolve_program
 from automemo.runs.journal import StepJournal
 from automemo.runs.records import ActionRecord, DiagnosisRecord, EvaluationRecord, NodeRecord, Outcome
 from automemo.runs.rundir import RunDir
@@ -63,14 +63,14 @@ class StepRunner:
         started = time.perf_counter()
         self.display.step_started(0, self.config.steps, f"evaluate the root ({self.config.root})")
         try:
-            source = _seed_source(self.parts.seeds_dir, self.config.root)
+            source = _named_source(self.parts.seeds_dir, self.config.root)
             _write_text(journal.node_dir(0) / "program.py", source)
             plan = load_plan(self.run.path)
             result = self._evaluate(journal, source, 0, 0, plan.next_questions(()) if plan else None)
         except BaseException:
             journal.abandon()
             raise
-        journal.add_node(_node_record(0, None, "root", "evaluated", f"seed {self.config.root}",
+        journal.add_node(_node_record(0, None, "root", "evaluated", root_summary(self.config.root, self.parts.seeds_dir),
                                       source, None))
         journal.add_evaluation(_evaluation_record(0, 0, result, _guards(self.parts.evaluator)))
         return journal, ActionRecord(
@@ -97,11 +97,14 @@ class StepRunner:
                 self.display.step_started(action.step, self.config.steps,
                                           f"transplant seed {action.seed} (sweep)")
                 child_id = action.child_id if action.child_id is not None else tree.next_id()
-                source = _seed_source(self.parts.seeds_dir, action.seed)
+                source = _named_source(self.parts.seeds_dir, action.seed)
                 gen = transplant_child(action.seed, source,
                                        exam=self._exam(action.step, child_id))
+                # The discovered default is swept as a candidate, not as a hand design: its node
+                # says what it is, and no bar is ever made of it (tree.Node.action).
+                node_action = "discovered" if action.seed == DISCOVERED else "transplant"
                 outcome, detail = self._commit_child(journal, gen, tree, action.node_id,
-                                                     child_id, "transplant")
+                                                     child_id, node_action)
             else:
                 self.display.step_started(action.step, self.config.steps,
                                           f"generate from #{action.node_id}{widening}")
@@ -244,18 +247,24 @@ class StepRunner:
 # rows and files --------------------------------------------------------------------------------
 
 
-def _seed_source(seeds_dir: Path, name: str) -> str:
-    """The seed program `name` (under seeds/), or the program file at an absolute path (the
-    live program an adaptation of a served memory starts from, `automemo.adapt`)."""
-    if Path(name).is_absolute():
-        if not Path(name).is_file():
-            raise FileNotFoundError(f"search.root: no program file {name}")
-        return Path(name).read_text()
-    path = seeds_dir / (name if name.endswith(".py") else f"{name}.py")
-    if not path.exists():
-        known = [p.stem for p in list_seeds(seeds_dir)]
-        raise FileNotFoundError(f"search.root: no seed {name!r} in {seeds_dir}; seeds: {', '.join(known)}")
-    return path.read_text()
+def _named_source(seeds_dir: Path, name: str) -> str:
+    """The program `name` names (`automemo.programs`: a seed under `seeds_dir`, `discovered`, a
+    program file, an exported folder): the root, or a program the sweep transplants."""
+    try:
+        return resolve_program(name, seeds_dir).source
+    except ProgramNotFound as exc:
+        raise ProgramNotFound(f"search.root: {exc}") from None
+
+
+def root_summary(name: str, seeds_dir: Path) -> str:
+    """The root's line in the tree: what kind of program it is, and which."""
+    try:
+        kind = resolve_program(name, seeds_dir).kind
+    except ProgramNotFound:
+        return f"root {name}"
+    if kind is ProgramKind.DISCOVERED:
+        return "discovered default"
+    return f"seed {name}" if kind is ProgramKind.SEED else f"program {name}"
 
 
 def _write_text(path, text: str) -> None:

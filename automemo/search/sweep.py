@@ -14,15 +14,21 @@ from pathlib import Path
 from typing import Iterable
 
 from automemo.paths import list_seeds
+from automemo.programs import DISCOVERED, discovered_path
 from automemo.search.pending import PendingAction
 from automemo.search.tree import Tree
 
 NOT_SWEPT = ("no_memory",)
+SWEPT_ACTIONS = ("transplant", "discovered")  # the node actions a sweep's transplants commit
 
 
-def sweep_order(seeds_dir: Path, root: str) -> tuple[str, ...]:
-    """The seeds a sweep transplants, in the order it does."""
+def sweep_order(seeds_dir: Path, root: str, discovered: bool = True) -> tuple[str, ...]:
+    """The programs a sweep transplants, in the order it does: the seeds, then the discovered
+    default (a labelled search on new data starts from the tool's best known memory; it is a
+    candidate there, never the bar a selection is held to), each unless it is the root."""
     names = [p.stem for p in list_seeds(seeds_dir)]
+    if discovered and discovered_path().is_file():
+        names.append(DISCOVERED)
     return tuple(n for n in names if n != root.removesuffix(".py") and n not in NOT_SWEPT)
 
 
@@ -30,6 +36,6 @@ def unswept(order: tuple[str, ...], tree: Tree, running: Iterable[PendingAction]
     """The seeds of `order` not transplanted yet. Transplants are issued strictly in order and
     each commits exactly one node (passed or failed), so a count of the committed and in-flight
     ones says how far the sweep got, on a resumed run too."""
-    done = sum(1 for n in tree.nodes() if n.action == "transplant")
+    done = sum(1 for n in tree.nodes() if n.action in SWEPT_ACTIONS)
     done += sum(1 for a in running if a.kind == "transplant")
     return order[done:]

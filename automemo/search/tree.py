@@ -26,7 +26,7 @@ class Node:
     parent_snapshot: float | None = None  # s_par: the parent's μ when this child was generated
     status: NodeStatus = "evaluated"
     created_step: int = 0
-    action: str = "generate"              # "root" | "generate" | "transplant" (a swept seed)
+    action: str = "generate"              # "root" | "generate" | "transplant" (a swept seed) | "discovered"
     # The index k of each score's evaluation, in order. Not always 0..n-1: under a parallel
     # search an evaluation that failed leaves its reserved index unused.
     ks: tuple[int, ...] = ()
@@ -70,8 +70,10 @@ class Tree:
     None (every evaluation scores every validation question)."""
 
     def __init__(self, nodes: Iterable[Node] = (), plan: QuestionPlan | None = None,
-                 race: Race | None = None, bounds: CostBounds = CostBounds()) -> None:
+                 race: Race | None = None, bounds: CostBounds = CostBounds(),
+                 held_to_root: bool = False) -> None:
         self._nodes: dict[int, Node] = {}
+        self.held_to_root = held_to_root  # search.held_to = "root": the root is the bar
         self.plan = plan
         self.bounds = bounds  # the run's cost bounds: which nodes the final selection may take
         self.race = race  # the final confirmation's race once it started (halving.py)
@@ -119,10 +121,12 @@ class Tree:
                 )
             )
         try:
-            bounds = CostBounds.from_search(run.config().get("search") or {})
+            search = run.config().get("search") or {}
+            bounds = CostBounds.from_search(search)
         except (OSError, ValueError):  # a run folder without its config (a test's): no bounds
-            bounds = CostBounds()
-        return cls(nodes, plan=load_plan(run.path), race=load_race(run.path), bounds=bounds)
+            search, bounds = {}, CostBounds()
+        return cls(nodes, plan=load_plan(run.path), race=load_race(run.path), bounds=bounds,
+                   held_to_root=search.get("held_to") == "root")
 
     # access ------------------------------------------------------------------------------------
 
@@ -220,6 +224,7 @@ class Tree:
             validation_questions=self.plan.total if sampled else 0,
             order=self.plan.order if sampled else (),
             race=self.race if sampled else None,
+            held_to_root=self.held_to_root,
         )
 
     def _paired_gain(self, child: Node, mean: Mapping[int, float]) -> tuple[float, float] | None:
