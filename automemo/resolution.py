@@ -7,7 +7,9 @@ order: settings it reads from a run or an export, a preset, a TOML file, command
 Tables merge key by key; the highest layer that sets a key wins, and that layer is the key's
 source:
 
-    flag > file > preset > (a run's or an export's settings) > benchmark > default
+    flag > file > preset > (a run's or an export's settings) > label-free > benchmark > default
+
+(the label-free layer roots a search without labels at the discovered default, held to it).
 
     resolution = resolve([preset_layer("quickstart"), file_layer(path), flags])
     resolution.config                      # the RunConfig
@@ -118,6 +120,18 @@ def benchmark_layer(data: Mapping[str, Any]) -> Layer:
     return Layer(f"benchmark {name}", dict(declared(options)) if declared is not None else {})
 
 
+def label_free_layer(data: Mapping[str, Any]) -> Layer | None:
+    """A label-free search (`benchmark.questions` "self" or "llm") starts from what is found and
+    never falls below it: rooted at the discovered default and held to its root (DESIGN §43),
+    unless a layer above names another root or bar."""
+    questions = (data.get("benchmark") or {}).get("questions") or BenchmarkSection.questions
+    if questions == "benchmark":
+        return None
+    from automemo.programs import DISCOVERED
+
+    return Layer(f"label-free questions ({questions})", {"search": {"root": DISCOVERED, "held_to": "root"}})
+
+
 # --- resolution ---------------------------------------------------------------------------------
 
 
@@ -129,7 +143,8 @@ def resolve(layers: Sequence[Layer | None], *, benchmark_defaults: bool = True) 
     upper: dict[str, Any] = {}
     for layer in given:
         upper = configtools.merge(upper, layer.data)
-    stack = ([benchmark_layer(upper)] if benchmark_defaults else []) + given
+    below = [benchmark_layer(upper), label_free_layer(upper)] if benchmark_defaults else []
+    stack = [layer for layer in below if layer is not None] + given
     follow = _judge_following_agent(stack)
     if follow is not None:
         stack.append(follow)

@@ -140,6 +140,7 @@ def race(work: Path, scored: Sequence[Any], guarded: Sequence[Any], live_source:
     (one per draw of held-out turns), paired: `scored` on the kind the search is scored on,
     `guarded` on the other kinds (a word a later message refers back to, a masked word, a
     date), which the candidate must not lose by more than z paired SEs."""
+    from automemo.search import win_rule
     from automemo.search.tree_stats import paired_scores
 
     live, candidate, texts = _paired_draws(work / "scored", scored, live_source, candidate_source)
@@ -154,11 +155,10 @@ def race(work: Path, scored: Sequence[Any], guarded: Sequence[Any], live_source:
         try:
             guard_live, guard_candidate, _ = _paired_draws(work / "guarded", guarded, live_source, candidate_source)
             g = paired_scores(guard_candidate, guard_live)
-            guard = {"difference": g.difference, "se": g.se, "questions": g.tasks,
-                     "holds": g.difference + z * g.se >= -1e-12}
+            guard = {"difference": g.difference, "se": g.se, "questions": g.tasks, "holds": win_rule.holds(g, z)}
         except (AssemblyError, ValueError) as exc:  # the history holds no question of those kinds
             guard = {"skipped": str(exc) or "no question of the guard kinds"}
-    clears = d.difference - z * d.se > 1e-12
+    clears = win_rule.clears(d, z)  # the rule the search's confirmation applies, written once
     return Race(sum(live.values()) / len(live), sum(candidate.values()) / len(candidate), d.difference, d.se,
                 d.tasks, z, clears and guard.get("holds", True), {q: (live[q], candidate[q]) for q in sorted(live)},
                 texts, guard)

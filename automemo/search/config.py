@@ -8,6 +8,7 @@ from automemo.configtools import ConfigError
 
 STRATEGIES = ("tree", "alma", "greedy", "random")
 UNCERTAINTIES = ("auto", "tasks", "repeats")
+HELD_TO = ("best_hand_design", "root")
 
 
 @dataclass(frozen=True)
@@ -89,8 +90,18 @@ class SearchConfig:
     repair_attempts: int = 3
     # Run seed: every random choice derives from (seed, step), so a resumed run repeats exactly.
     seed: int = 0
-    # Seed program of the root r (a name under seeds/, or the absolute path of a program file).
+    # The root r: a seed name (seeds/), "discovered" (the discovered default the package ships,
+    # found by its own search on the labelled questions of the data it embeds; docs/label-free.md),
+    # a program file, or a folder written by `automemo export`. A label-free search
+    # (benchmark.questions = "self" / "llm") roots at "discovered" unless another root is named.
     root: str = "no_memory"
+    # What the final selection is held to with exact evaluation. "best_hand_design": the best of
+    # the root and the swept seeds by μ. "root": the root itself, the program a user already has;
+    # every other node (swept seeds included) replaces it only when it wins on the scored
+    # questions by z paired SEs and loses on no guard by more than z (automemo.search.win_rule).
+    # A label-free search is held to its root: its pseudo-questions are a proxy, and a proxy left
+    # to pick among hand designs picked one below the root on unseen data.
+    held_to: str = "best_hand_design"
     # K: search actions in flight at once (evaluations and generations together). 1 is the
     # sequential search, step after step. Above 1, evaluations still running count as virtual
     # visits in the statistics the policy reads (generations do not; see search/pending.py);
@@ -102,6 +113,10 @@ class SearchConfig:
     # the final selection is the best hand design unless a node beats it on the same tasks) and
     # as parents to build on. The sweep's steps count against `steps`.
     seed_sweep: bool = False
+    # The sweep also transplants the discovered default (unless it is the root), as a candidate:
+    # a labelled search on new data starts from the tool's best known memory. Off only where the
+    # default is being found again (`automemo bench discovered-default`).
+    sweep_discovered: bool = True
     # After the search, score the selection and the best hand design on the held-out test split
     # and say how they compare (final.json "heldout_test"; two test evaluations, three when the
     # hand design is kept). The embedded sample's preset turns it on.
@@ -122,6 +137,8 @@ class SearchConfig:
             problems.append(f"search.strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
         if self.uncertainty not in UNCERTAINTIES:
             problems.append(f"search.uncertainty must be one of {', '.join(UNCERTAINTIES)}, got {self.uncertainty!r}")
+        if self.held_to not in HELD_TO:
+            problems.append(f"search.held_to must be one of {', '.join(HELD_TO)}, got {self.held_to!r}")
         if self.confirm_top < 1:
             problems.append(f"search.confirm_top must be >= 1, got {self.confirm_top}")
         if self.race_candidates < 1:

@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from automemo.search import policy
+from automemo.search import policy, win_rule
 from automemo.search.config import SearchConfig
 from automemo.search.policy import NodeStats, TreeStats
 from automemo.search.questions import Race
@@ -74,9 +74,9 @@ def race_arms(stats: TreeStats, config: SearchConfig) -> list[NodeStats]:
     ranking on μ alone would leave a different program out on one unlucky sample while
     near-copies of the leader, whose small samples rank them closely, take every arm; where all
     arms are alike, the bound ranks them as μ does."""
-    pool = [v for v in stats.nodes
-            if not v.failed and v.n > 0 and not v.stopped and not policy.is_hand_design(v) and policy.fits(v)]
-    bar = policy.reference(stats) if pool else None
+    designs = [v for v in stats.nodes if not v.failed and v.n > 0 and policy.is_hand_design(v)]
+    bar = policy.reference(stats) if designs else None
+    pool = [v for v in stats.nodes if bar is not None and not v.stopped and policy.is_candidate(v, stats, bar)]
     arms: list[NodeStats] = []
     for v in sorted(pool, key=lambda v: (-arm_bound(v, bar, config), -v.mean, v.id)):
         if len(arms) == config.race_candidates:
@@ -228,7 +228,7 @@ def decide(stats: TreeStats, config: SearchConfig) -> policy.Confirmation:
             continue
         bound = bar.mean + d.difference - config.z * d.se
         complete = set(bar.task_scores) <= set(v.task_scores)
-        clears = arm == state.winner and bound - bar.mean > policy.TIE_TOLERANCE
+        clears = arm == state.winner and win_rule.clears(d, config.z)
         out.append(policy.ConfirmedCandidate(arm, v.mean, d.difference, d.se, d.tasks, bound, complete,
                                              clears, dropped_in.get(arm), guards=policy.guard_checks(v, bar, config.z)))
     # The winner is held to the guard metrics too; losing one, the hand design is kept.

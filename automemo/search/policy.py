@@ -72,10 +72,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from automemo.search.config import SearchConfig
+from automemo.search import win_rule
 from automemo.search.regimes import Regime, complete, regime_for
 from automemo.search.tree_stats import (TIE_TOLERANCE, NodeStats, PairedDifference, TreeStats, paired_scores,  # noqa: F401
-                                        evaluated_children, fits, is_hand_design, paired, reference,
-                                        standard_error)
+                                        evaluated_children, fits, is_candidate, is_hand_design, paired,
+                                        reference, standard_error)
 
 @dataclass(frozen=True)
 class Action:
@@ -222,7 +223,7 @@ def guard_checks(v: NodeStats, bar: NodeStats, z: float) -> tuple[GuardCheck, ..
             d = paired_scores(v.guard_scores.get(metric, {}), bar.guard_scores[metric])
         except ValueError:  # no shared question has the metric: nothing to hold v to
             continue
-        out.append(GuardCheck(metric, d.difference, d.se, d.tasks, d.difference + z * d.se >= -TIE_TOLERANCE))
+        out.append(GuardCheck(metric, d.difference, d.se, d.tasks, win_rule.holds(d, z)))
     return tuple(out)
 
 
@@ -298,8 +299,7 @@ def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
     bar = reference(stats)
     # With cost bounds only the nodes within them are candidates (the bar is the best hand
     # design within them, `reference`).
-    ranked = sorted((v for v in stats.nodes if not v.failed and v.n > 0 and not is_hand_design(v) and fits(v)),
-                    key=lambda v: (-v.mean, v.id))
+    ranked = sorted((v for v in stats.nodes if is_candidate(v, stats, bar)), key=lambda v: (-v.mean, v.id))
     out: list[ConfirmedCandidate] = []
     for v in ranked[:config.confirm_top]:
         try:
@@ -309,7 +309,7 @@ def confirm_final(stats: TreeStats, config: SearchConfig) -> Confirmation:
         bound = bar.mean + d.difference - config.z * d.se
         complete = set(bar.task_scores) <= set(v.task_scores)
         out.append(ConfirmedCandidate(v.id, v.mean, d.difference, d.se, d.tasks, bound, complete,
-                                      complete and bound - bar.mean > TIE_TOLERANCE,
+                                      complete and win_rule.clears(d, config.z),
                                       guards=guard_checks(v, bar, config.z)))
     # A candidate that loses on a guard metric is passed over: the next one is taken, then the bar.
     clearing = [c for c in out if c.admissible]
@@ -345,7 +345,7 @@ def shallowest_within(stats: TreeStats, config: SearchConfig, leader: NodeStats,
     depth = generations(stats, leader)
     best, chosen = (depth, 0.0, 0), leader
     for v in stats.nodes:
-        if v.failed or v.n == 0 or is_hand_design(v) or v.id == leader.id or not fits(v):
+        if v.id == leader.id or not is_candidate(v, stats, bar):
             continue
         if not set(bar.task_scores) <= set(v.task_scores):
             continue
@@ -355,7 +355,7 @@ def shallowest_within(stats: TreeStats, config: SearchConfig, leader: NodeStats,
             continue
         if lead.difference > config.z * lead.se:
             continue  # the leader's lead over v is more than z paired SEs: not within one SE
-        if to_bar.difference - config.z * to_bar.se <= TIE_TOLERANCE:  # does not clear the bar
+        if not win_rule.clears(to_bar, config.z):  # does not clear the bar
             continue
         if not all(g.holds for g in guard_checks(v, bar, config.z)):  # loses on a guard metric
             continue

@@ -62,6 +62,10 @@ class TreeStats:
     # confirmation's race once it started (`automemo.search.halving`).
     order: tuple[str, ...] = ()
     race: Race | None = None
+    # `search.held_to = "root"`: the selection is held to the root (the program a user already
+    # has: a label-free search's, a served memory's), not to the best hand design by μ, and every
+    # other node (swept seeds included) is a candidate to replace it (DESIGN §43).
+    held_to_root: bool = False
 
     @property
     def sampled(self) -> bool:
@@ -148,13 +152,25 @@ def fits(v: NodeStats) -> bool:
     return not v.outside
 
 
+def is_candidate(v: NodeStats, stats: TreeStats, bar: NodeStats) -> bool:
+    """Whether the final selection may take v over the bar: evaluated, within the cost bounds,
+    not the bar, and generated (held to the root, a swept seed is a candidate too)."""
+    if v.failed or v.n == 0 or v.id == bar.id or not fits(v):
+        return False
+    return stats.held_to_root or not is_hand_design(v)
+
+
 def reference(stats: TreeStats) -> NodeStats:
-    """The best hand design (root or swept seed) by μ, the older on a tie: the bar. With cost
+    """The bar the selection is held to. Held to the root (`TreeStats.held_to_root`): the root.
+    Otherwise the best hand design (root or swept seed) by μ, the older on a tie. With cost
     bounds, the best one within them; when none is, the best of all (the selection then says
     that no hand design fits). Once the final confirmation's race started, the bar it races with
     (asking it more questions moves its μ, and the bar must not change under the race)."""
     if stats.race is not None and any(v.id == stats.race.bar for v in stats.nodes):
         return stats.node(stats.race.bar)
+    root = next((v for v in stats.nodes if v.parent is None and not v.failed and v.n > 0), None)
+    if stats.held_to_root and root is not None:
+        return root
     designs = [v for v in stats.nodes if not v.failed and v.n > 0 and is_hand_design(v)]
     if not designs:
         raise ValueError("no evaluated hand design (root or swept seed) in the tree")
