@@ -64,6 +64,8 @@ class Search:
     kept_hand_design: bool
     # label-free only: per evaluated node, (node id, pseudo μ, real validation μ)
     nodes: list[tuple[int, float, float]] = field(default_factory=list)
+    # the selection's score of each test question: paired with the other search's and the root's
+    test_scores: dict[str, float] = field(default_factory=dict, repr=False)
 
     @property
     def spearman(self) -> float | None:
@@ -127,15 +129,30 @@ def run_search(args, scores: TestScores, questions: str, seed: int) -> Search:
         for node in (n for n in view.nodes if n.evaluated):
             real, _ = scores.score(deployable_source(run.program_source(node.id)), "train")
             nodes.append((node.id, float(node.mean), real))
-    test, _ = scores.score(deployable_source(run.program_source(final["node_id"])), "test")
+    per_question = _test_scores(scores, deployable_source(run.program_source(final["node_id"])))
+    test = statistics.fmean(per_question.values()) if per_question else 0.0
     kept = (view.confirmation or {}).get("bar") == final["node_id"]
     return Search(questions, seed, final["node_id"], final.get("summary", ""), float(final["mean"]), test, wall,
-                  kept, nodes)
+                  kept, nodes, per_question)
 
 
-def summarize(seeds: list[Scored], searches: list[Search]) -> dict[str, Any]:
+def _test_scores(scores: TestScores, source: str) -> dict[str, float]:
+    """A program's score of each test question (what a paired difference needs)."""
+    from automemo.search.heldout import task_scores
+
+    return task_scores(scores.evaluator.evaluate(source, split="test"))
+
+
+def summarize(seeds: list[Scored], searches: list[Search], discovered: dict[str, float] | None = None) -> dict[str, Any]:
+    """Each search seed's figures: leads over the best seed on test, and the paired test
+    differences (with their SE) of the label-free selection against the labelled one and of each
+    selection against the discovered default, the label-free search's root."""
+    from automemo.search.heldout import paired_difference
+
     best = max(seeds, key=lambda s: s.test)
     out: dict[str, Any] = {"best_seed": asdict(best), "per_seed": []}
+    if discovered:
+        out["discovered_test"] = statistics.fmean(discovered.values())
     for seed in sorted({s.search_seed for s in searches}):
         pair = {s.questions: s for s in searches if s.search_seed == seed}
         labelled = pair.get("benchmark")
@@ -148,6 +165,11 @@ def summarize(seeds: list[Scored], searches: list[Search]) -> dict[str, Any]:
         if labelled is not None and free is not None:
             row["lead_ratio"] = row["label_free_lead"] / row["labelled_lead"] if row["labelled_lead"] > 0 else None
             row["cost_ratio"] = free.wall_s / labelled.wall_s if labelled.wall_s else None
+            if free.test_scores and labelled.test_scores:
+                row["label_free_minus_labelled"] = paired_difference(free.test_scores, labelled.test_scores)
+        for name, search in (("label_free", free), ("labelled", labelled)):
+            if discovered and search is not None and search.test_scores:
+                row[f"{name}_minus_discovered"] = paired_difference(search.test_scores, discovered)
         out["per_seed"].append(row)
     return out
 
@@ -182,6 +204,8 @@ def run(args) -> int:
                                 {"benchmark": config.benchmark, "budget": config.budget})
             console.print(f"scoring the {len(list_seeds())} seeds on validation and test …")
             seeds = score_seeds(scores, lambda: None)
+            discovered = _discovered_scores(scores)
+            args.discovered = discovered
             _write(args, seeds, searches)
             for seed in range(args.search_seeds):
                 for questions in ("benchmark", args.questions):
@@ -192,9 +216,20 @@ def run(args) -> int:
                     extra = f", Spearman {result.spearman:+.3f} over {len(result.nodes)} nodes" if result.nodes else ""
                     console.print(f"  selected #{result.node_id} ({result.summary[:60]}): test {result.test:.3f} "
                                   f"in {result.wall_s:.0f} s{extra}")
-        render(console, seeds, searches, summarize(seeds, searches))
+        render(console, seeds, searches, summarize(seeds, searches, discovered))
         console.print(f"written: {args.out}")
     return 0
+
+
+def _discovered_scores(scores: TestScores) -> dict[str, float]:
+    """The discovered default (the label-free search's root) on each test question; {} when this
+    installation has none."""
+    from automemo.programs import DISCOVERED, ProgramNotFound, resolve_program
+
+    try:
+        return _test_scores(scores, resolve_program(DISCOVERED).source)
+    except ProgramNotFound:
+        return {}
 
 
 def render(console, seeds: list[Scored], searches: list[Search], summary: dict[str, Any]) -> None:
@@ -216,13 +251,23 @@ def render(console, seeds: list[Scored], searches: list[Search], summary: dict[s
             console.print(f"search seed {row['search_seed']}: label-free lead {row['label_free_lead']:+.3f}, labelled "
                           f"{row['labelled_lead']:+.3f} (ratio {ratio}); cost {row['cost_ratio']:.2f}× the labelled "
                           f"search's wall-clock")
+        for key, words in (("label_free_minus_labelled", "label-free − labelled selection"),
+                           ("label_free_minus_discovered", "label-free selection − its root, the discovered default"),
+                           ("labelled_minus_discovered", "labelled selection − the discovered default")):
+            if key in row:
+                d = row[key]
+                console.print(f"search seed {row['search_seed']}: {words} on test: {d['difference']:+.3f} ± "
+                              f"{d['se']:.3f} (paired SE over {d['tasks']} questions)")
+    if "discovered_test" in summary:
+        console.print(f"the discovered default on test: {summary['discovered_test']:.3f}")
 
 
 def _write(args, seeds: list[Scored], searches: list[Search]) -> None:
     command = args.command_line
     document = {"command": command, "benchmark": args.benchmark, "steps": args.steps, "questions": args.questions,
                 "seeds": [asdict(s) for s in seeds],
-                "searches": [{**asdict(s), "spearman": s.spearman} for s in searches],
-                "summary": summarize(seeds, searches) if seeds else {}}
+                "searches": [{**{k: v for k, v in asdict(s).items() if k != "test_scores"}, "spearman": s.spearman}
+                             for s in searches],
+                "summary": summarize(seeds, searches, getattr(args, "discovered", None)) if seeds else {}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, indent=2))

@@ -58,9 +58,18 @@ def run_programs(run_path: Path) -> dict[str, dict[str, Any]]:
         # The run kept its hand design: its best generated candidate is carried over beside it,
         # as the held-out comparison does, so the lines say what choosing it would have given.
         roles["best_candidate"] = int(confirmation["candidates"][0]["node_id"])
-    return {role: {"node_id": node_id, "summary": view.node(node_id).summary, "validation": view.node(node_id).mean,
-                   "source": run.program_source(node_id)}
-            for role, node_id in roles.items()}
+    out = {role: {"node_id": node_id, "summary": view.node(node_id).summary, "validation": view.node(node_id).mean,
+                  "source": run.program_source(node_id)}
+           for role, node_id in roles.items()}
+    # The discovered default beside them, carried unchanged: what a user who runs no search gets.
+    from automemo.programs import DISCOVERED, ProgramNotFound, resolve_program
+
+    try:
+        out["discovered"] = {"node_id": None, "summary": "discovered default", "validation": None,
+                             "source": resolve_program(DISCOVERED).source}
+    except ProgramNotFound:
+        pass
+    return out
 
 
 def transfer_overrides(args, run_config: dict[str, Any]) -> dict[str, Any]:
@@ -79,19 +88,26 @@ def score_both(evaluator: Any, programs: dict[str, dict[str, Any]]) -> dict[str,
     """Both programs on the test split, and selection − hand design paired over shared questions."""
     from automemo.search.heldout import paired_difference, task_scores
 
-    by_node: dict[int, tuple[dict[str, float], float]] = {}
-    for program in programs.values():
-        if program["node_id"] not in by_node:  # a kept hand design is the selection: scored once
+    by_node: dict[Any, tuple[dict[str, float], float]] = {}
+
+    def key(role: str) -> Any:  # a run's node by its id (a kept hand design is scored once), else the role
+        return programs[role]["node_id"] if programs[role]["node_id"] is not None else role
+
+    for role, program in programs.items():
+        if key(role) not in by_node:
             result = evaluator.evaluate(program["source"], split="test")
-            by_node[program["node_id"]] = (task_scores(result), float(result.mean))
-    scores = {role: by_node[p["node_id"]][0] for role, p in programs.items()}
+            by_node[key(role)] = (task_scores(result), float(result.mean))
+    scores = {role: by_node[key(role)][0] for role in programs}
     out: dict[str, Any] = {
         "kept_hand_design": programs["selection"]["node_id"] == programs["hand_design"]["node_id"],
-        "programs": {role: {k: v for k, v in p.items() if k != "source"} | {"test": by_node[p["node_id"]][1]}
+        "programs": {role: {k: v for k, v in p.items() if k != "source"} | {"test": by_node[key(role)][1]}
                      for role, p in programs.items()},
         "selection_vs_hand_design": paired_difference(scores["selection"], scores["hand_design"])}
-    if "best_candidate" in programs:
-        out["best_candidate_vs_hand_design"] = paired_difference(scores["best_candidate"], scores["hand_design"])
+    for role in ("best_candidate", "discovered"):
+        if role in programs:
+            out[f"{role}_vs_hand_design"] = paired_difference(scores[role], scores["hand_design"])
+    if "discovered" in programs:
+        out["selection_vs_discovered"] = paired_difference(scores["selection"], scores["discovered"])
     return out
 
 
@@ -131,9 +147,11 @@ def run(args) -> int:
         table.add_column(col, justify="left" if col == "program" else "right")
     for role, p in doc["programs"].items():
         validation = "—" if p["validation"] is None else f"{p['validation']:.3f}"
-        table.add_row(role.replace("_", " "), f"#{p['node_id']}", validation, f"{p['test']:.3f}")
+        node = "—" if p["node_id"] is None else f"#{p['node_id']}"
+        table.add_row(role.replace("_", " "), node, validation, f"{p['test']:.3f}")
     console.print(table)
-    for name, key in (("selection", "selection_vs_hand_design"), ("best candidate", "best_candidate_vs_hand_design")):
+    for name, key in (("selection", "selection_vs_hand_design"), ("best candidate", "best_candidate_vs_hand_design"),
+                      ("discovered default", "discovered_vs_hand_design")):
         if key not in doc or (key == "selection_vs_hand_design" and doc["kept_hand_design"]):
             continue
         d = doc[key]

@@ -63,8 +63,10 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
     if held is None or view.selected_id is None:
         return None
     chosen, bar = view.selected_id, held["bar"]
-    rival = best_candidate(held, Tree.from_rundir(view.run).stats()) if chosen == bar else None
-    roles = {"selection": chosen, "hand_design": bar, **({"best_candidate": rival} if rival is not None else {})}
+    tree = Tree.from_rundir(view.run)
+    rival = best_candidate(held, tree.stats()) if chosen == bar else None
+    roles = {"selection": chosen, "hand_design": bar, **({"best_candidate": rival} if rival is not None else {}),
+             **_beside(tree, view, bar, chosen)}
     scores: dict[int, dict[str, float]] = {}
     guard_values: dict[int, dict[str, dict[str, float]]] = {}
     guards = tuple(getattr(evaluator, "guard_metrics", ()) or ())
@@ -80,7 +82,10 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
         programs[role] = {"node_id": node_id, "summary": view.node(node_id).summary,
                           "validation": view.node(node_id).mean, "test": means[node_id]}
     out: dict[str, Any] = {"kept_hand_design": chosen == bar, "programs": programs,
-                           "questions": len(scores[chosen])}
+                           "questions": len(scores[chosen]), "bar": _bar_label(tree, view, bar)}
+    for role in ("discovered", "best_hand_design"):  # what the selection gained over each, paired
+        if role in roles:
+            out[f"selection_vs_{role}"] = paired_difference(scores[chosen], scores[roles[role]])
     label_free = getattr(getattr(evaluator, "benchmark", None), "label_free", None)
     if label_free is not None:
         out["label_free"] = label_free.to_dict()
@@ -101,6 +106,40 @@ def compare_on_test(view: RunView, evaluator: Any) -> dict[str, Any] | None:
     return out
 
 
+def _discovered_node(tree: Tree, view: RunView) -> int | None:
+    """The node holding the discovered default: the root when the run was rooted at it, or the
+    node the sweep transplanted it as (`Node.action`)."""
+    from automemo.programs import DISCOVERED
+
+    if (view.run.config().get("search") or {}).get("root") == DISCOVERED:
+        return tree.root.id
+    return next((n.id for n in tree.nodes() if n.action == "discovered" and not n.failed and n.n > 0), None)
+
+
+def _beside(tree: Tree, view: RunView, bar: int, chosen: int) -> dict[str, int]:
+    """The programs a verdict shows beside the selection and its bar (DESIGN §42: "discovered,
+    beside the best hand design"): the discovered default, and the best hand design by validation
+    μ when the bar is not it (a search held to its root); each only when it is another node."""
+    out: dict[str, int] = {}
+    found = _discovered_node(tree, view)
+    if found is not None and found not in (bar, chosen):
+        out["discovered"] = found
+    stats = tree.stats()
+    designs = [v for v in stats.nodes if v.reference and v.n > 0 and not v.failed]
+    if stats.held_to_root and designs:
+        best = max(designs, key=lambda v: (v.mean, -v.id)).id
+        if best not in (bar, chosen):
+            out["best_hand_design"] = best
+    return out
+
+
+def _bar_label(tree: Tree, view: RunView, bar: int) -> str:
+    """What the selection was held to, in words: the root (and which), or the best hand design."""
+    if not tree.held_to_root:
+        return "best hand design"
+    return "root (the discovered default)" if _discovered_node(tree, view) == bar else "root"
+
+
 def best_candidate(confirmation: Mapping[str, Any], stats: TreeStats) -> int | None:
     """The confirmation's best generated candidate: of the candidates never dropped, the one
     with the best paired mean on the questions they all were asked (`halving.leader_among`).
@@ -114,15 +153,19 @@ def best_candidate(confirmation: Mapping[str, Any], stats: TreeStats) -> int | N
 
 def verdict(doc: Mapping[str, Any]) -> str:
     """The comparison's conclusion in one phrase (the terminal's last line and the report's)."""
+    bar = doc.get("bar", "best hand design")
     if doc["kept_hand_design"]:
+        if bar != "best hand design":
+            return (f"the search kept its {bar}: no candidate won on the scored questions by a paired SE "
+                    f"without losing on a guard")
         return "the search kept the best hand design: no generated program cleared its bound" + (
             " (the pseudo-questions did not separate one from it)" if doc.get("label_free") else "")
     d = doc["selection_vs_hand_design"]
     if d["difference"] - d["se"] > 0:
-        return "the discovered program beats the best hand design"
+        return f"the selected program beats the {bar}"
     if d["difference"] > 0:
-        return "the discovered program does not beat the best hand design by more than one paired SE"
-    return "the discovered program does not beat the best hand design"
+        return f"the selected program does not beat the {bar} by more than one paired SE"
+    return f"the selected program does not beat the {bar}"
 
 
 def _test_questions(doc: Mapping[str, Any]) -> str:
@@ -143,17 +186,22 @@ def sentences(doc: Mapping[str, Any]) -> list[str]:
     p = doc["programs"]
     sel, bar = p["selection"], p["hand_design"]
     name = lambda x: f"#{x['node_id']} ({x['summary'][:70]})"  # noqa: E731
+    held_to = doc.get("bar", "best hand design")
     lines = [f"Held-out test split ({_test_questions(doc)}):"]
     if not doc["kept_hand_design"]:
         d = doc["selection_vs_hand_design"]
+        short = "hand design" if held_to == "best hand design" else "root"
         lines += [f"  selection {name(sel)}: {sel['test']:.3f} (validation {sel['validation']:.3f})",
-                  f"  best hand design {name(bar)}: {bar['test']:.3f} (validation {bar['validation']:.3f})",
-                  f"  selection − hand design: {d['difference']:+.3f} ± {d['se']:.3f} (paired SE): {verdict(doc)}."]
-        return lines + _guard_lines(doc, "selection")
+                  f"  {held_to} {name(bar)}: {bar['test']:.3f} (validation {bar['validation']:.3f})",
+                  f"  selection − {short}: {d['difference']:+.3f} ± {d['se']:.3f} (paired SE): {verdict(doc)}."]
+        return lines + _beside_lines(doc, "selection") + _guard_lines(doc, "selection")
     why = ("no generated program cleared its bound: the pseudo-questions did not separate one from it"
            if doc.get("label_free") else "no generated program cleared its bound")
-    lines.append(f"  the search kept the best hand design {name(bar)}: {bar['test']:.3f} "
+    if held_to != "best hand design":
+        why = "no candidate won on the scored questions by a paired SE without losing on a guard"
+    lines.append(f"  the search kept the {held_to} {name(bar)}: {bar['test']:.3f} "
                  f"(validation {bar['validation']:.3f}); {why}.")
+    lines += _beside_lines(doc, "the kept program")
     best = p.get("best_candidate")
     if best is not None:
         d = doc["best_candidate_vs_hand_design"]
@@ -161,6 +209,18 @@ def sentences(doc: Mapping[str, Any]) -> list[str]:
                      f"{d['difference']:+.3f} ± {d['se']:.3f} (paired SE) against it.")
         lines += _guard_lines(doc, "best candidate")
     return lines
+
+
+def _beside_lines(doc: Mapping[str, Any], who: str) -> list[str]:
+    """The discovered default and the best hand design, when neither is the selection or its bar."""
+    out = []
+    for role, label in (("discovered", "the discovered default"), ("best_hand_design", "the best hand design")):
+        x, d = doc["programs"].get(role), doc.get(f"selection_vs_{role}")
+        if x is None or d is None:
+            continue
+        out.append(f"  {label} #{x['node_id']} ({x['summary'][:60]}): {x['test']:.3f} (validation "
+                   f"{x['validation']:.3f}); {who} − it: {d['difference']:+.3f} ± {d['se']:.3f} (paired SE)")
+    return out
 
 
 def _guard_lines(doc: Mapping[str, Any], who: str) -> list[str]:
