@@ -35,7 +35,8 @@ def test_the_search_reads_no_labelled_question_and_the_test_split_keeps_them(tmp
     labelled = {q.question_id: q for q in bench.data.questions}
     record = make_label_free(bench, "self", PseudoQuestionConfig())
     train, test = bench.split("train"), bench.split("test")
-    assert train.retrieve and all(t.category == "context" for t in train.retrieve)
+    scored = [t for t in train.retrieve if not t.data.get("guard")]  # guard questions: test_pseudo_scoring.py
+    assert scored and all(t.category == "context" for t in scored)
     assert not {t.task_id for t in train.retrieve} & set(labelled)
     assert not {t.instruction for t in train.retrieve} & {q.question for q in labelled.values()}
     assert {t.task_id for t in test.retrieve} == {i for i, q in labelled.items() if q.scope in bench.split_scopes("test")}
@@ -48,7 +49,7 @@ def test_the_search_reads_no_labelled_question_and_the_test_split_keeps_them(tmp
     assert all(len(s.turns) == 10 for s in bench.data.sessions if s.scope in bench.split_scopes("test"))
     for task in train.retrieve:  # every clue is a turn the memory holds
         assert set(task.data["clues"]) <= store_turns
-    assert bench.describe()["label_free"]["train_questions"] == len(train.retrieve)
+    assert bench.describe()["label_free"]["train_questions"] == len(scored)
 
 
 def test_without_labelled_questions_the_test_conversations_get_pseudo_questions_of_their_own(tmp_path):
@@ -139,15 +140,20 @@ def test_the_ranking_stage_is_fitted_on_other_kinds_and_judged_on_the_scored_one
         return {"model": "linear", "weights": {}, "held_out_gain": 0.0}
 
     monkeypatch.setattr(ranking, "fit_ranker", fake_fit)
-    config = build_run_config({"benchmark": {"name": "conversations", "options": _logs(tmp_path), "questions": "self"},
+    # Two questions a session: the small fixture then leaves candidates of the fitting kinds to guard with.
+    config = build_run_config({"benchmark": {"name": "conversations", "options": _logs(tmp_path), "questions": "self",
+                                             "pseudo": {"per_session": 2.0}},
                                "embeddings": {"text": "minilm_static"}})
     with assembly.build_evaluation(config, store_root=tmp_path / "store", sandbox=get_sandbox("unsafe"),
                                    quiet=True) as setup:
         assembly.ranker_fit(setup, tmp_path / "ranking")(None)
-        scored = {t.instruction for t in setup.evaluator.split("train").retrieve}
+        train = setup.evaluator.split("train").retrieve
+        scored = {t.instruction for t in train if not t.data.get("guard")}
+        guards = {t.instruction for t in train if t.data.get("guard")}
         fitting = setup.benchmark.fitting_questions
     assert {q.question for q in seen["questions"]} == {q.question for q in fitting} and fitting
-    assert {q.question for q in seen["gain_on"]} == scored
+    assert {q.question for q in seen["gain_on"]} == scored and guards  # judged on the scored kind alone
+    assert not guards & {q.question for q in fitting}
     assert not scored & {q.question for q in fitting}
     assert seen["signals"] == ranking.MATCH_SIGNALS
 

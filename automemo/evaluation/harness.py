@@ -168,7 +168,10 @@ class Evaluator:
         if declared is None or options is None:
             return ()
         ranked = type(benchmark).ranking_metric(options) if hasattr(type(benchmark), "ranking_metric") else ""
-        return tuple(m for m in declared(options) if m != ranked)
+        # A benchmark whose guards depend on what it asks, not its options alone (a label-free
+        # one's guard questions: ConversationBenchmark.guard_metric_names), names them itself.
+        named = getattr(benchmark, "guard_metric_names", None)
+        return tuple(m for m in (named() if callable(named) else declared(options)) if m != ranked)
 
     @property
     def exact(self) -> bool:

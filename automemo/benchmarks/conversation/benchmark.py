@@ -193,10 +193,11 @@ class ConversationBenchmark(Benchmark):
         )
         retrieve = tuple(
             # The task's text is what retrieve reads (`partial`), so a router fitted on the train
-            # tasks' texts keys and reads the same question it is asked at retrieve time.
+            # tasks' texts keys and reads the same question it is asked at retrieve time. A guard
+            # question says so (`guard`): what is fitted on the train split's questions leaves it out.
             Task(q.question_id, self.name, q.qtype, _with_lost_captions(q.question, q.images),
                  {"kind": "question", "answer": q.answer, "clues": list(q.clues), "refusal": q.refusal,
-                  "user": q.scope})
+                  "user": q.scope, **({"guard": True} if q.guard else {})})
             for q in self.data.questions if q.scope in scopes
         )
         return Split(name, update, retrieve)
@@ -274,9 +275,21 @@ class ConversationBenchmark(Benchmark):
 
     def _retrieval_score(self, task: Task, payload: MemoryPayload | None) -> TaskScore:
         question = self._questions.get(task.task_id)
-        return evidence_score(payload, task.data["clues"], self.options.k, self.data.aliases,
-                              refusal=task.data["refusal"], sessions=self._session_of,
-                              any_clue=question is not None and question.any_clue)
+        score = evidence_score(payload, task.data["clues"], self.options.k, self.data.aliases,
+                               refusal=task.data["refusal"], sessions=self._session_of,
+                               any_clue=question is not None and question.any_clue)
+        if question is not None and question.guard:
+            return as_guard(score, self.options.k)
+        return score
+
+    def guard_metric_names(self) -> tuple[str, ...]:
+        """The guard metrics of this benchmark as loaded (the evaluator asks it, not the class):
+        the class's for its options (`guard_metrics`), and, when the split asks guard questions
+        (a label-free benchmark, `benchmarks.pseudo.label_free`), their Recall@k, `guard_metric`."""
+        declared = tuple(type(self).guard_metrics(self.options))
+        if any(q.guard for q in self.data.questions):
+            declared += (guard_metric(self.options.k),)
+        return declared
 
     @staticmethod
     def _answer_f1(task: Task, answer: str) -> float:
@@ -307,7 +320,8 @@ class ConversationBenchmark(Benchmark):
         o = self.options
         per_type: dict[str, int] = {}
         for q in self.data.questions:
-            per_type[q.qtype] = per_type.get(q.qtype, 0) + 1
+            if not q.guard:  # counted by the label-free record (`label_free.guard_questions`)
+                per_type[q.qtype] = per_type.get(q.qtype, 0) + 1
         return {
             "name": self.name, "family": self.family,
             "options": {k: getattr(o, k) for k in o.__dataclass_fields__},
@@ -326,6 +340,25 @@ class ConversationBenchmark(Benchmark):
                                  for m in self.metric_names(o)),
             **({"label_free": self.label_free.to_dict()} if self.label_free is not None else {}),
         }
+
+
+def guard_metric(k: int) -> str:
+    """The metric a guard question carries (`Question.guard`): its Recall@k."""
+    return f"guard_recall@{k}"
+
+
+def as_guard(score: TaskScore, k: int) -> TaskScore:
+    """A guard question's score: not counted in the mean, its Recall@k as `guard_metric(k)` and
+    no other metric. The search pairs a candidate with the bar on that metric alone
+    (`search.policy.guard_checks`); a guard question carrying recall@k or session_hit@k would mix
+    into the figures of the scored questions (their per-category and published breakdowns read
+    uncounted questions too) and into the benchmark's own guards."""
+    if not score.counted:  # no clue to recall: nothing to guard
+        return score
+    recall = float(score.metrics[f"recall@{k}"])
+    return TaskScore(recall, {guard_metric(k): recall}, counted=False,
+                     feedback="; ".join(["not counted: a guard question (a selection must not lose on "
+                                         f"{guard_metric(k)})", score.feedback]))
 
 
 def _with_lost_captions(text: str, images: tuple[TurnImage, ...]) -> str:

@@ -320,6 +320,8 @@ class LongMemEval(ConversationBenchmark):
                 "not counted: an abstention question (its answer was never given; left out of retrieval "
                 "metrics, as LongMemEval's evaluation does)"))
         base = super()._retrieval_score(task, payload)
+        if self._questions[task.task_id].guard:  # its guard metric alone (benchmark.as_guard)
+            return base
         # LoCoMo's own evidence recall means nothing here; the session-level any-hit of the first
         # k cited turns (session_hit@k) stays, beside the official figures.
         kept = {m: v for m, v in base.metrics.items() if not m.startswith(LOCOMO_PREFIX)}

@@ -99,6 +99,10 @@ class Question:
     # the turns on either side of the one it was cut from): its value is Hit@k, not Recall@k, so a
     # program that returns a turn's neighbours as one block earns no more than one that finds one.
     any_clue: bool = False
+    # Asked and scored but not counted in the mean: a label-free search's guard question
+    # (benchmarks.pseudo.label_free), whose Recall@k is its own metric (`guard_metric`) that a
+    # selection must not lose on.
+    guard: bool = False
 
 
 @dataclass(frozen=True)
