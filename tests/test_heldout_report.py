@@ -41,7 +41,7 @@ def test_the_report_shows_the_verdict_once_the_comparison_exists(tmp_path):
     run.write_final({**final, "heldout_test": _doc()})
     page = html.unescape(build_report(run, quiet=True).read_text())
     assert 'id="heldout"' in page and "4 questions the search never saw" in page
-    assert "The discovered program beats the best hand design." in page
+    assert "The selected program beats the best hand design." in page
     assert "+0.500 ± 0.289" in page and "0.750" in page and "0.250" in page  # both test scores
     types = page[page.index('id="heldout-types"'):]
     assert "visual" in types and "temporal" in types and "0.500" in types

@@ -61,7 +61,7 @@ def _doc(kept: bool, d: float, se: float) -> dict:
 def test_the_last_lines_say_in_plain_words_how_the_selection_compares():
     won = "\n".join(sentences(_doc(False, 0.023, 0.008)))
     assert "402 questions the search never saw" in won and "+0.023 ± 0.008" in won
-    assert "the discovered program beats the best hand design" in won
+    assert "the selected program beats the best hand design" in won
     close = "\n".join(sentences(_doc(False, 0.004, 0.008)))
     assert "does not beat the best hand design by more than one paired SE" in close
     kept = "\n".join(sentences(_doc(True, 0.01, 0.005)))

@@ -204,7 +204,7 @@ def test_the_held_out_verdict_is_on_the_page_in_a_browser(tmp_path, page):
     page.goto(build_report(run, quiet=True).as_uri())
     section = page.locator("#heldout")
     assert section.is_visible() and section.bounding_box()["y"] < page.locator("#tree").bounding_box()["y"]
-    assert page.locator("#heldout .verdict").inner_text() == "The discovered program beats the best hand design."
+    assert page.locator("#heldout .verdict").inner_text() == "The selected program beats the best hand design."
     assert "+0.500 ± 0.289" in page.locator("#heldout-difference").inner_text()
     assert page.locator("#heldout-types tr").count() == 1 + 2  # header, temporal, visual
     _shot(page, "report-heldout.png")

@@ -75,12 +75,14 @@ def _loop(tmp_path, *, steps, parallel, evaluator=None, run=None):
     strategy = ScriptedStrategy([Action("generate", 0, 1.0)] * steps)
     parts = Collaborators(evaluator=evaluator, meta=meta, sandbox=None, exam=exam_double,
                           strategy=strategy, seeds_dir=seeds)
-    config = SearchConfig(steps=steps, root="no_memory", parallel=parallel, seed_sweep=True)
+    # The fixture's seeds are the whole sweep: the package's discovered default is not theirs.
+    config = SearchConfig(steps=steps, root="no_memory", parallel=parallel, seed_sweep=True, sweep_discovered=False)
     return run, meta, SearchLoop(run, config, parts, quiet=True)
 
 
 def test_the_sweep_transplants_every_seed_first_then_the_strategy_chooses(tmp_path):
-    assert sweep_order(_seeds(tmp_path / "seeds"), "no_memory") == ("alpha", "broken", "gamma")
+    assert sweep_order(_seeds(tmp_path / "seeds"), "no_memory", discovered=False) == ("alpha", "broken", "gamma")
+    assert sweep_order(tmp_path / "seeds", "no_memory")[-1] == "discovered"  # last, by default
     run, meta, loop = _loop(tmp_path, steps=5, parallel=2)
     loop.run_search()
     nodes = {n["id"]: n for n in run.nodes()}
