@@ -42,6 +42,10 @@ from automemo.serve.versions import SHIPPED, WORK, NamespaceVersions, VersionRec
 ROUNDS = "rounds.jsonl"   # a namespace's round log (versions/rounds.jsonl); pooled: STATE/adapt-rounds.jsonl
 ROUND_LOCK = ".round-lock"         # held by the one round on a namespace (versions/.round-lock)
 POOLED_LOCK = ".adapt-pooled-lock"  # held by the one pooled round (STATE/.adapt-pooled-lock)
+# Why a round kept the live program when its search proposed nothing: the search is held to the
+# live program (its root) and nothing beat it by the win rule (automemo.search.win_rule).
+KEPT_BY_SEARCH = ("the search kept the live program: no candidate won on the scored pseudo-questions by a paired "
+                  "SE without losing on a guard kind by more than one")
 
 
 class Outcome(enum.Enum):
@@ -132,7 +136,7 @@ def _adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConf
         proposals = search(work, _config(served, sessions, config, blocks, root=live), live.read_text(),
                            config.race_candidates)
         if not proposals:
-            return result(Outcome.KEPT, "the search kept the live program")
+            return result(Outcome.KEPT, KEPT_BY_SEARCH)
         proposal, run, why = _first_winner(work, proposals, _race_configs(served, sessions, config, blocks),
                                            live.read_text(), config, say)
         if proposal is None:
@@ -195,7 +199,7 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
         proposals = search(work, _config(served, sessions, config, None, root=live), live.read_text(),
                            config.race_candidates)
         if not proposals:
-            return result(Outcome.KEPT, "the search kept the live program")
+            return result(Outcome.KEPT, KEPT_BY_SEARCH)
         clean = [p for p in proposals if not privacy.foreign_words(p.source, live.read_text())]
         if not clean:
             return result(Outcome.REFUSED, f"every candidate ({len(proposals)}) carries words of the users' text (a "
