@@ -389,14 +389,7 @@ def train_questions(evaluator: Any) -> list[tuple[str, str, str, str]]:
     benchmark names none) and task ids, for the meta agent's router fitting on the host,
     cross-fitted by conversation (a label never reaches a program's `retrieve`)."""
     return [(t.instruction, t.category, str(t.data.get("user") or ""), t.task_id)
-            for t in scored_tasks(evaluator.split("train"))]
-
-
-def scored_tasks(split: Any) -> list[Any]:
-    """The split's retrieve tasks but a label-free search's guard questions (`Task.data["guard"]`):
-    those are asked only to hold a selection to their metric; a router or ranking stage fitted
-    on them, or judged by them, would learn the guard kinds instead."""
-    return [t for t in split.retrieve if not t.data.get("guard")]
+            for t in evaluator.split("train").scored]
 
 
 def ranker_fit(setup: EvaluationSetup, state_dir: Path, model: str = "blend") -> Callable[[Any], dict[str, Any]]:
@@ -420,7 +413,7 @@ def ranker_fit(setup: EvaluationSetup, state_dir: Path, model: str = "blend") ->
         partials = evaluator.partials("train")
         questions = [RankingQuestion(p.instruction, memolib.query_text(p), memolib.scope_of(p),
                                      frozenset(map(str, t.data.get("clues") or ())), p.metadata.get("time"))
-                     for t in scored_tasks(evaluator.split("train")) for p in [partials[t.task_id]]]
+                     for t in evaluator.split("train").scored for p in [partials[t.task_id]]]
         # A label-free search fits on pseudo-questions of other kinds than it is scored on, and
         # judges the fit by its gain on the ones it is scored on (benchmarks.pseudo.label_free).
         fitting = list(getattr(setup.benchmark, "fitting_questions", ()) or ())

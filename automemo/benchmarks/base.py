@@ -41,6 +41,14 @@ class Split:
     update: tuple[Task, ...]
     retrieve: tuple[Task, ...]
 
+    @property
+    def scored(self) -> tuple[Task, ...]:
+        """The retrieve tasks a score is made of: all but a label-free search's guard questions
+        (`Task.data["guard"]`), which are asked only to hold a selection to their metric. A
+        router or ranking stage fitted on them, or a question budget's samples drawn from
+        them, would spend itself on what the score never counts."""
+        return tuple(t for t in self.retrieve if not (t.data or {}).get("guard"))
+
 
 @dataclass(frozen=True)
 class TaskScore:

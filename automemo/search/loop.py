@@ -96,7 +96,7 @@ class SearchLoop:
         budget = self.config.question_budget
         if not budget or load_plan(self.run.path) is not None:
             return
-        tasks = self.parts.evaluator.split("train").retrieve
+        tasks = self.parts.evaluator.split("train").scored  # guard questions are never sampled
         order = stratified_order([(t.task_id, t.category) for t in tasks],
                                  derive_seed(self.config.seed, 0, "question order"))
         size = self.config.sample_questions or auto_sample_size(budget, self.config.steps, len(order))
