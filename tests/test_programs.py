@@ -4,6 +4,7 @@ what each is (a type), its provenance header, and the refusals a user reads."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +89,15 @@ def test_export_writes_the_discovered_default_with_its_provenance(tmp_path):
     assert manifest["node"]["action"] == "discovered" and manifest["node"]["summary"] == "discovered default"
     assert manifest["provenance"] == read_provenance(discovered_path().read_text())
     assert (tmp_path / "out" / "program.py").read_text() == discovered_path().read_text()
+
+
+def test_serve_exports_a_named_program_next_to_its_state(tmp_path):
+    from automemo.cli import UserError
+    from automemo.cli.serve_cmd import _export_named
+    from automemo.deploy import read_manifest
+
+    folder = _export_named(Path("discovered"), tmp_path / "discovered-state")
+    assert folder == tmp_path / "discovered-state-program"
+    assert read_manifest(folder)["node"]["action"] == "discovered"
+    with pytest.raises(UserError, match="no exported folder, and no memo program named 'nosuch'"):
+        _export_named(Path("nosuch"), tmp_path / "x-state")
