@@ -58,6 +58,38 @@ def evidence_score(
     return TaskScore(metrics[f"recall@{k}"], metrics, counted=True, feedback="; ".join(feedback))
 
 
+def feedback_score(payload: MemoryPayload | None, clues: Sequence[str], shown: Sequence[str], k: int,
+                   weights: Sequence[float] = (), aliases: Mapping[str, Sequence[str]] | None = None) -> TaskScore:
+    """A question from an agent's feedback on a recall: the clues are the items it used, among
+    the `shown` ones the recall returned. Clicks only label what was shown, so the program's
+    citations are compared among the shown items alone (an item the recall never showed is
+    unlabelled: citing it neither earns nor costs), and each used item counts by its weight (the
+    inverse propensity of the rank it was shown at, counterfactual learning to rank's correction
+    for position bias; Joachims, Swaminathan and Schnabel 2017), normalised by the weights of all
+    used items:
+
+        feedback_recall@k = Σ w(c) [c among the first k shown items the program cites] / Σ w(c)
+    """
+    # Every citation, then the shown ones in the program's order, then its first k of those: the
+    # program's order among the items feedback could label.
+    ranked, problems = evidence.cited_evidence(payload, 10 ** 9)
+    visible = set(shown)
+    among = [r for r in ranked if r in visible or any(a in visible for a in (aliases or {}).get(r, ()))]
+    if not clues:
+        return TaskScore(0.0, {}, counted=False, feedback="not counted: the agent used no item of this recall")
+    w = list(weights) if len(weights) == len(clues) else [1.0] * len(clues)
+    matched = set(m for m in evidence.matched_clues(among, clues, k, aliases) if m is not None)
+    total = sum(w)
+    value = sum(wc for c, wc in zip(clues, w) if c in matched) / total if total > 0 else 0.0
+    metrics = {f"feedback_recall@{k}": value,
+               f"recall@{k}": evidence.recall_at_k(among, clues, k, aliases),
+               f"hit@{k}": evidence.hit_at_k(among, clues, k, aliases)}
+    missed = [c for c in clues if c not in matched]
+    feedback = [f"used by the agent: {', '.join(clues)} (of {len(shown)} shown)", *problems] + (
+        [f"missed used items: {', '.join(missed)}"] if missed else [])
+    return TaskScore(value, metrics, counted=True, feedback="; ".join(feedback))
+
+
 def _published(ranked: Sequence[str], clues: Sequence[str], k: int, aliases: Mapping[str, Sequence[str]] | None,
                sessions: Mapping[str, str]) -> dict[str, float]:
     out = {f"locomo_recall@{k}": evidence.locomo_recall_at_k(ranked, clues, k, aliases)}

@@ -18,7 +18,7 @@ from typing import Any, Literal, Mapping, Sequence
 
 from automemo.benchmarks.base import RETRIEVAL_SEARCH_DEFAULTS, Benchmark, Split, Task, TaskScore
 from automemo.benchmarks.conversation.model import Conversations, Question, Session, TurnImage
-from automemo.benchmarks.evidence_score import evidence_score
+from automemo.benchmarks.evidence_score import evidence_score, feedback_score
 from automemo.benchmarks.splits import stratified_split
 from automemo.contract import TIME_KEY, EpisodeRecorder, ImageRef, MemoryPayload, PartialRecorder, Step
 from automemo.episode_store import EpisodeStore
@@ -275,6 +275,9 @@ class ConversationBenchmark(Benchmark):
 
     def _retrieval_score(self, task: Task, payload: MemoryPayload | None) -> TaskScore:
         question = self._questions.get(task.task_id)
+        if question is not None and question.shown:  # from an agent's feedback: only shown items are labelled
+            return feedback_score(payload, question.clues, question.shown, self.options.k, question.clue_weights,
+                                  self.data.aliases)
         score = evidence_score(payload, task.data["clues"], self.options.k, self.data.aliases,
                                refusal=task.data["refusal"], sessions=self._session_of,
                                any_clue=question is not None and question.any_clue)

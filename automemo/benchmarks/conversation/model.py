@@ -103,6 +103,15 @@ class Question:
     # (benchmarks.pseudo.label_free), whose Recall@k is its own metric (`guard_metric`) that a
     # selection must not lose on.
     guard: bool = False
+    # A question from an agent's feedback on a recall (benchmarks/conversation/feedback.py): the
+    # refs that recall showed, in its order. Only those could be marked used, so a program is
+    # compared with the clues only among them (`evidence_score.feedback_score`); a ref it finds
+    # that the recall never showed is unlabelled, neither right nor wrong. Empty: no feedback.
+    shown: tuple[str, ...] = ()
+    # Each clue's weight, aligned with `clues` (inverse examination propensity of the rank it was
+    # shown at: a used item low in the list was less likely seen, so it stands for more); empty:
+    # every clue weighs 1.
+    clue_weights: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

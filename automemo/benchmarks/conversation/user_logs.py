@@ -33,7 +33,7 @@ from automemo.benchmarks.conversation.model import (
 SESSION_FORMAT = ('one session, a JSON object {"id", "conversation"?, "date"?, "turns": [{"id", "speaker"?, '
                   '"text", "images"?}]}')
 QUESTION_FORMAT = ('one question, a JSON object {"id", "conversation"?, "question", "evidence": [turn ids], '
-                   '"answer"?, "refusal"?, "type"?, "date"?, "images"?}')
+                   '"answer"?, "refusal"?, "type"?, "date"?, "images"?, "shown"?, "weights"?}')
 DEFAULT_SPEAKER = "user"
 DEFAULT_TYPE = "question"
 REFUSAL_TYPE = "refusal"  # a refusal question's own type: the adversarial row is the refusals' type
@@ -294,8 +294,32 @@ class _LogReader:
             images = _turn_images(scope, f"Q:{qid}",
                                   _images(record.get("images"), line, "images", file.parent, self.image_dir))
             answer = REFUSAL if refusal else ", ".join(map(str, as_list(record.get("answer"))))
-            out.append(Question(qualified(scope, qid), scope, qtype, text, answer, tuple(clues), refusal, images, date))
+            shown, weights = self._feedback(record, line, layout.turn_refs[conversation], clues)
+            out.append(Question(qualified(scope, qid), scope, qtype, text, answer, tuple(clues), refusal, images, date,
+                                shown=shown, clue_weights=weights))
         return out
+
+    @staticmethod
+    def _feedback(record: Mapping, line: _Line, refs: Mapping[str, str],
+                  clues: list[str]) -> tuple[tuple[str, ...], tuple[float, ...]]:
+        """A feedback question's shown turns (refs, in the recall's order; a turn the file no
+        longer holds, since forgotten, is left out) and each clue's weight (benchmarks/
+        conversation/feedback.py); ((), ()) for any other question."""
+        shown = record.get("shown")
+        if shown is None:
+            return (), ()
+        if not isinstance(shown, list) or not all(isinstance(s, (str, int)) for s in shown):
+            raise line.error("shown", f"expected the list of turn ids the recall showed, in its order, got {shown!r}")
+        refs_shown = tuple(dict.fromkeys(refs[str(s)] for s in shown if str(s) in refs))
+        missing = [c for c in clues if c not in refs_shown]
+        if missing:
+            raise line.error("evidence", f"{', '.join(missing)} not among the shown turns; a feedback question's "
+                                         f"evidence is the shown turns the agent used")
+        weights = record.get("weights") or {}
+        if not isinstance(weights, Mapping) or not all(isinstance(w, (int, float)) and w > 0 for w in weights.values()):
+            raise line.error("weights", f"expected {{turn id: positive number}}, got {weights!r}")
+        by_ref = {refs[str(k)]: float(v) for k, v in weights.items() if str(k) in refs}
+        return refs_shown, tuple(by_ref.get(c, 1.0) for c in clues)
 
     @staticmethod
     def _asked_of(value: Any, line: _Line, known: list[str]) -> str:

@@ -1,0 +1,69 @@
+"""Questions from what an agent used: a logged recall with the agent's feedback (which of the
+items it showed were used) becomes a question of the `conversations` questions file, its evidence
+the used items, with the items shown and a weight per used item (docs/serve.md, "Feedback").
+
+Clicks are biased by position: an item shown lower is less often examined, so it is less often
+marked used though it would have been. Two corrections, both applied:
+- compared only among shown items (`Question.shown`): a program is scored by its own order of
+  the items the recall showed, so an item no recall showed (which no feedback could label) is
+  neither right nor wrong;
+- weighted by inverse propensity: a used item shown at rank r stands for 1 / p(r) of them, with
+  p(r) = (1 / r) ** eta the examination probability of rank r (eta = 1: the classic estimate for
+  web search result lists, Joachims et al. 2017; eta = 0: no correction).
+Pure functions: the service logs recalls, the adaptation round writes the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+FEEDBACK_TYPE = "feedback"
+DEFAULT_ETA = 1.0
+
+
+def propensity(rank: int, eta: float = DEFAULT_ETA) -> float:
+    """The probability that an item shown at `rank` (1 = first) was examined."""
+    if rank < 1:
+        raise ValueError(f"ranks start at 1, got {rank}")
+    return (1.0 / rank) ** eta
+
+
+@dataclass(frozen=True)
+class LoggedRecall:
+    """One recall an agent gave feedback on, with the items as turn ids of the questions file."""
+
+    recall_id: str
+    question: str
+    time: str                      # when it was asked (ISO), the question's date
+    shown: tuple[str, ...]         # the turn ids it returned, in its order
+    used: tuple[str, ...]          # the shown ids the agent used
+    conversation: str = ""
+
+
+def question_line(recall: LoggedRecall, eta: float = DEFAULT_ETA) -> dict[str, Any] | None:
+    """The recall as a line of the questions file, or None when the agent used nothing shown (a
+    recall with no used item labels nothing: it is left out, not scored 0)."""
+    rank = {ref: i + 1 for i, ref in enumerate(recall.shown)}
+    used = [u for u in dict.fromkeys(recall.used) if u in rank]
+    if not used:
+        return None
+    line: dict[str, Any] = {"id": recall.recall_id, "question": recall.question, "evidence": used,
+                            "shown": list(recall.shown), "type": FEEDBACK_TYPE,
+                            "weights": {u: 1.0 / propensity(rank[u], eta) for u in used}}
+    if recall.time:
+        line["date"] = recall.time
+    if recall.conversation:
+        line["conversation"] = recall.conversation
+    return line
+
+
+def split_by_time(recalls: Sequence[LoggedRecall], race_share: float = 0.5) -> tuple[list[LoggedRecall], list[LoggedRecall]]:
+    """(older, newer): the older recalls fit a search, the newer race its candidate, split by
+    time (a memory is judged on questions asked after what it was fitted on, never on a random
+    half), ties by log order."""
+    if not 0 < race_share < 1:
+        raise ValueError(f"race_share must be in (0, 1), got {race_share}")
+    ordered = sorted(enumerate(recalls), key=lambda x: (x[1].time, x[0]))
+    cut = len(ordered) - max(1, round(len(ordered) * race_share)) if ordered else 0
+    return [r for _, r in ordered[:cut]], [r for _, r in ordered[cut:]]

@@ -1,0 +1,63 @@
+"""Questions from an agent's feedback on a recall (automemo/benchmarks/conversation/feedback.py):
+compared only among the items the recall showed, each used item weighed by the inverse
+propensity of its rank, split by time, read from the conversations benchmark's questions file."""
+
+import json
+
+import pytest
+
+from automemo.benchmarks.conversation.feedback import LoggedRecall, propensity, question_line, split_by_time
+from automemo.benchmarks.evidence_score import feedback_score
+from automemo.contract import MemoryPayload
+
+
+def cites(*ids):
+    return MemoryPayload(text="", metadata={"evidence": list(ids)})
+
+
+def test_only_shown_items_are_compared_and_an_unshown_one_is_neither_right_nor_wrong():
+    shown, used = ("a", "b", "c"), ("b",)
+    # The program cites an item no recall showed first: it is passed over, b is still its first shown item.
+    assert feedback_score(cites("z", "b"), used, shown, k=1).value == 1.0
+    assert feedback_score(cites("a", "b"), used, shown, k=1).value == 0.0
+    assert feedback_score(cites("a", "b"), used, shown, k=2).value == 1.0
+    # Without the correction (plain recall of the first k cited) the unshown item would cost b.
+    assert feedback_score(cites("z", "b"), used, shown, k=1).metrics["feedback_recall@1"] == 1.0
+
+
+def test_used_items_weigh_by_the_inverse_propensity_of_their_rank():
+    assert propensity(1) == 1.0 and propensity(4) == 0.25 and propensity(4, eta=0.0) == 1.0
+    line = question_line(LoggedRecall("r1", "where is my bike?", "2024-06-01", ("t1", "t2", "t3", "t4"), ("t1", "t4")))
+    assert line["weights"] == {"t1": 1.0, "t4": 4.0} and line["evidence"] == ["t1", "t4"]
+    # Finding the rank-4 item is worth four times the rank-1 one: 4 / 5.
+    score = feedback_score(cites("t4"), ("t1", "t4"), ("t1", "t2", "t3", "t4"), k=10, weights=(1.0, 4.0))
+    assert score.value == pytest.approx(0.8)
+    assert question_line(LoggedRecall("r2", "q", "", ("t1",), ("t9",))) is None  # nothing shown was used
+
+
+def test_older_recalls_fit_and_newer_ones_race():
+    recalls = [LoggedRecall(f"r{i}", "q", f"2024-06-{d:02d}", ("t1",), ("t1",)) for i, d in enumerate([5, 1, 3, 2])]
+    older, newer = split_by_time(recalls)
+    assert [r.time for r in older] == ["2024-06-01", "2024-06-02"]
+    assert [r.time for r in newer] == ["2024-06-03", "2024-06-05"]
+
+
+def test_the_questions_file_carries_shown_and_weights(tmp_path):
+    from automemo.benchmarks.conversation.user_logs import UserConversations, UserConversationOptions
+
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text("\n".join(json.dumps({"id": f"s{i}", "conversation": "ana", "date": f"2024-06-0{i}",
+                                              "turns": [{"id": f"t{i}", "text": f"turn {i} about bikes"}]})
+                                  for i in range(1, 4)) + "\n")
+    questions = tmp_path / "questions.jsonl"
+    line = question_line(LoggedRecall("r1", "where is my bike?", "2024-06-04", ("t2", "t1", "t9"), ("t1",)))
+    questions.write_text(json.dumps({**line, "conversation": "ana"}) + "\n")
+    bench = UserConversations(UserConversationOptions(path=str(sessions), questions=str(questions), block_sessions=10))
+    (question,) = bench.data.questions
+    assert question.shown == ("ana#1/t2", "ana#1/t1") and question.clues == ("ana#1/t1",)  # t9: forgotten since
+    assert question.clue_weights == (2.0,)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "q", "conversation": "ana", "question": "q?", "evidence": ["t3"],
+                               "shown": ["t1"]}) + "\n")
+    with pytest.raises(Exception, match="not among the shown turns"):
+        UserConversations(UserConversationOptions(path=str(sessions), questions=str(bad)))
