@@ -160,6 +160,15 @@ def load_benchmark(config: RunConfig, llm: LLMClient, store_root: Path | None = 
     source = config.benchmark.questions
     if source == "benchmark":
         return benchmark
+    if source == "feedback":
+        from automemo.benchmarks.conversation.feedback import FeedbackError, use_feedback_split
+
+        try:
+            use_feedback_split(benchmark)
+        except FeedbackError as exc:
+            benchmark.close()
+            raise AssemblyError(str(exc)) from None
+        return benchmark
     from automemo.benchmarks.pseudo.label_free import LabelFreeError, make_label_free
 
     role = config.benchmark.pseudo.llm_role

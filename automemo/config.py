@@ -49,6 +49,9 @@ class BenchmarkSection:
     # "self": pseudo-questions written offline from the train conversations' sessions, each with
     # the turns that answer it; no labelled question is read ("llm": written by the LLM role of
     # [benchmark.pseudo]). Conversation benchmarks in retrieval mode (docs/label-free.md).
+    # "feedback": the questions file holds questions from an agent's feedback on recalls (each
+    # with the turns shown and the ones used): the older half fits, the newer half is the test
+    # split, both over every session (benchmarks/conversation/feedback.py; docs/serve.md).
     questions: QuestionSource = "benchmark"
     # How many pseudo-questions, of which kinds (questions = "self" / "llm").
     pseudo: PseudoQuestionConfig = field(default_factory=PseudoQuestionConfig)

@@ -129,7 +129,9 @@ def label_free_layer(data: Mapping[str, Any]) -> Layer | None:
         return None
     from automemo.programs import DISCOVERED
 
-    return Layer(f"label-free questions ({questions})", {"search": {"root": DISCOVERED, "held_to": "root"}})
+    # "feedback" too: a served memory's agents' questions, and what it serves is the root.
+    what = "label-free questions" if questions in ("self", "llm") else "questions from feedback"
+    return Layer(f"{what} ({questions})", {"search": {"root": DISCOVERED, "held_to": "root"}})
 
 
 # --- resolution ---------------------------------------------------------------------------------

@@ -61,3 +61,43 @@ def test_the_questions_file_carries_shown_and_weights(tmp_path):
                                "shown": ["t1"]}) + "\n")
     with pytest.raises(Exception, match="not among the shown turns"):
         UserConversations(UserConversationOptions(path=str(sessions), questions=str(bad)))
+
+
+def _feedback_files(tmp_path, n_questions=4):
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text("\n".join(json.dumps({"id": f"s{i}", "conversation": "ana", "date": f"2024-06-0{i}",
+                                              "turns": [{"id": f"t{i}", "text": f"turn {i} about bikes"}]})
+                                  for i in range(1, 5)) + "\n")
+    questions = tmp_path / "questions.jsonl"
+    lines = [question_line(LoggedRecall(f"r{i}", f"question {i}?", f"2024-07-0{i}", ("t1", "t2", "t3"), (f"t{1 + i % 3}",)))
+             for i in range(1, n_questions + 1)]
+    questions.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return sessions, questions
+
+
+def test_questions_from_feedback_fit_on_the_older_half_and_race_on_the_newer_over_every_session(tmp_path):
+    from automemo.assembly import load_benchmark
+    from automemo.resolution import load_run_config
+
+    sessions, questions = _feedback_files(tmp_path)
+    config = load_run_config(None, None, {"benchmark": {
+        "name": "conversations", "questions": "feedback",
+        "options": {"path": str(sessions), "questions": str(questions), "block_sessions": 2}}})
+    assert (config.search.root, config.search.held_to) == ("discovered", "root")
+    benchmark = load_benchmark(config, None, tmp_path / "store")
+    train, test = benchmark.split("train"), benchmark.split("test")
+    assert [t.task_id.split("/")[1] for t in train.retrieve] == ["r1", "r2"]
+    assert [t.task_id.split("/")[1] for t in test.retrieve] == ["r3", "r4"]
+    assert len(train.update) == len(test.update) == 4  # every session in both: one memory, split by time
+
+
+def test_feedback_questions_need_feedback(tmp_path):
+    from automemo.assembly import AssemblyError, load_benchmark
+    from automemo.resolution import load_run_config
+
+    sessions, questions = _feedback_files(tmp_path, n_questions=1)
+    config = load_run_config(None, None, {"benchmark": {
+        "name": "conversations", "questions": "feedback",
+        "options": {"path": str(sessions), "questions": str(questions)}}})
+    with pytest.raises(AssemblyError, match="at least 2 are needed"):
+        load_benchmark(config, None, tmp_path / "store")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from automemo.benchmarks.pseudo.config import QUESTION_SOURCES
 from automemo.cli import UserError
 
 # The sandbox backends a command may be given. "unsafe" is the one spelling of "no sandbox":
@@ -69,7 +70,8 @@ CONFIG_FLAGS: dict[str, ConfigFlag] = {f.flag: f for f in (
     ConfigFlag("--questions", "benchmark.questions", "what programs are scored on: the benchmark's own "
                "labelled questions, or pseudo-questions the search writes from the sessions itself (self) or "
                "with the LLM role of benchmark.pseudo.llm_role (llm): no labelled question is read "
-               "(docs/label-free.md)", choices=("benchmark", "self", "llm")),
+               "(docs/label-free.md); or questions from an agent's feedback on recalls, older ones fit and "
+               "newer ones race (feedback; docs/serve.md)", choices=QUESTION_SOURCES),
     ConfigFlag("--steps", "search.steps", "search steps after the root's evaluation; with --resume, "
                "the run's new total", type=int, metavar="N"),
     ConfigFlag("--seed", "search.seed", "run seed; every random choice derives from it", type=int),

@@ -142,6 +142,18 @@ class ConversationBenchmark(Benchmark):
     """A label-free search's questions to fit on (the ranking stage), of other kinds than the ones
     it is scored on; empty: fits read the train split's questions."""
 
+    question_split: Mapping[str, frozenset[str]] | None = None
+    """Splits by question instead of by conversation (`use_question_split`: feedback questions,
+    older in train, newer in test); None: by conversation."""
+
+    def use_question_split(self, question_ids: Mapping[str, Sequence[str]]) -> None:
+        """Split by question: each split asks the questions named for it over every conversation's
+        sessions (questions from an agent's feedback are split by time, and every one of them was
+        asked of the whole memory; benchmarks/conversation/feedback.py)."""
+        if set(question_ids) != {"train", "test"}:
+            raise ValueError(f"a question split names train and test, got {sorted(question_ids)}")
+        self.question_split = {name: frozenset(ids) for name, ids in question_ids.items()}
+
     def split_scopes(self, name: str) -> frozenset[str]:
         """The conversations of split `name` ("train" or "test")."""
         return frozenset(self._scopes[name])
@@ -186,7 +198,8 @@ class ConversationBenchmark(Benchmark):
     def split(self, name: str) -> Split:
         if name not in self._scopes:
             raise ValueError(f"{self.name} has splits 'train' and 'test', not {name!r}")
-        scopes = self._scopes[name]
+        scopes = self._scopes[name] if self.question_split is None else set(self.data.scopes)
+        asked = None if self.question_split is None else self.question_split[name]
         update = tuple(
             Task(s.session_id, self.name, "session", self._session_instruction(s), {"kind": "session"})
             for s in self.data.sessions if s.scope in scopes
@@ -198,7 +211,7 @@ class ConversationBenchmark(Benchmark):
             Task(q.question_id, self.name, q.qtype, _with_lost_captions(q.question, q.images),
                  {"kind": "question", "answer": q.answer, "clues": list(q.clues), "refusal": q.refusal,
                   "user": q.scope, **({"guard": True} if q.guard else {})})
-            for q in self.data.questions if q.scope in scopes
+            for q in self.data.questions if q.scope in scopes and (asked is None or q.question_id in asked)
         )
         return Split(name, update, retrieve)
 

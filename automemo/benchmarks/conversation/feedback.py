@@ -67,3 +67,33 @@ def split_by_time(recalls: Sequence[LoggedRecall], race_share: float = 0.5) -> t
     ordered = sorted(enumerate(recalls), key=lambda x: (x[1].time, x[0]))
     cut = len(ordered) - max(1, round(len(ordered) * race_share)) if ordered else 0
     return [r for _, r in ordered[:cut]], [r for _, r in ordered[cut:]]
+
+
+RACE_SHARE = 0.5
+"""The share of feedback questions, the newest, a candidate is raced on; the older ones fit."""
+
+
+class FeedbackError(ValueError):
+    """The benchmark cannot be searched on feedback questions; the message says why."""
+
+
+def use_feedback_split(benchmark: Any, race_share: float = RACE_SHARE) -> dict[str, int]:
+    """Make `benchmark` (a conversation benchmark in retrieval mode, its questions file holding
+    questions from feedback, `shown` set) ask its older feedback questions in train and its newer
+    ones in test, each split over every session; questions without feedback are left out.
+    Returns the counts (what a run's record and its verdict say)."""
+    from automemo.benchmarks.conversation.benchmark import ConversationBenchmark
+
+    if not isinstance(benchmark, ConversationBenchmark) or benchmark.options.mode != "retrieval":
+        raise FeedbackError('questions = "feedback" needs a conversation benchmark in retrieval mode whose questions '
+                            'file holds questions from an agent\'s feedback (each with "shown")')
+    asked = [q for q in benchmark.data.questions if q.shown and q.clues]
+    if len(asked) < 2:
+        raise FeedbackError(f'questions = "feedback": {len(asked)} question(s) with feedback ("shown" and used '
+                            f'"evidence"); one split fits and the other races, so at least 2 are needed')
+    order = sorted(range(len(asked)), key=lambda i: (asked[i].date, i))
+    cut = len(order) - max(1, round(len(order) * race_share))
+    train = [asked[i].question_id for i in order[:cut]]
+    test = [asked[i].question_id for i in order[cut:]]
+    benchmark.use_question_split({"train": train, "test": test})
+    return {"fit": len(train), "race": len(test), "left_out": len(benchmark.data.questions) - len(asked)}

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-QUESTION_SOURCES = ("benchmark", "self", "llm")
-QuestionSource = Literal["benchmark", "self", "llm"]
+QUESTION_SOURCES = ("benchmark", "self", "llm", "feedback")
+QuestionSource = Literal["benchmark", "self", "llm", "feedback"]
 
 
 def _default_kinds() -> dict[str, float]:
