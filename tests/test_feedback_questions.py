@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from automemo.benchmarks.conversation.feedback import LoggedRecall, propensity, question_line, split_by_time
+from automemo.benchmarks.conversation.feedback import RecallFeedback, propensity, question_line
 from automemo.benchmarks.evidence_score import feedback_score
 from automemo.contract import MemoryPayload
 
@@ -27,19 +27,12 @@ def test_only_shown_items_are_compared_and_an_unshown_one_is_neither_right_nor_w
 
 def test_used_items_weigh_by_the_inverse_propensity_of_their_rank():
     assert propensity(1) == 1.0 and propensity(4) == 0.25 and propensity(4, eta=0.0) == 1.0
-    line = question_line(LoggedRecall("r1", "where is my bike?", "2024-06-01", ("t1", "t2", "t3", "t4"), ("t1", "t4")))
+    line = question_line(RecallFeedback("r1", "where is my bike?", "2024-06-01", ("t1", "t2", "t3", "t4"), ("t1", "t4")))
     assert line["weights"] == {"t1": 1.0, "t4": 4.0} and line["evidence"] == ["t1", "t4"]
     # Finding the rank-4 item is worth four times the rank-1 one: 4 / 5.
     score = feedback_score(cites("t4"), ("t1", "t4"), ("t1", "t2", "t3", "t4"), k=10, weights=(1.0, 4.0))
     assert score.value == pytest.approx(0.8)
-    assert question_line(LoggedRecall("r2", "q", "", ("t1",), ("t9",))) is None  # nothing shown was used
-
-
-def test_older_recalls_fit_and_newer_ones_race():
-    recalls = [LoggedRecall(f"r{i}", "q", f"2024-06-{d:02d}", ("t1",), ("t1",)) for i, d in enumerate([5, 1, 3, 2])]
-    older, newer = split_by_time(recalls)
-    assert [r.time for r in older] == ["2024-06-01", "2024-06-02"]
-    assert [r.time for r in newer] == ["2024-06-03", "2024-06-05"]
+    assert question_line(RecallFeedback("r2", "q", "", ("t1",), ("t9",))) is None  # nothing shown was used
 
 
 def test_the_questions_file_carries_shown_and_weights(tmp_path):
@@ -50,7 +43,7 @@ def test_the_questions_file_carries_shown_and_weights(tmp_path):
                                               "turns": [{"id": f"t{i}", "text": f"turn {i} about bikes"}]})
                                   for i in range(1, 4)) + "\n")
     questions = tmp_path / "questions.jsonl"
-    line = question_line(LoggedRecall("r1", "where is my bike?", "2024-06-04", ("t2", "t1", "t9"), ("t1",)))
+    line = question_line(RecallFeedback("r1", "where is my bike?", "2024-06-04", ("t2", "t1", "t9"), ("t1",)))
     questions.write_text(json.dumps({**line, "conversation": "ana"}) + "\n")
     bench = UserConversations(UserConversationOptions(path=str(sessions), questions=str(questions), block_sessions=10))
     (question,) = bench.data.questions
@@ -69,7 +62,7 @@ def _feedback_files(tmp_path, n_questions=4):
                                               "turns": [{"id": f"t{i}", "text": f"turn {i} about bikes"}]})
                                   for i in range(1, 5)) + "\n")
     questions = tmp_path / "questions.jsonl"
-    lines = [question_line(LoggedRecall(f"r{i}", f"question {i}?", f"2024-07-0{i}", ("t1", "t2", "t3"), (f"t{1 + i % 3}",)))
+    lines = [question_line(RecallFeedback(f"r{i}", f"question {i}?", f"2024-07-0{i}", ("t1", "t2", "t3"), (f"t{1 + i % 3}",)))
              for i in range(1, n_questions + 1)]
     questions.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return sessions, questions

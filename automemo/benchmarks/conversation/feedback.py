@@ -16,7 +16,7 @@ Pure functions: the service logs recalls, the adaptation round writes the file.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 FEEDBACK_TYPE = "feedback"
 DEFAULT_ETA = 1.0
@@ -30,7 +30,7 @@ def propensity(rank: int, eta: float = DEFAULT_ETA) -> float:
 
 
 @dataclass(frozen=True)
-class LoggedRecall:
+class RecallFeedback:
     """One recall an agent gave feedback on, with the items as turn ids of the questions file."""
 
     recall_id: str
@@ -41,7 +41,7 @@ class LoggedRecall:
     conversation: str = ""
 
 
-def question_line(recall: LoggedRecall, eta: float = DEFAULT_ETA) -> dict[str, Any] | None:
+def question_line(recall: RecallFeedback, eta: float = DEFAULT_ETA) -> dict[str, Any] | None:
     """The recall as a line of the questions file, or None when the agent used nothing shown (a
     recall with no used item labels nothing: it is left out, not scored 0)."""
     rank = {ref: i + 1 for i, ref in enumerate(recall.shown)}
@@ -56,17 +56,6 @@ def question_line(recall: LoggedRecall, eta: float = DEFAULT_ETA) -> dict[str, A
     if recall.conversation:
         line["conversation"] = recall.conversation
     return line
-
-
-def split_by_time(recalls: Sequence[LoggedRecall], race_share: float = 0.5) -> tuple[list[LoggedRecall], list[LoggedRecall]]:
-    """(older, newer): the older recalls fit a search, the newer race its candidate, split by
-    time (a memory is judged on questions asked after what it was fitted on, never on a random
-    half), ties by log order."""
-    if not 0 < race_share < 1:
-        raise ValueError(f"race_share must be in (0, 1), got {race_share}")
-    ordered = sorted(enumerate(recalls), key=lambda x: (x[1].time, x[0]))
-    cut = len(ordered) - max(1, round(len(ordered) * race_share)) if ordered else 0
-    return [r for _, r in ordered[:cut]], [r for _, r in ordered[cut:]]
 
 
 RACE_SHARE = 0.5
