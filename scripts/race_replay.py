@@ -62,7 +62,7 @@ def race(full, bar, order, sample, budget, left, arms, rule):
             s = stats(planned)
             step = question_policy.next_confirmation(s, config, left)
             if step is None:
-                return halving.select_final(s, config).id, planned.arms
+                return halving.tree_final(s, config).id, planned.arms
             asked[step.node_id] += step.questions
             left -= step.questions
     finally:

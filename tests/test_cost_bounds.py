@@ -14,7 +14,7 @@ from automemo import configtools
 from automemo.configtools import ConfigError
 from automemo.evaluation.cost_bounds import CostBounds
 from automemo.search.config import SearchConfig
-from automemo.search.policy import confirm_final, reference, select_final
+from automemo.search.policy import confirm_final, reference, final_by_bound
 from automemo.search.strategies import strategy_for
 from automemo.search.tree import Node, Tree
 from automemo.search.view import bounds_document, bounds_lines
@@ -48,7 +48,7 @@ def tree(bounds=CostBounds(), unmeasured=()) -> Tree:
 def test_without_bounds_the_best_node_is_held_to_the_best_hand_design():
     stats = tree().stats()
     assert reference(stats).id == 1
-    assert select_final(stats, SearchConfig()).id == 3
+    assert final_by_bound(stats, SearchConfig()).id == 3
 
 
 def test_an_ingest_bound_selects_within_it_and_holds_it_to_the_best_hand_design_within_it():
@@ -75,11 +75,11 @@ def test_a_recall_bound_and_a_node_whose_cost_was_not_measured():
 def test_when_no_hand_design_fits_the_selection_says_so():
     config = SearchConfig(max_ingest_ms_per_turn=0.25)   # even the free root costs 0.1: only #2 and #0 fit
     stats = tree(CostBounds.from_search(config)).stats()
-    assert reference(stats).id == 2 and select_final(stats, config).id == 2  # #4 costs 0.3
+    assert reference(stats).id == 2 and final_by_bound(stats, config).id == 2  # #4 costs 0.3
     config = SearchConfig(max_ingest_ms_per_turn=0.05)   # nothing fits
     stats = tree(CostBounds.from_search(config)).stats()
     assert reference(stats).id == 1  # the best hand design of all, as without bounds
-    chosen = select_final(stats, config).id
+    chosen = final_by_bound(stats, config).id
     assert chosen == 1
     document = bounds_document(stats, config, chosen)
     assert not document["bar_fits"] and not document["chosen_fits"]

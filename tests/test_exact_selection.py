@@ -19,7 +19,7 @@ from automemo.search.policy import (
     lcb,
     paired,
     reference,
-    select_final,
+    final_by_bound,
     selection_bound,
     standard_error,
     uses_task_uncertainty,
@@ -89,12 +89,12 @@ def test_the_final_selection_must_beat_the_best_hand_design_on_the_same_tasks():
     t = _bar_tree((1, 0.5, 0.5, 0.5))
     assert reference(t).id == 1
     assert selection_bound(t.node(2), t, CFG) == pytest.approx(0.5)
-    assert select_final(t, CFG).id == 1
+    assert final_by_bound(t, CFG).id == 1
     # By its own μ − z·SE the lucky node would have won (.625 − .125 = .5 vs the bar's .5 − 0).
     # A consistent lead on every task: d = (.25, .25, .25, .25), SE 0: chosen.
     t = _bar_tree((1, 0.5, 0.5, 0.5), (0.75, 0.75, 0.75, 0.75))
     assert selection_bound(t.node(3), t, CFG) == pytest.approx(0.75)
-    assert select_final(t, CFG).id == 3
+    assert final_by_bound(t, CFG).id == 3
     # The bar is the best hand design by μ, the root being one: a tree without swept seeds
     # holds its nodes to the root.
     t = _bar_tree(bar_scores=(0, 0, 0, 0))
@@ -107,9 +107,9 @@ def test_same_mean_no_lead_keeps_the_bar_and_stochastic_selection_is_the_papers(
         NodeStats(id=1, parent=0, mean=0.5, n=1, m=0, first_score=0.5, parent_snapshot=0.5,
                   task_scores=scores(0.5, 0.5, 0.5, 0.5), exact=True),
     ), total_evaluations=2)
-    assert select_final(t, CFG).id == 0  # no paired lead over the root: the bar stays
+    assert final_by_bound(t, CFG).id == 0  # no paired lead over the root: the bar stays
     stochastic = SearchConfig(kappa=0.0, uncertainty="repeats")
-    assert select_final(t, stochastic).id == 0  # by the paper's LCB it is a tie: the older node
+    assert final_by_bound(t, stochastic).id == 0  # by the paper's LCB it is a tie: the older node
 
 
 def test_stochastic_evaluations_keep_the_papers_formulas():

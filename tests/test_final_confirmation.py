@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from automemo.search.config import SearchConfig
-from automemo.search.policy import NodeStats, TreeStats, confirm_final, select_final
+from automemo.search.policy import NodeStats, TreeStats, confirm_final, final_by_bound
 
 TASKS = [f"q{i}" for i in range(8)]
 BAR = [1, 0, 1, 0, 1, 0, 1, 0]   # the seed (μ .5)
@@ -39,7 +39,7 @@ def test_a_child_whose_paired_lead_clears_the_bound_is_chosen():
     (only,) = c.candidates
     assert only.difference == pytest.approx(0.375) and only.se == pytest.approx(0.18298, abs=1e-4)
     assert only.bound == pytest.approx(0.5 + 0.375 - 0.18298, abs=1e-4) and only.clears and only.complete
-    assert select_final(t, SearchConfig(kappa=0.0)).id == 2
+    assert final_by_bound(t, SearchConfig(kappa=0.0)).id == 2
 
 
 def test_a_lead_under_one_paired_se_keeps_the_hand_design():
@@ -48,7 +48,7 @@ def test_a_lead_under_one_paired_se_keeps_the_hand_design():
     c = confirm_final(t, SearchConfig(kappa=0.0))
     assert c.chosen == 1 and not c.candidates[0].clears
     assert c.candidates[0].bound == pytest.approx(0.5)
-    assert select_final(t, SearchConfig(kappa=0.0)).id == 1
+    assert final_by_bound(t, SearchConfig(kappa=0.0)).id == 1
     # With z = 0.5 the same lead clears.
     assert confirm_final(t, SearchConfig(kappa=0.0, z=0.5)).chosen == 2
 
@@ -107,7 +107,7 @@ def test_the_one_se_rule_takes_the_shallowest_node_within_one_paired_se_of_the_c
     plain = confirm_final(t, SearchConfig(kappa=0.0, select_shallowest=False))
     assert plain.chosen == 4 and plain.leader is None
     c = confirm_final(t, SearchConfig(kappa=0.0))
-    assert c.chosen == 2 and c.leader == 4 and select_final(t, SearchConfig(kappa=0.0)).id == 2
+    assert c.chosen == 2 and c.leader == 4 and final_by_bound(t, SearchConfig(kappa=0.0)).id == 2
     assert any(x.node_id == 2 and x.clears for x in c.candidates)
     assert "fewest generations" in c.rule
 

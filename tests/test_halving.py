@@ -44,7 +44,7 @@ def _race(tables, asked, left, config) -> tuple[int, TreeStats]:
         stats = _stats(tables, asked, race)
         step = question_policy.next_confirmation(stats, config, left)
         if step is None:
-            return halving.select_final(stats, config).id, stats
+            return halving.tree_final(stats, config).id, stats
         assert 0 < step.questions <= left
         asked[step.node_id] += step.questions
         left -= step.questions

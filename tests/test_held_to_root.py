@@ -9,7 +9,7 @@ import pytest
 
 from automemo.search import win_rule
 from automemo.search.config import SearchConfig
-from automemo.search.policy import NodeStats, TreeStats, confirm_final, reference, select_final
+from automemo.search.policy import NodeStats, TreeStats, confirm_final, reference, final_by_bound
 from automemo.search.tree_stats import PairedDifference
 
 TASKS = ("a", "b", "c", "d")
@@ -44,10 +44,10 @@ def test_the_root_is_the_bar_though_a_seed_scores_more():
     # SE .25: it does not clear by one paired SE, so the root is kept.
     t = tree((0.5, 0.5, 0.5, 0.5), (1.0, 0.5, 0.5, 0.5))
     assert reference(t).id == 0
-    assert select_final(t, CFG).id == 0
+    assert final_by_bound(t, CFG).id == 0
     # Held to the best hand design instead, the same seed is the bar and is selected.
     loose = dataclasses.replace(t, held_to_root=False)
-    assert reference(loose).id == 1 and select_final(loose, CFG).id == 1
+    assert reference(loose).id == 1 and final_by_bound(loose, CFG).id == 1
 
 
 def test_a_seed_that_wins_by_a_paired_se_replaces_the_root():

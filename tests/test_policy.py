@@ -17,7 +17,7 @@ from automemo.search.policy import (
     lcb,
     potential,
     prior,
-    select_final,
+    final_by_bound,
 )
 from automemo.search.tree import Node, Tree
 
@@ -152,9 +152,9 @@ def test_final_selection_prefers_well_verified_over_lucky_one_shot():
     )
     assert lcb(t.node(1), t, CFG) == pytest.approx(0.611595, abs=1e-6)
     assert lcb(t.node(2), t, CFG) == pytest.approx(0.682259, abs=1e-6)
-    assert select_final(t, CFG).id == 2
+    assert final_by_bound(t, CFG).id == 2
     # without the confidence penalty the lucky one would have won
-    assert select_final(t, SearchConfig(c_e=0.0)).id == 1
+    assert final_by_bound(t, SearchConfig(c_e=0.0)).id == 1
 
 
 def test_failed_generation_is_invisible_to_the_policy():

@@ -15,7 +15,7 @@ from automemo.search.config import SearchConfig
 from automemo.bench.stand_ins.landscape import Landscape
 from automemo.search.policy import NodeStats, TreeStats
 from automemo.search.strategies import (
-    AlmaStrategy, GreedyStrategy, RandomStrategy, best_mean, select_final, strategy_for,
+    AlmaStrategy, GreedyStrategy, RandomStrategy, best_mean, final_node, strategy_for,
 )
 
 # root 0 (μ 0.2, n 1); child 1 (μ 0.6, n 3); child 2 (μ 0.7, n 1, one lucky evaluation);
@@ -60,10 +60,10 @@ def test_greedy_expands_the_best_mean_and_random_any_evaluated_node():
 def test_final_selection_is_lcb_for_tree_and_best_mean_otherwise():
     # node 2's single evaluation of 0.7 beats node 1's mean but not its lower bound over 3 evaluations
     config = SearchConfig(c_e=0.2)
-    assert select_final(STATS, config).id == 1
-    assert policy.select_final(STATS, config).id == 1
+    assert final_node(STATS, config).id == 1
+    assert policy.final_by_bound(STATS, config).id == 1
     for name in ("alma", "greedy", "random"):
-        assert select_final(STATS, SearchConfig(strategy=name)).id == 2
+        assert final_node(STATS, SearchConfig(strategy=name)).id == 2
     tied = TreeStats(nodes=(NodeStats(0, None, 0.5, 2, 1),
                             NodeStats(1, 0, 0.5, 1, 0, first_score=0.5, parent_snapshot=0.5)),
                      total_evaluations=3)

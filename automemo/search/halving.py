@@ -243,9 +243,9 @@ def final_confirmation(stats: TreeStats, config: SearchConfig) -> policy.Confirm
     return decide(stats, config) if stats.sampled else policy.confirm_final(stats, config)
 
 
-def select_final(stats: TreeStats, config: SearchConfig) -> NodeStats:
+def tree_final(stats: TreeStats, config: SearchConfig) -> NodeStats:
     """The tree strategy's final choice: the confirmation's with per-question scores (exact, or
-    samples that grow), else `policy.select_final` (the LCB)."""
+    samples that grow), else `policy.final_by_bound` (the LCB)."""
     if stats.sampled:
         return stats.node(decide(stats, config).chosen)
-    return policy.select_final(stats, config)
+    return policy.final_by_bound(stats, config)

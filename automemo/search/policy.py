@@ -368,7 +368,7 @@ def shallowest_within(stats: TreeStats, config: SearchConfig, leader: NodeStats,
                               guards=guard_checks(chosen, bar, config.z))
 
 
-def select_final(stats: TreeStats, config: SearchConfig) -> NodeStats:
+def final_by_bound(stats: TreeStats, config: SearchConfig) -> NodeStats:
     """With exact evaluation, the confirmation's choice (`confirm_final`); otherwise argmax of
     `selection_bound` (the LCB) over evaluated nodes within the cost bounds (all of them when
     none is), a tie to the older node."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Protocol
 
 from automemo.search import halving, policy
 from automemo.search.config import SearchConfig
@@ -70,7 +71,7 @@ class TreeStrategy:
         return policy.choose_action(stats, self.config)
 
     def select_final(self, stats: TreeStats) -> NodeStats:
-        return halving.select_final(stats, self.config)
+        return halving.tree_final(stats, self.config)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,21 @@ class RandomStrategy:
         return best_mean(stats, bounded=True)
 
 
-Strategy = TreeStrategy | AlmaStrategy | GreedyStrategy | RandomStrategy
+class Strategy(Protocol):
+    """What every strategy is (as TreeQuest's `Algorithm`): a pure policy over `TreeStats`. The
+    loop asks it for the next action (`choose`, with a seed the loop derives per step, for the
+    sampling ones) and, when the budget is spent, for the node the search returns
+    (`select_final`); `candidates` are the actions it weighed (the run's record of a step)."""
+
+    config: SearchConfig
+    name: str          # what `search.strategy` calls it
+    selection: str     # how its final node is chosen: "lcb" (held to a bar) or "mean"
+
+    def candidates(self, stats: TreeStats) -> list[Action]: ...
+
+    def choose(self, stats: TreeStats, *, seed: int) -> Action: ...
+
+    def select_final(self, stats: TreeStats) -> NodeStats: ...
 
 _BY_NAME = {"tree": TreeStrategy, "alma": AlmaStrategy, "greedy": GreedyStrategy,
             "random": RandomStrategy}
@@ -145,6 +160,6 @@ def strategy_for(config: SearchConfig) -> Strategy:
     return _BY_NAME[config.strategy](config)
 
 
-def select_final(stats: TreeStats, config: SearchConfig) -> NodeStats:
+def final_node(stats: TreeStats, config: SearchConfig) -> NodeStats:
     """The node a finished (or stopped) search returns, by its strategy's own rule."""
     return strategy_for(config).select_final(stats)

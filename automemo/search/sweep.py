@@ -4,7 +4,7 @@ program is transplanted under the root, one step each, in name order.
 Hand designs are the bar a search has to beat. Left to the strategy, a seed is only tried when
 some generation happens to transplant it, and the strongest one can be missed for a whole run;
 swept, each is a node of the tree: a candidate for the final selection (the bar of
-`policy.select_final` under exact evaluation) and a parent the generator can build on. The root
+`policy.final_by_bound` under exact evaluation) and a parent the generator can build on. The root
 (already evaluated) and `no_memory` (it remembers nothing) are not swept.
 """
 

@@ -108,7 +108,7 @@ def write_synthetic_run(
         writer.unevaluated_child(tree, step, tree.root.id, tree.next_id())
     if finished:
         stats = tree.stats()
-        best = policy.select_final(stats, search)
+        best = policy.final_by_bound(stats, search)
         run.write_final({
             "node_id": best.id, "mean": best.mean, "n": best.n,
             "lcb": policy.lcb(best, stats, search), "total_evaluations": stats.total_evaluations,
