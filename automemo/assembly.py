@@ -20,7 +20,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from automemo import configtools
 from automemo.config import RunConfig
@@ -296,6 +296,7 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
     """A search over run directory `run` (`automemo.runs.RunDir`): the evaluation above with the
     run's ledger and episode store, the meta agent, and the loop. With `preflight` the loop
     first checks that every LLM endpoint the run uses answers (`preflight_roles`)."""
+    from automemo.host_fitting import ranker_fit, train_questions
     from automemo.meta import build_meta_agent
     from automemo.runs.journal import recover
     from automemo.search.loop import Collaborators, SearchLoop
@@ -318,7 +319,9 @@ def build_search(run: Any, config: RunConfig, *, quiet: bool = False, sandbox: S
             root_seed=config.search.root, train_questions=train_questions(setup.evaluator),
             benchmark=setup.benchmark.describe(),
             question_time_keys=setup.benchmark.question_time_keys,
-            fit_ranker=ranker_fit(setup, run.path / "ranking", model=config.meta.offline.ranker_model),
+            fit_ranker=ranker_fit(setup, run.path / "ranking",
+                                  services_factory(setup.encoders, setup.store.root, None),
+                                  model=config.meta.offline.ranker_model),
         )
     except BaseException:
         setup.close()
@@ -391,59 +394,6 @@ def record_image_encoder(run: Any, embeddings: EmbeddingConfig) -> None:
     kind = image_encoder_kind(embeddings)
     if section.get("image") != kind:
         run.write_config({**stored, "embeddings": {**section, "image": kind}})
-
-
-def train_questions(evaluator: Any) -> list[tuple[str, str, str, str]]:
-    """The train split's retrieve questions with their labels, conversations ("" when the
-    benchmark names none) and task ids, for the meta agent's router fitting on the host,
-    cross-fitted by conversation (a label never reaches a program's `retrieve`)."""
-    return [(t.instruction, t.category, str(t.data.get("user") or ""), t.task_id)
-            for t in evaluator.split("train").scored]
-
-
-def ranker_fit(setup: EvaluationSetup, state_dir: Path, model: str = "blend") -> Callable[[Any], dict[str, Any]]:
-    """The meta agent's ranking-stage fit (the run's routing -> ranker params), run on the host
-    when the generator first proposes the stage: the train split's update episodes and its
-    questions as `retrieve` sees them, with their gold clues, embedded by the run's own
-    encoders (through the embedding cache the evaluations share). Only benchmarks that score
-    cited evidence give clues; elsewhere the fit finds none and the stage stays off.
-
-    Without late interaction: with it, the fit on the dev data's five train conversations took
-    18.5 min on a loaded 2-core machine (every round's token matrix embedded), and every
-    evaluation of a ranked program would move each round's token matrix into the sandbox.
-    `model`: the ranker's model (linear, trees, blend or auto; automemo.meta.offline.ranking)."""
-
-    def fit(routing: Any) -> dict[str, Any]:
-        from automemo.meta.offline.ranking import MATCH_SIGNALS, SIGNALS, RankingQuestion, fit_ranker
-        from automemo.toolkit import memolib
-        from automemo.toolkit.guest import Toolkit
-
-        evaluator = setup.evaluator
-        partials = evaluator.partials("train")
-        questions = [RankingQuestion(p.instruction, memolib.query_text(p), memolib.scope_of(p),
-                                     frozenset(map(str, t.data.get("clues") or ())), p.metadata.get("time"))
-                     for t in evaluator.split("train").scored for p in [partials[t.task_id]]]
-        # A label-free search fits on pseudo-questions of other kinds than it is scored on, and
-        # judges the fit by its gain on the ones it is scored on (benchmarks.pseudo.label_free).
-        fitting = list(getattr(setup.benchmark, "fitting_questions", ()) or ())
-        judged: list[Any] = []
-        if fitting:
-            judged = questions
-            questions = [RankingQuestion(q.question, q.question, q.scope, frozenset(q.clues), q.date or None)
-                         for q in fitting]
-        state_dir.mkdir(parents=True, exist_ok=True)
-        services = services_factory(setup.encoders, setup.store.root, None)()
-        toolkit = Toolkit(state_dir, setup.store.root, services.handle)
-        # Every question embedded in one batch first: the fit then asks the cache one by one.
-        toolkit.embed_text([q.query for q in [*questions, *judged]])
-        # Fitted on pseudo-questions, the stage weighs how candidates match the question only
-        # (ranking.MATCH_SIGNALS: where a pseudo-question's answers sit is its writer's doing).
-        label_free = getattr(setup.benchmark, "label_free", None) is not None
-        return fit_ranker(evaluator.update_episodes("train"), questions, toolkit.embed_text,
-                          toolkit.embedding_dims()["text"], routing=routing, model=model,
-                          signals=MATCH_SIGNALS if label_free else SIGNALS, gain_on=judged)
-
-    return fit
 
 
 def task_description(benchmark: Any, embeddings: EmbeddingConfig | None = None) -> str:

@@ -50,7 +50,8 @@ COMPONENTS = {
 def fitted_ranker(benchmark: str, options: dict[str, str], model: str = "linear") -> tuple[dict, dict]:
     """(router params, ranker params) fitted on `benchmark`'s train split, as a search fits them
     (`model`: linear, trees or auto, automemo.meta.offline.ranking)."""
-    from automemo.assembly import build_evaluation, ranker_fit, train_questions
+    from automemo.assembly import build_evaluation, services_factory
+    from automemo.host_fitting import ranker_fit, train_questions
     from automemo.config import build_run_config
     from automemo.meta import fit_question_router
 
@@ -63,7 +64,8 @@ def fitted_ranker(benchmark: str, options: dict[str, str], model: str = "linear"
             rows = train_questions(setup.evaluator)
             router = fit_question_router([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
             started = time.monotonic()
-            ranker = ranker_fit(setup, Path(scratch) / "ranking", model=model)(router)
+            ranker = ranker_fit(setup, Path(scratch) / "ranking",
+                                services_factory(setup.encoders, setup.store.root, None), model=model)(router)
             parts = [ranker[m] for m in ("linear", "trees")] if ranker.get("model") == "blend" else [ranker]
             size = " + ".join(f"{len(p['trees'])} trees" if p.get("model") == "trees" else f"{len(p['weights'])} weights"
                               for p in parts)

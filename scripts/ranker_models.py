@@ -20,7 +20,8 @@ import numpy as np
 def pools(path: str, cache: str | None, sizes: list[int]) -> tuple[dict, list[str]]:
     """Per (split, pool size) one record per question with clues: its scope, type, candidates'
     values and design features, which hold a clue, and the clues each cites."""
-    from automemo.assembly import build_evaluation, services_factory, train_questions
+    from automemo.assembly import build_evaluation, services_factory
+    from automemo.host_fitting import train_questions
     from automemo.config import build_run_config
     from automemo.meta import fit_question_router
     from automemo.meta.offline import ranking

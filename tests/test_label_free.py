@@ -146,7 +146,9 @@ def test_the_ranking_stage_is_fitted_on_other_kinds_and_judged_on_the_scored_one
                                "embeddings": {"text": "minilm_static"}})
     with assembly.build_evaluation(config, store_root=tmp_path / "store", sandbox=get_sandbox("unsafe"),
                                    quiet=True) as setup:
-        assembly.ranker_fit(setup, tmp_path / "ranking")(None)
+        from automemo.host_fitting import ranker_fit
+
+        ranker_fit(setup, tmp_path / "ranking", assembly.services_factory(setup.encoders, setup.store.root, None))(None)
         train = setup.evaluator.split("train").retrieve
         scored = {t.instruction for t in train if not t.data.get("guard")}
         guards = {t.instruction for t in train if t.data.get("guard")}

@@ -129,7 +129,7 @@ def test_a_planted_label_that_a_leak_would_score_perfectly_routes_no_question_ri
     that label by the conversation's own words; the run's router, fitted as the search fits it and
     asked what `retrieve` is asked, never can (a held-out fit has never seen the label). Where a
     benchmark's tasks name no conversation, nothing is routed at all."""
-    from automemo.assembly import train_questions
+    from automemo.host_fitting import train_questions
     from automemo.meta import fit_question_router
     from automemo.toolkit.memolib import QuestionRouter, scope_of
 

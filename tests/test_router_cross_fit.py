@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from automemo.assembly import train_questions
+from automemo.host_fitting import train_questions
 from automemo.meta import fit_question_router
 from automemo.meta.base import ScoredProgram, ScoredTask
 from automemo.meta.offline.generator import CompositionalGenerator, TrainQuestions
