@@ -64,3 +64,24 @@ def test_choose_prefers_what_holds_on_every_conversation_then_the_cheapest_withi
 def test_leads_are_taken_per_conversation():
     bar = {"a/Q1": 0.5, "a/Q2": 0.5, "b/Q1": 1.0}
     assert by_conversation({"a/Q1": 1.0, "a/Q2": 0.0, "b/Q1": 1.0, "c/Q9": 1.0}, bar) == {"a": 0.0, "b": 0.0}
+
+
+@pytest.mark.slow
+def test_the_bench_finds_and_writes_a_default_with_its_provenance(tmp_path):
+    from automemo.programs import defines_memo
+
+    out = tmp_path / "found.py"
+    done = subprocess.run([sys.executable, "-m", "automemo", "bench", "discovered-default", "--draws", "1", "--steps", "2",
+                           "--sandbox", "bwrap", "--out", str(out), "--workdir", str(tmp_path / "w")],
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    source = out.read_text()
+    provenance = read_provenance(source)
+    assert provenance["command"] == "automemo bench discovered-default --draws=1 --steps=2"
+    assert provenance["data_sha256"] == PROVENANCE["data_sha256"]
+    assert 0.0 <= provenance["test"] <= 1.0 and "hand_design" in provenance["cost"]
+    assert defines_memo(source) == ""
+    assert "test split (350 questions no draw read)" in done.stdout
+    # The runs never swept the default being found again.
+    config = json.loads((tmp_path / "w" / "runs" / "draw-0" / "config.json").read_text())
+    assert config["search"]["sweep_discovered"] is False
