@@ -101,3 +101,13 @@ def test_serve_exports_a_named_program_next_to_its_state(tmp_path):
     assert read_manifest(folder)["node"]["action"] == "discovered"
     with pytest.raises(UserError, match="no exported folder, and no memo program named 'nosuch'"):
         _export_named(Path("nosuch"), tmp_path / "x-state")
+
+
+def test_a_report_says_a_swept_discovered_default_is_no_hand_design():
+    from automemo.report.node_page import transplant_of
+
+    diagnosis = {"diagnosis": {"mutation": {"kind": "transplant", "seed": "discovered", "sweep": True}}}
+    found = transplant_of(diagnosis)
+    assert found.discovered and found.seed_path == ""
+    seed = transplant_of({"diagnosis": {"mutation": {"kind": "transplant", "seed": "murag", "sweep": True}}})
+    assert not seed.discovered and seed.seed_path == "seeds/murag.py"

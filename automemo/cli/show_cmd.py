@@ -70,6 +70,9 @@ def run(args) -> int:
         console.print("(the root has no parent)")
     elif not node.program_path:
         console.print("(no program was produced)")
+    elif transplant is not None and transplant.discovered:
+        console.print("the discovered default (discovered/discovered.py), swept as a candidate; not derived from "
+                      "the parent's code")
     elif transplant is not None:
         # A transplant replaces the parent with a seed: a diff between two unrelated files is noise.
         console.print(escape(f"transplanted seed {transplant.seed} ({run_dir.path / transplant.seed_path}), "

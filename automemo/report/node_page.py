@@ -17,6 +17,7 @@ from automemo.contract import ContractError, EpisodeRecorder, ImageRef
 from automemo.evaluation.breakdown import metric_breakdown
 from automemo.evaluation.evidence import Evidence, TaskEvidence, read_evidence, result_from_dict
 from automemo.evaluation.result import EvaluationResult, TaskResult
+from automemo.programs import DISCOVERED
 from automemo.report.config import ReportConfig
 from automemo.report.diffs import DiffRow, DiffStats, diff_stats, side_by_side
 from automemo.report.media import ImageSink, Thumb
@@ -72,6 +73,7 @@ class Transplant:
     seed: str
     why: str
     seed_path: str               # where the run keeps that seed, relative to the run folder
+    discovered: bool = False     # the discovered default, not a hand design (kept with the package)
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,8 @@ def transplant_of(data: Mapping[str, Any] | None) -> Transplant | None:
     if mutation.get("kind") != "transplant" or not mutation.get("seed"):
         return None
     seed = str(mutation["seed"])
+    if seed == DISCOVERED:
+        return Transplant(seed=seed, why=str(mutation.get("why") or ""), seed_path="", discovered=True)
     return Transplant(seed=seed, why=str(mutation.get("why") or ""), seed_path=f"seeds/{seed}.py")
 
 
