@@ -334,6 +334,8 @@ class ConversationBenchmark(Benchmark):
 
     def describe(self) -> dict[str, Any]:
         o = self.options
+        if self.label_free is not None:
+            return self._describe_label_free()
         per_type: dict[str, int] = {}
         for q in self.data.questions:
             if not q.guard:  # counted by the label-free record (`label_free.guard_questions`)
@@ -355,6 +357,30 @@ class ConversationBenchmark(Benchmark):
             "metrics": ", ".join(f"{m} (value)" if m == self.ranking_metric(o) else m
                                  for m in self.metric_names(o)),
             **({"label_free": self.label_free.to_dict()} if self.label_free is not None else {}),
+        }
+
+
+    # What a label-free search's record says of the labelled questions: counts it set aside or
+    # keeps for the test split, which the search itself must not see.
+    LABELLED_COUNTS = ("labelled_train_unread", "test_labelled")
+
+    def _describe_label_free(self) -> dict[str, Any]:
+        """What a label-free search may see (an LLM meta agent reads it as its task): the options,
+        the conversations, the sessions and their images, the metrics and the pseudo-questions'
+        own record. Nothing of the labelled questions: not their types or counts (the test
+        split keeps them), nor the clue ids of the clues the data dropped or repaired."""
+        o = self.options
+        record = {k: v for k, v in self.label_free.to_dict().items() if k not in self.LABELLED_COUNTS}
+        return {
+            "name": self.name, "family": self.family,
+            "options": {k: getattr(o, k) for k in o.__dataclass_fields__},
+            "train_fraction": self.train_fraction,
+            "conversations": {name: sorted(scopes) for name, scopes in self._scopes.items()},
+            "sessions": len(self.data.sessions),
+            "images": {"total": self.data.images_total, "missing": self.data.images_missing},
+            "metrics": ", ".join(f"{m} (value)" if m == self.ranking_metric(o) else m
+                                 for m in self.metric_names(o)),
+            "label_free": record,
         }
 
 
