@@ -25,7 +25,7 @@ from automemo.serve.requests import RecallRequest, RequestLimits, remember_reque
 from automemo.serve.service import MemoryService, ServiceError
 from automemo.serve.transfer import read_lines
 from automemo.serve.user_memory import Quota
-from automemo.serve.state_folder import LOG, STORE, user_key
+from automemo.serve.state_folder import LOG, STORE, StateFolder
 from automemo.toolkit.embedding_cache import EmbeddingCache
 
 
@@ -64,7 +64,7 @@ def test_a_replica_that_lost_its_lease_refuses_and_drops_what_it_did_not_log(pre
     with pytest.raises(NotOwner, match="lost the lease"):
         remember(a, "t3", "the stale write")
     assert not a.memory.is_open  # its program held an episode the log refused: gone, not snapshotted
-    entries = EpisodeLog(root / "users" / user_key("ana") / LOG).read()
+    entries = EpisodeLog(root / "users" / StateFolder(root).key("ana") / LOG).read()
     assert [(e.seq, e.task_id) for e in entries] == [(1, "t1"), (2, "t2")]
     with pytest.raises(NotOwner):  # b still holds it: a cannot take it back
         recall(a, "boat")
@@ -72,7 +72,7 @@ def test_a_replica_that_lost_its_lease_refuses_and_drops_what_it_did_not_log(pre
     b.close()  # the replica's eviction: a snapshot under the lease, then the lease goes
     with pytest.raises(Evicted):
         recall(b, "kite")
-    snapshot_seq = json.loads((root / "users" / user_key("ana") / "snapshot.json").read_text())["seq"]
+    snapshot_seq = json.loads((root / "users" / StateFolder(root).key("ana") / "snapshot.json").read_text())["seq"]
     assert snapshot_seq == 2
     assert "kite is blue" in recall(a, "kite")  # free again: a takes it with a new token
     assert a.lease.token == 3

@@ -8,18 +8,23 @@ import json
 
 import pytest
 
-from automemo.serve.versions import (SHIPPED, NamespaceVersions, VersionError, VersionRecord, now,
-                                     retire_derived)
+from automemo.serve.versions import (SHIPPED, NamespaceGone, NamespaceVersions, VersionError, VersionRecord, now,
+                                     pooled_used, retire_derived)
 
 
-def _install(versions: NamespaceVersions, parent: int, used: dict[str, tuple[int, ...]]) -> int:
+def _tag(text: str) -> str:
+    return f"tag({text})"
+
+
+def _install(versions: NamespaceVersions, parent: int, used: dict[str, tuple[int, ...]], source: str = "per-user") -> int:
+    versions.user_dir.mkdir(parents=True, exist_ok=True)
     staged = versions.stage()
     (staged / "program").mkdir()
     (staged / "program" / "program.py").write_text("# a program\n")
     (staged / "snapshot.bin").write_bytes(b"state")
     with versions.locked():
         record = VersionRecord(version=versions.next_version(), created=now(), program_sha256="abc",
-                               source="per-user", parent=parent, used=used, race={"won": True})
+                               source=source, parent=parent, used=used, race={"won": True})
         return versions.install(staged, record, {"questions": {"q1": "what did we say about the kayak"}})
 
 
@@ -65,11 +70,34 @@ def test_forgetting_retires_what_any_namespace_derived_from_the_episode(tmp_path
     users = tmp_path / "users"
     ana, bob = NamespaceVersions(users / "ana"), NamespaceVersions(users / "bob")
     _install(ana, SHIPPED, {"ana": (1, 2)})
-    _install(bob, SHIPPED, {"ana": (1, 2), "bob": (1,)})   # pooled: it read ana's episodes too
+    # pooled: it read ana's episodes too, and names them only by keyed tags
+    _install(bob, SHIPPED, pooled_used(_tag, {"ana": (1, 2), "bob": (1,)}), source="pooled")
+    assert "ana" not in json.dumps({k: v for k, v in bob.record(1).used.items()}).replace("tag(ana", "")
     _install(bob, 1, {"bob": (1, 2)})                        # per user: bob's alone
-    assert retire_derived(users, "ana", [2], "ana forgot an episode") == [("ana", 1), ("bob", 1)]
+    assert retire_derived(users, "ana", [2], "ana forgot an episode", tag=_tag) == [("ana", 1), ("bob", 1)]
+    assert bob.record(1).used == {}  # a retired record keeps nothing of what it read
     assert bob.current() == 2 and bob.record(2).retired is None
-    assert retire_derived(users, "ana", [7], "not read by any version") == []
-    assert retire_derived(users, "bob", None, "bob was forgotten") == [("bob", 2)]
+    assert retire_derived(users, "ana", [7], "not read by any version", tag=_tag) == []
+    assert retire_derived(users, "bob", None, "bob was forgotten", tag=_tag) == [("bob", 2)]
     assert bob.current() == SHIPPED
     assert json.loads((bob.root / "current.json").read_text())["version"] == SHIPPED
+
+
+def test_a_round_cannot_make_again_the_folder_of_a_user_forgotten_whole(tmp_path):
+    versions = NamespaceVersions(tmp_path / "users" / "gone")
+    with pytest.raises(NamespaceGone, match="forgotten"):
+        versions.stage()
+    with pytest.raises(NamespaceGone):
+        with versions.locked():
+            pass
+    assert not (tmp_path / "users").exists()
+
+
+def test_a_forget_sweeps_every_staging_folder_a_start_sweeps_the_dead(tmp_path):
+    versions = NamespaceVersions(tmp_path / "ana")
+    versions.user_dir.mkdir()
+    live = versions.stage()   # this process is alive: only `every` sweeps it
+    versions.sweep_staging()
+    assert live.is_dir()
+    versions.sweep_staging(every=True)
+    assert not live.exists()

@@ -22,7 +22,7 @@ from typing import Awaitable, Callable, TypeVar
 from automemo.errors import AutomemoError
 from automemo.serve.fenced import FencedStateFolder
 from automemo.serve.lease import LeaseHeld, LeaseLost, NamespaceLease
-from automemo.serve.state_folder import user_key
+from automemo.serve.state_folder import StateFolder
 from automemo.serve.user_memory import Program, UserMemory
 
 T = TypeVar("T")
@@ -40,7 +40,7 @@ class LeasedNamespace:
     def __init__(self, user: str, root: Path, program: Program, holder: str, *,
                  notice: Callable[[str], None], wait_seconds: float) -> None:
         self.user = user
-        self.lease = NamespaceLease(root, user_key(user), holder)
+        self.lease = NamespaceLease(root, StateFolder(root).key(user), holder)
         self._wait_seconds = wait_seconds
         self._take_lease()
         # every write of the memory (log, images, cache entries, snapshots) goes through the

@@ -25,7 +25,7 @@ from automemo.serve.http_face import build_app
 from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.ray_replica import Reply, model_id
 from automemo.serve.requests import RecallRequest, RequestLimits
-from automemo.serve.service import MemoryService, ServedExport, ServiceError
+from automemo.serve.service import MemoryService, ServedExport, ServiceError, version_counts
 from automemo.serve.versions import read_adapt_status
 
 REPLICA_DIED = (RayActorError, ActorUnavailableError)
@@ -113,7 +113,7 @@ class RoutedService(MemoryService):
             versions.update(replica)  # a namespace that moved: its newest replica's word
         health = {"ok": True, "open_namespaces": sum(self._open_by_replica.values()), "max_open": self._max_open,
                   "snapshots": self.start.snapshots, "start_seconds": round(self.start.seconds, 3),
-                  "versions": versions}
+                  "versions": version_counts(versions)}   # counts only: /healthz needs no token
         if self._adapting is not None:  # the file is written as the adaptation starts
             health["adapt"] = read_adapt_status(self._adapting) or {"running": 0, "rounds_started": 0}
         return health

@@ -258,9 +258,10 @@ class MemoryService:
         health = {"ok": True, "open_namespaces": stats["open"], "max_open": stats["max_open"],
                   "known_namespaces": stats["known"], "snapshots": self.start.snapshots,
                   "start_seconds": round(self.start.seconds, 3),
-                  # each open namespace's program version, by its folder's digest (never a user id:
-                  # /healthz answers without a token)
-                  "versions": stats.get("versions", {})}
+                  # how many open namespaces serve each program version: counts only, since
+                  # /healthz answers without a token (a list by user, even by a digest of the
+                  # user id, would tell anyone whether a given user is here and was adapted)
+                  "versions": version_counts(stats.get("versions", {}))}
         if self.health_extras is not None:
             health.update(self.health_extras())
         return health
@@ -271,6 +272,14 @@ class MemoryService:
         finally:
             if self._lock_fh is not None:
                 self._lock_fh.close()
+
+
+def version_counts(by_namespace: dict[str, int]) -> dict[str, int]:
+    """{version: how many open namespaces serve it} of {namespace: its version}."""
+    counts: dict[str, int] = {}
+    for version in by_namespace.values():
+        counts[str(version)] = counts.get(str(version), 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: int(kv[0])))
 
 
 def _stderr_notice(message: str) -> None:

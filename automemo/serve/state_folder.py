@@ -6,8 +6,10 @@
       base/                   every namespace's starting state, made once: the program empty, or after
         store/                  the shipped episodes with `serve --shared-experience` (its working
         snapshot.bin|.json      store: shipped images, embedding cache; the program's state)
+      namespace-secret        the key of the names below (`serve.namespace_keys`)
       users/<key>/            one namespace (a `user`): its own memory, isolated by construction
-        user.json               {"user": "ana"}: the name <key> stands for
+        user.json               {"user": "ana", "incarnation": "..."}: the name <key> stands for, and
+                                which life of that namespace this folder is (made anew after a forget all)
         episodes.jsonl          its remembers and tombstones (`EpisodeLog`)
         store/                  its images and embedding cache (the shipped ones hard-linked)
         snapshot.bin|.json      its program state up to a log sequence number
@@ -16,16 +18,17 @@
 A folder from before namespaces held one `episodes.jsonl` and one `store/` at its root: they are
 adopted into the namespaces on start, then deleted.
 
-A namespace's folder name is a digest of its user id, so a user id is never a path. Snapshots are
+A namespace's folder name is a digest of its user id keyed with the folder's secret, so a user id
+is never a path and a name cannot be tested against a guessed id. Snapshots are
 written to a temporary name, fsynced and renamed: a kill leaves the old snapshot or the new one."""
 
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +39,8 @@ from automemo.errors import DataError
 from automemo.serve.defaults import DEFAULT_USER
 from automemo.serve.episode_log import EpisodeLog, fsync_file, live_episodes
 from automemo.serve.namespace_files import NamespaceFiles
-from automemo.serve.versions import WORK, retire_derived
+from automemo.serve.namespace_keys import bare_key, keyed, read_or_make_secret
+from automemo.serve.versions import WORK, NamespaceVersions, retire_derived
 
 IDENTITY = "program.json"
 BASE = "base"
@@ -64,13 +68,32 @@ class SnapshotMeta:
     seconds: float         # how long saving it took
 
 
-def user_key(user: str) -> str:
-    return hashlib.sha256(user.encode()).hexdigest()[:32]
+def incarnation(user_dir: Path) -> str | None:
+    """Which life of its namespace the folder is (written at `claim`); None when it has no
+    namespace (never claimed, or forgotten whole); "" for a folder claimed before incarnations.
+    A namespace forgotten whole and used again restarts its log's sequence numbers at 1: only
+    the incarnation tells its new episode 1 from the forgotten one."""
+    try:
+        return str(json.loads((Path(user_dir) / USER_FILE).read_text()).get("incarnation") or "")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 class StateFolder:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
+        self._secret: bytes | None = None
+
+    def key(self, user: str) -> str:
+        """The namespace's folder name (and lease name): keyed with this folder's secret."""
+        if self._secret is None:
+            self._secret = read_or_make_secret(self.root)
+        return keyed(self._secret, user)
+
+    def tag(self, text: str) -> str:
+        """A keyed digest of `text` (what a pooled record keeps in place of another namespace's
+        key and sequence numbers)."""
+        return self.key("tag:" + text)
 
     # --- ownership ------------------------------------------------------------------------
 
@@ -94,8 +117,7 @@ class StateFolder:
                              f"folder {self.root}; stop it or pass another --state") from None
         path = self.root / IDENTITY
         if manifest is None:
-            self._adopt_legacy_log()
-            self._adopt_empty_user()
+            self._settle_namespaces()
             return fh
         identity = {"program_sha256": manifest["files"]["program.py"], "node": manifest.get("node"),
                     "benchmark": (manifest.get("benchmark") or {}).get("name"),
@@ -121,10 +143,17 @@ class StateFolder:
         else:
             atomic_write(path, json.dumps({**identity, **({"export": str(export)} if export else {})}).encode(),
                          durable=True)
+        self._settle_namespaces()
+        return fh
+
+    def _settle_namespaces(self) -> None:
+        """What a start finds and finishes, every step safe to repeat after a kill: names keyed,
+        an old layout adopted, and what no live process owns swept (the trash of a forget all,
+        a folder a kill left without its user, a version a killed round half built)."""
+        self._rekey_namespaces()
         self._adopt_legacy_log()
         self._adopt_empty_user()
         self._empty_trash()
-        return fh
 
     def identity(self) -> dict[str, Any]:
         """What `program.json` says: the served program's sha256, node, benchmark, whether users
@@ -147,7 +176,7 @@ class StateFolder:
         return self.root / BASE
 
     def user_dir(self, user: str) -> Path:
-        return self.root / USERS / user_key(user)
+        return self.root / USERS / self.key(user)
 
     def users(self) -> list[str]:
         """Every namespace with a folder, by user id, sorted."""
@@ -164,7 +193,8 @@ class StateFolder:
         folder = self.user_dir(user)
         if not (folder / USER_FILE).is_file():
             folder.mkdir(parents=True, exist_ok=True)
-            atomic_write(folder / USER_FILE, json.dumps({"user": user}).encode(), durable=True)
+            atomic_write(folder / USER_FILE, json.dumps({"user": user, "incarnation": uuid.uuid4().hex}).encode(),
+                         durable=True)
             fsync_file(folder.parent)
         return folder
 
@@ -173,24 +203,57 @@ class StateFolder:
         folder = self.user_dir(user)
         if not folder.exists():
             return False
-        # what pooled adaptation derived from it in other namespaces, and a pooled round's work
-        shutil.rmtree(self.root / WORK, ignore_errors=True)
-        retire_derived(self.root / USERS, folder.name, None, "its fit or evidence read a user that was forgotten")
+        # The folder leaves first: from this rename on, a round that read it finds no incarnation
+        # and installs nothing (`adapt.history.still_live`), so no pooled version can slip in
+        # between the retiring below and the deletion.
         trash = folder.with_name(TRASH_PREFIX + folder.name)
         shutil.rmtree(trash, ignore_errors=True)
         os.replace(folder, trash)
         fsync_file(folder.parent)
+        # what pooled adaptation derived from it in other namespaces, and a pooled round's work
+        shutil.rmtree(self.root / WORK, ignore_errors=True)
+        retire_derived(self.root / USERS, folder.name, None, "its fit or evidence read a user that was forgotten",
+                       tag=self.tag)
         shutil.rmtree(trash, ignore_errors=True)
         return True
 
     def _empty_trash(self) -> None:
-        """A kill between a namespace's rename and its deletion leaves it in the trash."""
-        for trash in (self.root / USERS).glob(TRASH_PREFIX + "*"):
-            shutil.rmtree(trash, ignore_errors=True)
+        """A kill between a namespace's rename and its deletion leaves it in the trash; a round
+        running when its user was forgotten can leave a folder with no user in it (a version it
+        was staging); a killed round leaves a half-built version (`.staging-*`, which holds a
+        snapshot of the memory). No process owns any of them once the folder is locked."""
+        for folder in (self.root / USERS).glob("*"):
+            if folder.name.startswith(TRASH_PREFIX) or (folder.is_dir() and not (folder / USER_FILE).is_file()):
+                shutil.rmtree(folder, ignore_errors=True)
+            elif folder.is_dir():
+                NamespaceVersions(folder).sweep_staging(every=True)
+
+    def _rekey_namespaces(self) -> None:
+        """Folders named by a bare hash of their user id (before names were keyed) take their
+        keyed names, and their leases with them; one rename each, so a kill leaves every folder
+        under one name or the other and the next start finishes."""
+        users, leases = self.root / USERS, self.root / "leases"
+        for folder in sorted(users.glob("*")):
+            try:
+                user = json.loads((folder / USER_FILE).read_text())["user"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if folder.name != bare_key(user):
+                continue
+            new = self.key(user)
+            if folder.name == new or (users / new).exists():
+                continue
+            for suffix in (".lock", ".json"):
+                if (leases / f"{folder.name}{suffix}").exists():
+                    os.replace(leases / f"{folder.name}{suffix}", leases / f"{new}{suffix}")
+            os.replace(folder, users / new)
+            fsync_file(users)
 
     def _adopt_empty_user(self) -> None:
         """Calls that named no user once acted on the user "": that memory becomes the default
         namespace's (unless one exists already, which then wins and "" stays as it is)."""
+        if not any((self.root / USERS).glob("*")):
+            return  # no namespace yet (and no need of the secret that names them)
         old, new = self.user_dir(""), self.user_dir(DEFAULT_USER)
         if not (old / USER_FILE).is_file() or new.exists():
             return
@@ -214,8 +277,14 @@ class StateFolder:
         for user, episodes in by_user.items():
             folder = self.claim(user)
             log = EpisodeLog(folder / LOG)
-            log.read()
+            # A kill after some episodes moved and before the old log went: they are in the
+            # user's log already, and moving them again would log them twice.
+            adopted = [json.dumps(e.episode, sort_keys=True) for e in live_episodes(log.read()) if e.received == 0.0]
             for episode in episodes:
+                text = json.dumps(episode, sort_keys=True)
+                if text in adopted:
+                    adopted.remove(text)
+                    continue
                 for ref in EpisodeRecorder.from_dict(episode).images():  # from the one old store
                     _link(self.root / STORE / ref.path, folder / STORE / ref.path)
                 log.append_episode(episode, received=0.0)

@@ -366,8 +366,11 @@ class UserMemory:
         snapshot that may hold it goes, the log is rewritten without it, and its images and cache
         entries leave the store. Returns the entries as they now are."""
         live = live_episodes(entries)
-        kept = {e.seq for e in live}
-        doomed = [e for e in entries if e.episode is not None and e.seq not in kept]
+        # by the entry itself, not its sequence number: a former lease holder's late line can
+        # carry the same number as the new holder's first (`episode_log.current_writers`), and
+        # forgetting one of those twins must not keep its text for the other's sake
+        kept = {id(e) for e in live}
+        doomed = [e for e in entries if e.episode is not None and id(e) not in kept]
         if not doomed:
             return entries
         self.state.remove_snapshot(self.folder)
@@ -375,9 +378,10 @@ class UserMemory:
         # evidence read them (here, or pooled in other namespaces), an adaptation's work
         self.versions.remove_snapshots()
         self.versions.remove_work()
+        self.versions.sweep_staging(every=True)  # a version being built holds a snapshot of this memory
         retire_derived(self.folder.parent, self.folder.name, [e.seq for e in doomed],
-                       "its fit or evidence read an episode that was forgotten")
-        entries = [e for e in entries if e.episode is None or e.seq in kept]
+                       "its fit or evidence read an episode that was forgotten", tag=self.state.tag)
+        entries = [e for e in entries if e.episode is None or id(e) in kept]
         self.log.rewrite(entries)
         self.files.count(live)
         self.files.drop_images(path for e in doomed for path in episode_images(e.episode))

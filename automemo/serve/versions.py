@@ -4,6 +4,7 @@ and what each was derived from.
     users/<key>/versions/
       current.json          {"version": 2}: the version serving (absent: 0, the served export)
       .lock                 held while a version is installed, rolled back or retired
+      .staging-<pid>-<n>/   a version being built (a killed round's is swept by every forget and start)
       1/                    an adapted version (`automemo.adapt`), written whole then renamed in
         version.json          its record (`VersionRecord`): program sha, parent, the race it won,
                               the log sequence numbers its fit and evidence read, per namespace
@@ -33,7 +34,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from automemo.episode_store import atomic_write
 from automemo.errors import DataError
@@ -56,6 +57,10 @@ class VersionError(DataError, ValueError):
     """A version cannot be used (unknown, retired); the message says which exist."""
 
 
+class NamespaceGone(VersionError):
+    """The namespace a version was for was forgotten whole (its folder is gone)."""
+
+
 @dataclass(frozen=True)
 class VersionRecord:
     version: int
@@ -63,8 +68,11 @@ class VersionRecord:
     program_sha256: str
     source: str                     # "shipped", "per-user" or "pooled"
     parent: int | None = None       # the version it raced and replaced
-    # namespace key -> the log sequence numbers of that namespace its fit and evidence read
-    used: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    # per user: {namespace key: the log sequence numbers its fit and evidence read}; pooled:
+    # {keyed tag of a namespace: keyed tags of those sequence numbers} (`pooled_used`), so that a
+    # user's version names no other user and says nothing of their history, while a forget can
+    # still find every version derived from what it forgets. A retired record keeps none.
+    used: Mapping[str, tuple[int | str, ...]] = field(default_factory=dict)
     race: Mapping[str, Any] = field(default_factory=dict)     # the paired race it won
     search: Mapping[str, Any] = field(default_factory=dict)   # what the search that found it did
     retired: str | None = None      # why it no longer exists (its program and evidence are gone)
@@ -77,6 +85,12 @@ class VersionRecord:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> VersionRecord:
         return cls(**{**data, "used": {k: tuple(v) for k, v in (data.get("used") or {}).items()}})
+
+
+def pooled_used(tag: Callable[[str], str], used: Mapping[str, Iterable[int]]) -> dict[str, tuple[str, ...]]:
+    """A pooled version's `used`: each namespace and each sequence number it read as a keyed tag
+    (`StateFolder.tag`)."""
+    return {tag(key): tuple(sorted(tag(f"{key}/{seq}") for seq in seqs)) for key, seqs in used.items()}
 
 
 def now() -> str:
@@ -142,8 +156,10 @@ class NamespaceVersions:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """One writer of this namespace's versions at a time, across processes."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        """One writer of this namespace's versions at a time, across processes. Refused (with
+        `NamespaceGone`) when the namespace has no folder: a round whose user was forgotten must
+        not make it again."""
+        self._make_root()
         with open(self.root / LOCK, "w") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
@@ -153,10 +169,15 @@ class NamespaceVersions:
 
     def stage(self) -> Path:
         """A private folder to build a version in; `install` renames it into place."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        self._make_root()
         folder = self.root / f"{STAGING_PREFIX}{os.getpid()}-{time.monotonic_ns()}"
         folder.mkdir()
         return folder
+
+    def _make_root(self) -> None:
+        if not self.user_dir.is_dir():
+            raise NamespaceGone(f"the namespace {self.user_dir.name} was forgotten; nothing of it is made again")
+        self.root.mkdir(exist_ok=True)
 
     def install(self, staged: Path, record: VersionRecord, evidence: Mapping[str, Any]) -> int:
         """Make the staged folder (its `program/`, and a snapshot when the program saves one)
@@ -185,11 +206,14 @@ class NamespaceVersions:
                 raise VersionError(f"version {version} was retired ({record.retired}); its program is gone")
         atomic_write(self.root / CURRENT, json.dumps({"version": version, "since": now()}).encode(), durable=True)
 
-    def sweep_staging(self) -> None:
-        """Remove what a killed round left half-built (a staging folder whose process is gone)."""
+    def sweep_staging(self, *, every: bool = False) -> None:
+        """Remove what a killed round left half-built (a staging folder whose process is gone),
+        or, `every`, every staging folder: a forget's (a version being built holds a snapshot of
+        the memory, which may hold what is forgotten; its round then installs nothing) and a
+        start's (no round outlives the server that started it)."""
         for folder in self.root.glob(STAGING_PREFIX + "*"):
             pid = folder.name[len(STAGING_PREFIX):].partition("-")[0]
-            if not (pid.isdigit() and Path(f"/proc/{pid}").exists()):
+            if every or not (pid.isdigit() and Path(f"/proc/{pid}").exists()):
                 shutil.rmtree(folder, ignore_errors=True)
 
     def remove_snapshots(self) -> None:
@@ -218,7 +242,7 @@ class NamespaceVersions:
                 for child in list(folder.iterdir()):
                     if child.name != RECORD:
                         shutil.rmtree(child) if child.is_dir() else child.unlink()
-                gone = replace(record, retired=reason, race={}, search={})
+                gone = replace(record, retired=reason, race={}, search={}, used={})
                 atomic_write(folder / RECORD, json.dumps(gone.to_dict(), indent=1).encode(), durable=True)
                 records[record.version] = gone
                 retired.append(record.version)
@@ -231,15 +255,22 @@ class NamespaceVersions:
         return retired
 
 
-def retire_derived(users_root: Path, namespace_key: str, seqs: Iterable[int] | None, reason: str) -> list[tuple[str, int]]:
+def retire_derived(users_root: Path, namespace_key: str, seqs: Iterable[int] | None, reason: str, *,
+                   tag: Callable[[str], str]) -> list[tuple[str, int]]:
     """Retire, in every namespace under `users_root`, the versions whose fit or evidence read the
     given log entries of namespace `namespace_key` (`seqs` None: any of its entries, for a
-    namespace forgotten whole). Returns (namespace key, version) of each."""
+    namespace forgotten whole; `tag`: the state folder's keyed tags, which pooled records hold).
+    Returns (namespace key, version) of each."""
     doomed = None if seqs is None else frozenset(seqs)
+    doomed_tags = None if seqs is None else frozenset(tag(f"{namespace_key}/{s}") for s in doomed)
+    namespace_tag = tag(namespace_key)
 
     def matches(record: VersionRecord) -> bool:
-        used = record.used.get(namespace_key)
-        return used is not None and (doomed is None or not doomed.isdisjoint(used))
+        if record.source == "pooled":
+            used, wanted = record.used.get(namespace_tag), doomed_tags
+        else:
+            used, wanted = record.used.get(namespace_key), doomed
+        return used is not None and (wanted is None or not wanted.isdisjoint(used))
 
     out = []
     for folder in sorted(Path(users_root).glob("*")):
