@@ -43,3 +43,18 @@ def test_a_round_process_runs_idle_in_a_group_of_its_own():
              "os.getpgrp() == os.getpid())")
     out = subprocess.run([sys.executable, "-c", probe], preexec_fn=lowest_priority, capture_output=True, text=True)
     assert out.stdout.split() == ["True", "19", "True"]
+
+
+def test_a_round_and_what_it_starts_leave_one_core_to_the_server():
+    import os
+
+    from automemo.adapt.cpu import round_cpus
+
+    probe = ("import os, subprocess, sys\nprint(sorted(os.sched_getaffinity(0)))\n"
+             "print(subprocess.run([sys.executable, '-c', 'import os; print(sorted(os.sched_getaffinity(0)), "
+             "os.sched_getscheduler(0) == os.SCHED_IDLE)'], capture_output=True, text=True).stdout)")
+    out = subprocess.run([sys.executable, "-c", probe], preexec_fn=lowest_priority, capture_output=True, text=True)
+    own, child = out.stdout.strip().splitlines()[:2]
+    assert own == str(sorted(round_cpus())) and child.startswith(own) and child.endswith("True")
+    if len(os.sched_getaffinity(0)) > 1:
+        assert min(os.sched_getaffinity(0)) not in round_cpus()

@@ -46,8 +46,23 @@ def test_the_history_is_a_sessions_file_the_conversations_benchmark_reads(tmp_pa
 
 def test_still_live_sees_a_forget(tmp_path):
     state, memory = _logged(tmp_path, chat_sessions("ana", sessions=3, turns=2))
-    seqs = read_history(state.user_dir("ana")).seqs
-    assert still_live(state.user_dir("ana"), seqs)
+    history = read_history(state.user_dir("ana"))
+    seqs, born = history.seqs, history.incarnation
+    assert born and still_live(state.user_dir("ana"), seqs, born)
     memory.forget("ana-session-1")
-    assert not still_live(state.user_dir("ana"), seqs)
-    assert still_live(state.user_dir("ana"), [seqs[0], seqs[2]])
+    assert not still_live(state.user_dir("ana"), seqs, born)
+    assert still_live(state.user_dir("ana"), [seqs[0], seqs[2]], born)
+
+
+def test_still_live_sees_a_forget_all_whose_sequence_numbers_came_back(tmp_path):
+    # what a round read: seqs 1..3 of ana's first life
+    episodes = chat_sessions("ana", sessions=4, turns=2)
+    state, memory = _logged(tmp_path, episodes[:3])
+    history = read_history(state.user_dir("ana"))
+    assert history.seqs == (1, 2, 3)
+    # ana forgets everything, re-imports an edited export (without session 1) and remembers once more
+    assert state.drop("ana")
+    UserMemory("ana", state, None).add_logged([episodes[0], episodes[2], episodes[3]])
+    assert read_history(state.user_dir("ana")).seqs == (1, 2, 3)   # the same numbers, another life
+    assert not still_live(state.user_dir("ana"), history.seqs, history.incarnation)
+    assert not still_live(tmp_path / "nobody", (1,), history.incarnation)   # no namespace: nothing is live

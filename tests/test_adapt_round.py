@@ -5,6 +5,7 @@ the round. Real processes, bubblewrap, MiniLM."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -81,23 +82,76 @@ def test_a_pooled_round_carries_no_users_words_into_another_users_memory(tmp_pat
     export, state = served_state(tmp_path, users)
     result = adapt_pooled(state, Served(export, "bwrap", False), FAST)
     assert result.outcome is Outcome.INSTALLED, result.reason
-    assert set(result.versions) == set(users)
+    assert set(result.versions) == {state.user_dir(u).name for u in users}   # by folder key, never a user id
+    keys = {state.user_dir(u).name for u in names}
     for user in names[1:]:
         assert files_holding(state.user_dir(user), SECRET) == []
         assert files_holding(state.user_dir(user), "anaq7") == []  # nor her id, nor her turns' words
-        evidence = NamespaceVersions(state.user_dir(user)).evidence(1)
+        versions = NamespaceVersions(state.user_dir(user))
+        evidence = versions.evidence(1)
         assert set(evidence) == {"race"} and "per_question" not in evidence["race"]
+        # no node summary (it can quote a stage fitted on the users' questions) in the manifest
+        manifest = read_manifest(versions.program_folder(1))
+        assert manifest["node"]["summary"] == "" and "summary" not in manifest["adapted"]
+        # no other user's key or sequence numbers: keyed tags only
+        record = json.dumps(versions.record(1).to_dict())
+        assert not any(key in record for key in keys) and '"used": {}' not in record
     # what the round left outside her own folder holds none of her words
     assert [p for p in files_holding(state.root, SECRET) if state.user_dir("anaq7") not in p.parents] == []
     assert [p for p in files_holding(state.root, "anaq7") if state.user_dir("anaq7") not in p.parents] == []
 
 
 def test_a_candidate_carrying_a_users_words_is_refused_for_pooling():
-    live = (ROOT / "seeds" / "no_memory.py").read_text()
-    clean = (ROOT / "seeds" / "bm25_rag.py").read_text()
-    assert privacy.foreign_words(clean, live) == []
-    fitted = clean + f'\nROUTES = {{"what is the {SECRET}": [0.2, 0.8]}}\n'
-    assert privacy.foreign_words(fitted, live) == [SECRET]
+    live = (ROOT / "seeds" / "hybrid_rag.py").read_text()
+    assert privacy.refusal(live, live) is None                                  # the live program
+    assert privacy.refusal((ROOT / "seeds" / "murag.py").read_text(), live) is None   # a seed, transplanted
+    retuned = live.replace("= 10", "= 17", 1)
+    assert retuned != live and privacy.refusal(retuned, live) is None           # numbers changed only
+    # every place a user's words could hide that the old vocabulary check let through
+    hidden = [live + "\n# Ana Kowalczyk PIN 8317 lives at Rua Xyzzy\n",       # a comment
+              live + '\nNOTE = b"ana kowalczyk"\n',                           # a bytes constant
+              live + "\nAGES = {34: 0.5, 71: 0.25}\n",                        # int dict keys (ages)
+              live + '\nINITIALS = {"ak": 0.5}\n',                            # two-letter keys
+              live + "\nkowalczyk = 1\n",                                     # an identifier
+              live + '\nWORDS = ["diagnosis", "sister", "bank", "address"]\n',  # words the package uses
+              live.replace("= 10", "= 8317", 1).replace('"""', '"""diagnosis ', 1)]
+    for candidate in hidden:
+        assert privacy.refusal(candidate, live) is not None, candidate[-80:]
+
+
+def test_a_pooled_recipe_carries_no_router_ranker_or_routes_and_a_crossover_only_such_parents():
+    from automemo.meta.offline.crossover import crossover_source
+    from automemo.meta.source.recipe import Recipe, render_recipe
+
+    live = (ROOT / "seeds" / "hybrid_rag.py").read_text()
+    recipe = render_recipe(Recipe())
+    assert privacy.refusal(recipe, live) is None
+    routed = render_recipe(Recipe(routes={"temporal": {"window": 1}}, router={"labels": ["temporal"], "ak": 0.5}))
+    assert privacy.refusal(routed, live) is not None        # a router's features are words
+    crossed = crossover_source(live, recipe, name_a="node 1", name_b="node 4", weight_a=0.6)
+    assert privacy.refusal(crossed, live) is None
+    tainted = crossover_source(live + "\n# Ana Kowalczyk\n", recipe, name_a="node 1", name_b="node 4")
+    assert privacy.refusal(tainted, live) is not None
+    assert privacy.refusal(crossed.replace("node 1", "Ana Kowalczyk", 1), live) is not None
+
+
+def test_a_pooled_round_runs_the_offline_meta_agent_and_a_shared_cache_is_refused(tmp_path):
+    from automemo.adapt.search_race import AdaptConfigRefused, round_config
+
+    export, _ = served_state(tmp_path, {})
+    toml = tmp_path / "adapt.toml"
+    toml.write_text('[llm.meta]\nmodel = "qwen2.5-coder"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    pooled = round_config(tmp_path / "s.jsonl", read_manifest(export), FAST, blocks=3, sandbox="bwrap",
+                          config_file=toml, pooled=True)
+    assert pooled.llm.meta.model == "" and pooled.benchmark.questions == "self"  # no LLM shown users' turns
+    shared = tmp_path / "shared.toml"
+    shared.write_text('[embeddings]\ncache_path = "/var/cache/automemo/vectors.sqlite"\n')
+    with pytest.raises(AdaptConfigRefused, match="no forget cleans"):
+        round_config(tmp_path / "s.jsonl", read_manifest(export), FAST, blocks=3, sandbox="bwrap", config_file=shared)
+    done = subprocess.run([sys.executable, "-m", "automemo", "serve", str(export), "--state", str(tmp_path / "st"),
+                           "--port", "1", "--adapt", "--adapt-config", str(shared)], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode != 0 and "cache_path" in done.stderr and "no forget cleans" in done.stderr
 
 
 def test_a_history_too_short_is_skipped_with_the_threshold(tmp_path):
@@ -123,3 +177,46 @@ def test_an_operator_config_with_the_question_role_has_the_llm_write_the_questio
                            config_file=toml)
     assert written.benchmark.questions == "llm" and written.benchmark.pseudo.max_questions == 50
     assert written.search.root == str(export / "program.py") and written.search.steps == FAST.steps
+
+
+def test_a_versions_rebuild_store_is_inside_its_staging_folder_and_leaves_before_install(tmp_path, monkeypatch):
+    """A killed round must leave no copy of a user's images or vectors where no forget looks (the
+    machine's temporary folder): the rebuild's private store is in the staging folder."""
+    from automemo.adapt import version_build
+    from automemo.adapt.history import read_history
+
+    export, state = served_state(tmp_path, {"ana": chat_sessions("ana", sessions=2, turns=2)})
+    staged = NamespaceVersions(state.user_dir("ana")).stage()
+    seen = {}
+
+    class Memory:
+        def update(self, episode, checked):
+            pass
+
+        def snapshot(self):
+            return b"state"
+
+        def close(self):
+            pass
+
+    def load_memory(folder, *, store_dir, **kw):
+        seen["store"] = store_dir
+        assert store_dir.is_dir()
+        return Memory()
+
+    monkeypatch.setattr(version_build, "load_memory", load_memory)
+    version_build.prebuild_snapshot(staged, read_history(state.user_dir("ana")), sandbox="bwrap",
+                                    shared_experience=False, program_sha256="x")
+    assert staged in seen["store"].parents and not seen["store"].exists()
+    assert (staged / "snapshot.bin").read_bytes() == b"state"
+
+
+def test_a_forget_removes_a_version_being_built_and_its_round_installs_nothing(tmp_path):
+    from automemo.serve.user_memory import UserMemory
+
+    export, state = served_state(tmp_path, {"ana": chat_sessions("ana", sessions=3, turns=2)})
+    versions = NamespaceVersions(state.user_dir("ana"))
+    staged = versions.stage()
+    (staged / "snapshot.bin").write_bytes(b"a pickled memory holding session 1")
+    assert UserMemory("ana", state, None).forget("ana-session-1") == 1
+    assert not staged.exists()

@@ -86,9 +86,12 @@ def test_serve_adapt_swaps_in_the_background_while_every_recall_is_answered(tmp_
         server.stop()
     assert versions_seen == {0, 1}, f"no swap after {answered} recalls"
     assert health["adapt"]["mode"] == "per-user" and health["adapt"]["rounds_started"] >= 1
-    assert health["versions"][state.user_dir("ana").name] == 1  # by folder digest, never the user id
+    # counts only (it answers without a token): no namespace, not even by a digest of its id
+    assert health["versions"].get("1") == 1 and state.user_dir("ana").name not in json.dumps(health)
     rounds = [json.loads(line) for line in (state.user_dir("ana") / "versions" / "rounds.jsonl").read_text().splitlines()]
     assert rounds[-1]["outcome"] == "installed"
+    # the round's log (stderr, tracebacks) is in her folder, so it leaves with a forget all
+    assert (state.user_dir("ana") / "versions" / "round.log").is_file() and not (state.root / "adapt-logs").exists()
 
 
 @pytest.mark.parametrize("flags, said", [(["--adapt-steps", "3"], "belong to --adapt"),
@@ -111,3 +114,28 @@ def test_a_server_adapts_only_when_asked():
     assert serve_cmd._adapt_config(parser.parse_args(["serve", "memo"])) is None
     asked = serve_cmd._adapt_config(parser.parse_args(["serve", "memo", "--adapt", "--adapt-steps", "4"]))
     assert asked.steps == 4 and asked.max_parallel == AdaptConfig().max_parallel
+
+
+def test_a_round_is_started_with_the_users_key_never_their_id_and_at_idle_on_a_core_of_its_own(tmp_path, monkeypatch):
+    from automemo.adapt import supervisor
+    from automemo.adapt.cpu import ROUND_THREAD_ENV, round_cpus
+
+    export, state = served_state(tmp_path, {"ana@example.com": chat_sessions("ana")})
+    started = {}
+
+    class Popen:
+        def __init__(self, command, **kw):
+            started.update(command=command, env=kw["env"], log=kw["stdout"].name)
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(supervisor.subprocess, "Popen", Popen)
+    supervisor.Adapter(state.root, export, "per-user", sandbox="bwrap")._launch("ana@example.com")
+    assert "ana@example.com" not in " ".join(started["command"])          # /proc shows a command line
+    assert state.user_dir("ana@example.com").name in started["command"]
+    assert started["log"] == str(state.user_dir("ana@example.com") / "versions" / "round.log")
+    assert all(started["env"][k] == v for k, v in ROUND_THREAD_ENV.items())
+    import os as _os
+    if len(_os.sched_getaffinity(0)) > 1:
+        assert min(_os.sched_getaffinity(0)) not in round_cpus()   # one core is never a round's

@@ -16,13 +16,29 @@ import threading
 from pathlib import Path
 
 _TICKS = os.sysconf("SC_CLK_TCK")
+# A round's thread pools at one thread each (numpy's BLAS, torch's intra-op pool, the tokenizers'):
+# at SCHED_IDLE a spinning pool thread yields the CPU, yet a pool as wide as the machine still
+# fills every core's cache and memory bandwidth that a recall then waits on. One thread on the
+# cores `round_cpus` leaves the others whole for the server.
+ROUND_THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                    "TOKENIZERS_PARALLELISM": "false", "RAYON_NUM_THREADS": "1"}
+
+
+def round_cpus() -> set[int]:
+    """The cores a round may run on: every core this process may use but the first, so that one
+    core is never a round's (on one core: that core, at SCHED_IDLE)."""
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return set()
+    return set(cores[1:] or cores)
 
 
 def lowest_priority() -> None:
     """This process (and what it starts) at the lowest CPU priority Linux has: SCHED_IDLE runs
-    only when nothing else wants the core (nice 19 still takes a share from nice 0), in a
-    session and process group of its own, killed when its parent dies. For
-    `subprocess.Popen(preexec_fn=...)`."""
+    only when nothing else wants the core (nice 19 still takes a share from nice 0), on the cores
+    `round_cpus` leaves it, in a session and process group of its own, killed when its parent
+    dies. For `subprocess.Popen(preexec_fn=...)`, with `ROUND_THREAD_ENV` in its environment."""
     try:
         os.setsid()
     except OSError:
@@ -36,6 +52,12 @@ def lowest_priority() -> None:
     try:
         os.setpriority(os.PRIO_PROCESS, 0, 19)
     except OSError:
+        pass
+    try:  # inherited by every process it starts: its sandbox guests, their encoders
+        cores = round_cpus()
+        if cores:
+            os.sched_setaffinity(0, cores)
+    except (AttributeError, OSError):
         pass
     try:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))

@@ -18,16 +18,20 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from automemo.serve.episode_log import EpisodeLog, LogEntry, live_episodes
-from automemo.serve.state_folder import LOG, STORE
+from automemo.serve.state_folder import LOG, STORE, incarnation
 
 
 @dataclass(frozen=True)
 class History:
     """One namespace's live episodes, read from its log at one moment."""
 
-    key: str                          # the namespace's folder name (a digest of its user id)
+    key: str                          # the namespace's folder name (a keyed digest of its user id)
     store: Path                       # its image store
     entries: tuple[LogEntry, ...]     # live episodes, in log order
+    # which life of the namespace they were read from (`state_folder.incarnation`; None: it had
+    # no namespace): sequence numbers restart at 1 after a forget all, so they alone cannot say
+    # that what a round read is still what the user remembers
+    incarnation: str | None = None
 
     @property
     def sessions(self) -> int:
@@ -45,12 +49,19 @@ class History:
 def read_history(user_dir: Path) -> History:
     """The namespace's live episodes now (read without the writer's handle: a served namespace
     keeps appending while a round works on what it read)."""
+    # the incarnation first: read after the log, a forget all and a new claim in between would
+    # pair the old life's episodes with the new life's identity
+    born = incarnation(user_dir)
     entries = live_episodes(EpisodeLog(user_dir / LOG).read())
-    return History(user_dir.name, user_dir / STORE, tuple(entries))
+    return History(user_dir.name, user_dir / STORE, tuple(entries), born)
 
 
-def still_live(user_dir: Path, seqs: Iterable[int]) -> bool:
-    """Whether every one of these log entries is still remembered (none was forgotten since)."""
+def still_live(user_dir: Path, seqs: Iterable[int], born: str | None) -> bool:
+    """Whether every one of these log entries of the namespace's life `born` is still
+    remembered: the namespace is that life still (not forgotten whole and used again since, which
+    restarts sequence numbers at 1), and none of them was forgotten since."""
+    if born is None or incarnation(user_dir) != born:
+        return False
     live = {e.seq for e in live_episodes(EpisodeLog(user_dir / LOG).read())}
     return set(seqs) <= live
 

@@ -12,9 +12,14 @@ The work folder (the sessions file, the search's run, the race) holds copies of 
 is deleted when the round ends, and by any forget in the meantime (`serve.versions`).
 
 Per user, the search fits on that user's history alone. Pooled, the histories are written under
-opaque names (u1, u2, ...), the race is on users the search held out, the candidate must carry
-no word of the users' text (`privacy.foreign_words`), and each version's evidence holds only the
-race's figures."""
+opaque names (u1, u2, ...), the search runs the offline meta agent only, the race is on users the
+search held out, the candidate must have a shape that carries numbers and the package's own names
+only (`privacy.refusal`), and each version's record and evidence hold only the race's figures and
+keyed tags of what it read: no node summary, no other user's key or sequence numbers.
+
+Before an install the round checks, under the namespace's versions lock, that every namespace it
+read is the same life it read (`state_folder.incarnation`: a forget all and a new remember
+restart the sequence numbers at 1) and still holds every episode it read."""
 
 from __future__ import annotations
 
@@ -36,8 +41,9 @@ from automemo.adapt.search_race import Proposal, Race, race, round_config, searc
 from automemo.adapt.version_build import prebuild_snapshot, write_program
 from automemo.deploy import read_manifest
 from automemo.export import PROGRAM
-from automemo.serve.state_folder import StateFolder
-from automemo.serve.versions import SHIPPED, WORK, NamespaceVersions, VersionRecord, now
+from automemo.serve.state_folder import USERS, StateFolder
+from automemo.serve.versions import (SHIPPED, WORK, NamespaceGone, NamespaceVersions, VersionRecord, now,
+                                     pooled_used)
 
 ROUNDS = "rounds.jsonl"   # a namespace's round log (versions/rounds.jsonl); pooled: STATE/adapt-rounds.jsonl
 ROUND_LOCK = ".round-lock"         # held by the one round on a namespace (versions/.round-lock)
@@ -53,7 +59,7 @@ class Outcome(enum.Enum):
     KEPT = "kept"               # the live program stays: the search kept it, or the candidate lost
     SKIPPED = "skipped"         # not enough history (or nothing new since the last round)
     DISCARDED = "discarded"     # it won, but an episode it read was forgotten during the round
-    REFUSED = "refused"         # pooled: the candidate carried a user's words
+    REFUSED = "refused"         # pooled: no candidate had a shape that may be pooled
 
 
 @dataclass(frozen=True)
@@ -61,8 +67,8 @@ class RoundResult:
     mode: str
     outcome: Outcome
     reason: str
-    users: tuple[str, ...] = ()                 # namespaces the round read
-    versions: dict[str, int] = field(default_factory=dict)   # user -> version installed
+    users: tuple[str, ...] = ()                 # namespaces the round read, by folder key
+    versions: dict[str, int] = field(default_factory=dict)   # folder key -> version installed
     race: dict[str, Any] = field(default_factory=dict)
     search: dict[str, Any] = field(default_factory=dict)
     history: dict[str, int] = field(default_factory=dict)    # sessions, turns read
@@ -99,15 +105,24 @@ def eligible(history: History, config: AdaptConfig) -> str | None:
 def adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConfig, *, force: bool = False,
                say: Callable[[str], None] = lambda m: None) -> RoundResult:
     """One per-user round on `user`'s namespace."""
+    return adapt_namespace(state, served, state.user_dir(user).name, config, force=force, say=say)
+
+
+def adapt_namespace(state: StateFolder, served: Served, key: str, config: AdaptConfig, *, force: bool = False,
+                    say: Callable[[str], None] = lambda m: None) -> RoundResult:
+    """One per-user round on the namespace whose folder is `users/<key>` (what the server's
+    rounds are given: a user id never goes on a command line, where /proc shows it)."""
     started = time.monotonic()
-    folder = state.user_dir(user)
+    folder = state.root / USERS / key
+    if not folder.is_dir():
+        return RoundResult(PER_USER, Outcome.SKIPPED, "this user has no memory (forgotten, or never used)", (key,))
     versions = NamespaceVersions(folder)
     versions.sweep_staging()
     history = read_history(folder)
     figures = {"sessions": history.sessions, "turns": history.turns}
 
     def result(outcome: Outcome, reason: str, **kw: Any) -> RoundResult:
-        done = RoundResult(PER_USER, outcome, reason, (user,), history=figures,
+        done = RoundResult(PER_USER, outcome, reason, (key,), history=figures,
                            seconds=round(time.monotonic() - started, 1), **kw)
         _append(versions.root / ROUNDS, done.to_dict())
         return done
@@ -117,12 +132,12 @@ def adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConfi
         return result(Outcome.SKIPPED, why)
     with one_round(versions.root / ROUND_LOCK) as alone:
         if not alone:
-            return RoundResult(PER_USER, Outcome.SKIPPED, "another round on this user is running", (user,))
+            return RoundResult(PER_USER, Outcome.SKIPPED, "another round on this user is running", (key,))
         shutil.rmtree(folder / WORK, ignore_errors=True)  # a killed round's copy of the history
-        return _adapt_user(state, served, user, config, folder, versions, history, result, say)
+        return _adapt_user(served, config, folder, versions, history, result, say)
 
 
-def _adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConfig, folder: Path,
+def _adapt_user(served: Served, config: AdaptConfig, folder: Path,
                 versions: NamespaceVersions, history: History, result: Callable[..., RoundResult],
                 say: Callable[[str], None]) -> RoundResult:
     live_version = versions.current()
@@ -146,14 +161,29 @@ def _adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConf
                                used={folder.name: history.seqs}, race=run.summary(), search=dict(proposal.search))
         evidence = {"race": {**run.summary(), "per_question": run.per_question},
                     "questions": dict(run.texts), "search": dict(proposal.search)}
-        installed = _install(versions, served, history, proposal, record, evidence)
+        installed = _install(versions, served, history, proposal, record, evidence,
+                             adapted={"summary": proposal.summary, "source": PER_USER})
         if installed is None:
             return result(Outcome.DISCARDED, "an episode the round read was forgotten meanwhile; nothing installed",
                           race=run.summary(), search=dict(proposal.search))
-        return result(Outcome.INSTALLED, f"version {installed} serves: {_won(run)}", versions={user: installed},
+        return result(Outcome.INSTALLED, f"version {installed} serves: {_won(run)}", versions={folder.name: installed},
                       race=run.summary(), search=dict(proposal.search))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        _leave_no_folder(folder)
+
+
+def _leave_no_folder(folder: Path) -> None:
+    """When the user was forgotten whole during the round, the folders the round made again on
+    its way (its work folder's parents) go, empty as they are; never a folder with anything in
+    it (a new claim of the same user may have begun)."""
+    if (folder / "user.json").is_file():
+        return
+    for empty in (folder / WORK, folder / "versions", folder):
+        try:
+            empty.rmdir()
+        except OSError:
+            pass
 
 
 def adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, *, users: Sequence[str] | None = None,
@@ -196,30 +226,34 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
         sessions = work / "sessions.jsonl"
         write_sessions(sessions, [(h, f"u{i + 1}") for i, (_, h) in enumerate(histories)])
         say(f"searching {len(histories)} users' histories without labels, {config.steps} step{'s' if config.steps != 1 else ''}")
-        proposals = search(work, _config(served, sessions, config, None, root=live), live.read_text(),
+        proposals = search(work, _config(served, sessions, config, None, root=live, pooled=True), live.read_text(),
                            config.race_candidates)
         if not proposals:
             return result(Outcome.KEPT, KEPT_BY_SEARCH)
-        clean = [p for p in proposals if not privacy.foreign_words(p.source, live.read_text())]
+        clean = [p for p in proposals if privacy.refusal(p.source, live.read_text()) is None]
         if not clean:
-            return result(Outcome.REFUSED, f"every candidate ({len(proposals)}) carries words of the users' text (a "
-                                           f"fitted table); pooled adaptation carries only constants",
+            return result(Outcome.REFUSED, f"no candidate ({len(proposals)}) may be pooled: "
+                                           f"{privacy.refusal(proposals[0].source, live.read_text())}",
                           search=_aggregate(proposals[0]))
-        proposal, run, why = _first_winner(work, clean, _race_configs(served, sessions, config, None),
-                                           live.read_text(), config, say)
+        proposal, run, why = _first_winner(work, clean, _race_configs(served, sessions, config, None, pooled=True),
+                                           live.read_text(), config, say, pooled=True)
         if proposal is None:
             return result(Outcome.KEPT, why, race=run.summary() if run else {}, search=_aggregate(clean[0]))
-        used = {state.user_dir(u).name: h.seqs for u, h in histories}
+        used = pooled_used(state.tag, {history.key: history.seqs for _, history in histories})
         installed: dict[str, int] = {}
         for user, history in histories:
             say(f"rebuilding one user's memory on the pooled candidate ({len(installed) + 1}/{len(histories)})")
             versions = NamespaceVersions(state.user_dir(user))
             record = VersionRecord(version=0, created=now(), program_sha256="", source=POOLED, parent=SHIPPED,
                                    used=used, race=run.summary(), search=_aggregate(proposal))
-            version = _install(versions, served, history, proposal, record, {"race": run.summary()},
-                               also_live=[(state.user_dir(u), h.seqs) for u, h in histories])
+            try:
+                version = _install(versions, served, history, proposal, record, {"race": run.summary()},
+                                   adapted={"source": POOLED},
+                                   also_live=[(state.user_dir(u), h) for u, h in histories])
+            except NamespaceGone:
+                version = None  # this user was forgotten whole during the round
             if version is not None:
-                installed[user] = version
+                installed[history.key] = version
         if not installed:
             return result(Outcome.DISCARDED, "an episode the round read was forgotten meanwhile; nothing installed",
                           race=run.summary(), search=_aggregate(proposal))
@@ -230,11 +264,14 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
 
 
 def sweep_stale_work(state: StateFolder) -> int:
-    """Delete the work a killed round left (its copies of histories, its search run), wherever no
-    round holds the lock; returns how many folders went. Run when a server starts adapting."""
+    """Delete the work a killed round left (its copies of histories, its search run, a version it
+    was building), wherever no round holds the lock; returns how many folders went. Run when a
+    server starts adapting."""
     swept = 0
     places = [(state.root / POOLED_LOCK, state.root / WORK)]
     places += [(NamespaceVersions(state.user_dir(u)).root / ROUND_LOCK, state.user_dir(u) / WORK) for u in state.users()]
+    for user in state.users():
+        NamespaceVersions(state.user_dir(user)).sweep_staging()
     for lock, work in places:
         if not work.exists():
             continue
@@ -263,13 +300,16 @@ def one_round(path: Path) -> Iterator[bool]:
 
 
 def _first_winner(work: Path, proposals: Sequence[Proposal], configs: tuple[list[Any], list[Any]], live: str,
-                  config: AdaptConfig, say: Callable[[str], None]) -> tuple[Proposal | None, Race | None, str]:
+                  config: AdaptConfig, say: Callable[[str], None],
+                  pooled: bool = False) -> tuple[Proposal | None, Race | None, str]:
     """Race the proposals in turn; the first that wins, its race and "" (else None, the last
-    race, and why none won)."""
+    race, and why none won). Pooled, what is said names the node only: its summary can quote a
+    stage fitted on the users' questions, and the round's log is outside every user's folder."""
     runs: list[str] = []
     run = None
     for proposal in proposals:
-        say(f"racing #{proposal.node_id} ({proposal.summary}) against the live program")
+        said = "" if pooled else f" ({proposal.summary})"
+        say(f"racing #{proposal.node_id}{said} against the live program")
         run = race(work / f"race-{proposal.node_id}", *configs, live, proposal.source, config.z)
         if run.won:
             return proposal, run, ""
@@ -278,40 +318,49 @@ def _first_winner(work: Path, proposals: Sequence[Proposal], configs: tuple[list
 
 
 def _install(versions: NamespaceVersions, served: Served, history: History, proposal: Proposal,
-             record: VersionRecord, evidence: dict[str, Any],
-             also_live: Sequence[tuple[Path, Sequence[int]]] = ()) -> int | None:
+             record: VersionRecord, evidence: dict[str, Any], *, adapted: dict[str, Any],
+             also_live: Sequence[tuple[Path, History]] = ()) -> int | None:
     """Build the version in a staging folder, then, under the namespace's versions lock, install
-    it if every episode it read is still remembered (else None, and nothing stays)."""
-    staged = versions.stage()
+    it if every namespace it read is the life it read and still holds every episode it read (else
+    None, and nothing stays). A forget sweeps the staging folder (it holds a snapshot of the
+    memory): the build then fails on the missing folder, and nothing is installed either."""
     try:
-        sha = write_program(served.export, proposal.source, staged, {"summary": proposal.summary,
-                                                                     "source": record.source})
+        staged = versions.stage()
+    except NamespaceGone:
+        return None
+    try:
+        sha = write_program(served.export, proposal.source, staged, adapted)
         prebuild_snapshot(staged, history, sandbox=served.sandbox, shared_experience=served.shared_experience,
                           program_sha256=sha)
         with versions.locked():
-            if not all(still_live(folder, seqs) for folder, seqs in [(versions.user_dir, history.seqs), *also_live]):
+            read = [(versions.user_dir, history), *also_live]
+            if not staged.is_dir() or not all(still_live(folder, h.seqs, h.incarnation) for folder, h in read):
                 return None
             version = versions.next_version()
             record = VersionRecord(**{**asdict(record), "version": version, "program_sha256": sha})
             return versions.install(staged, record, evidence)
+    except (FileNotFoundError, NamespaceGone):
+        return None  # swept by a forget, or the user was forgotten whole: what it built is gone
     finally:
         shutil.rmtree(staged, ignore_errors=True)
 
 
 def _config(served: Served, sessions: Path, config: AdaptConfig, blocks: int | None, *,
-            root: Path | None = None, pseudo_seed: int = 0, kinds: dict[str, float] | None = None) -> Any:
+            root: Path | None = None, pseudo_seed: int = 0, kinds: dict[str, float] | None = None,
+            pooled: bool = False) -> Any:
     """A run config of the round: the search's (rooted at `root`, the live program) or a race
     draw's (its own pseudo-question seed, and for the guard its kinds)."""
     return round_config(sessions, read_manifest(served.export), config, blocks=blocks, sandbox=served.sandbox,
-                        root=root, pseudo_seed=pseudo_seed, config_file=served.config_file, kinds=kinds)
+                        root=root, pseudo_seed=pseudo_seed, config_file=served.config_file, kinds=kinds,
+                        pooled=pooled)
 
 
 def _race_configs(served: Served, sessions: Path, config: AdaptConfig,
-                  blocks: int | None) -> tuple[list[Any], list[Any]]:
+                  blocks: int | None, pooled: bool = False) -> tuple[list[Any], list[Any]]:
     """The race's draws: on the scored kind, and on the guard kinds."""
     seeds = [config.race_seed + draw for draw in range(config.race_draws)]
-    scored = [_config(served, sessions, config, blocks, pseudo_seed=seed) for seed in seeds]
-    guarded = [_config(served, sessions, config, blocks, pseudo_seed=seed, kinds=config.guard_kinds)
+    scored = [_config(served, sessions, config, blocks, pseudo_seed=seed, pooled=pooled) for seed in seeds]
+    guarded = [_config(served, sessions, config, blocks, pseudo_seed=seed, kinds=config.guard_kinds, pooled=pooled)
                for seed in seeds] if config.guard_kinds else []
     return scored, guarded
 

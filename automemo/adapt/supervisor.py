@@ -21,14 +21,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from automemo.adapt.config import POOLED, AdaptConfig
-from automemo.adapt.cpu import lowest_priority
+from automemo.adapt.cpu import ROUND_THREAD_ENV, lowest_priority
 from automemo.adapt.history import read_history
 from automemo.adapt.round import ROUNDS, eligible, last_round, not_grown, sweep_stale_work
 from automemo.serve.state_folder import LOG, StateFolder
 from automemo.episode_store import atomic_write
 from automemo.serve.versions import ADAPT_STATUS, NamespaceVersions
 
-LOGS = "adapt-logs"   # STATE/adapt-logs/<round>.log: what each round said (progress, never a user's text)
+# What each round said (progress; its stderr, tracebacks included): a user's round logs into the
+# user's own folder (`users/<key>/versions/round.log`), so it leaves with a forget all; the pooled
+# round into STATE/adapt-logs/pooled.log (it names no user and quotes no node summary).
+LOGS = "adapt-logs"
+ROUND_LOG = "round.log"
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 REAP_EVERY_S = 2.0   # how often a server with rounds running looks whether one ended
 
@@ -151,14 +155,17 @@ class Adapter:
         command = [sys.executable, "-m", "automemo", "memory", "adapt", str(self.state.root),
                    "--export", str(self.export), "--sandbox", self.sandbox, "--server-pid", str(os.getpid()),
                    "--cpu-seconds", str(self.config.cpu_seconds), "--steps", str(self.config.steps)]
-        command += ["--pooled"] if key == POOLED else ["--user", key]
+        # a user by their folder's key, never their id: a command line is readable in /proc
+        command += ["--pooled"] if key == POOLED else ["--namespace", self.state.user_dir(key).name]
         command += ["--config", str(self.config_file)] if self.config_file else []
-        logs = self.state.root / LOGS
-        logs.mkdir(parents=True, exist_ok=True)
-        name = POOLED if key == POOLED else self.state.user_dir(key).name
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_PARENT),
-                                                                          os.environ.get("PYTHONPATH")]))}
-        with open(logs / f"{name}.log", "ab") as log:
+        if key == POOLED:
+            log_path = self.state.root / LOGS / f"{POOLED}.log"
+        else:
+            log_path = NamespaceVersions(self.state.user_dir(key)).root / ROUND_LOG
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **ROUND_THREAD_ENV,
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_PARENT), os.environ.get("PYTHONPATH")]))}
+        with open(log_path, "ab") as log:
             self.running[key] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                                  preexec_fn=lowest_priority, env=env)
         self.started_rounds += 1

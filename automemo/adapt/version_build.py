@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -23,13 +22,21 @@ from automemo.serve.state_folder import SnapshotMeta, StateFolder
 from automemo.serve.versions import PROGRAM_DIR
 
 README = "README.md"
+# The private store a version's rebuild reads and fills (the namespace's images hard-linked in,
+# its embedding cache), inside the staging folder: a killed round leaves it where every forget,
+# drop and start sweeps (`NamespaceVersions.sweep_staging`), never in the machine's temporary
+# folder, which nothing of the service sweeps. It leaves before the version is installed.
+STORE = ".rebuild-store"
 
 
 def write_program(served: Path, source: str, staged: Path, adapted: Mapping[str, Any]) -> str:
     """`staged/program/`: the served export's files (hard-linked: the shipped experience is
     shared, never copied) with `source` as its program.py and a manifest saying how it was
-    adapted. Returns the program's sha256."""
+    adapted (`adapted`: what the version's record says of its source; a pooled round's carries no
+    summary, which can quote the users' words). Returns the program's sha256."""
     target = staged / PROGRAM_DIR
+    # no parents: a staging folder a forget swept stays gone (its round then installs nothing)
+    target.mkdir()
     manifest = read_manifest(served)
     for rel in manifest["files"]:
         if rel in (PROGRAM, README):
@@ -39,10 +46,9 @@ def write_program(served: Path, source: str, staged: Path, adapted: Mapping[str,
             os.link(served / rel, target / rel)
         except OSError:  # another file system
             shutil.copy2(served / rel, target / rel)
-    target.mkdir(parents=True, exist_ok=True)
     (target / PROGRAM).write_text(source)
     (target / README).write_text("a served memory's program, adapted to its history by `automemo serve --adapt`\n")
-    manifest = {**manifest, "node": {"id": None, "summary": adapted.get("summary", ""), "action": "adapted"},
+    manifest = {**manifest, "node": {"id": None, "summary": str(adapted.get("summary", "")), "action": "adapted"},
                 "adapted": dict(adapted), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     manifest["files"] = {str(p.relative_to(target)): sha256_file(p) for p in sorted(target.rglob("*"))
                          if p.is_file() and p.name != MANIFEST}
@@ -53,11 +59,12 @@ def write_program(served: Path, source: str, staged: Path, adapted: Mapping[str,
 def prebuild_snapshot(staged: Path, history: History, *, sandbox: str, shared_experience: bool,
                       program_sha256: str) -> bool:
     """Replay the history into the staged program in a sandbox of its own, over a private store
-    (the namespace's images linked in), and save its state as the version's snapshot at the
-    history's last sequence number. False when the program cannot save its state (the namespace
-    then opens the version by replaying its log)."""
-    with tempfile.TemporaryDirectory(prefix="automemo-adapt-store-") as tmp:
-        store = Path(tmp) / "store"
+    (the namespace's images linked in; `STORE`, inside the staging folder), and save its state as
+    the version's snapshot at the history's last sequence number. False when the program cannot
+    save its state (the namespace then opens the version by replaying its log)."""
+    store = staged / STORE
+    store.mkdir()   # no parents, as `write_program`
+    try:
         for entry in history.entries:
             for ref in EpisodeRecorder.from_dict(entry.episode).images():
                 source, target = history.store / ref.path, store / ref.path
@@ -79,6 +86,8 @@ def prebuild_snapshot(staged: Path, history: History, *, sandbox: str, shared_ex
                 return False
         finally:
             memory.close()
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
     StateFolder.write_snapshot(staged, data, SnapshotMeta(
         seq=max(history.seqs, default=0), sha256=hashlib.sha256(data).hexdigest(), bytes=len(data),
         program_sha256=program_sha256, seconds=round(time.perf_counter() - started, 3)))

@@ -60,8 +60,10 @@ def register(sub) -> None:
     adapt.add_argument("--force", action="store_true", help="adapt even if the history did not grow since the "
                                                             "last round")
     add_sandbox_flag(adapt, default="auto")
-    # the server's own rounds: it holds the folder, this round runs inside its lock
+    # the server's own rounds: it holds the folder, this round runs inside its lock; it names the
+    # user by their folder's key (a user id on a command line is readable by anyone in /proc)
     adapt.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
+    adapt.add_argument("--namespace", metavar="KEY", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
 
@@ -169,7 +171,8 @@ def _adapt(state, args) -> int:
 
     from automemo.adapt.config import AdaptConfig
     from automemo.adapt.cpu import CpuBudget
-    from automemo.adapt.round import Served, adapt_pooled, adapt_user
+    from automemo.adapt.round import Served, adapt_namespace, adapt_pooled, adapt_user
+    from automemo.adapt.search_race import AdaptConfigRefused, check_config_file
 
     export = args.export or state.identity().get("export")
     if not export or not (Path(export) / "manifest.json").is_file():
@@ -184,6 +187,11 @@ def _adapt(state, args) -> int:
         config = replace(config, cpu_seconds=args.cpu_seconds)
     if args.config is not None and not args.config.is_file():
         raise UserError(f"--config {args.config}: no such file")
+    if args.config is not None:
+        try:
+            check_config_file(args.config)
+        except AdaptConfigRefused as exc:
+            raise UserError(f"--config: {exc}") from None
     served = Served(Path(export).resolve(), sandbox_choice(args) or "auto",
                     bool(state.identity().get("shared_experience")),
                     args.config.resolve() if args.config else None)
@@ -194,6 +202,8 @@ def _adapt(state, args) -> int:
     with CpuBudget(config.cpu_seconds):
         if args.pooled:
             result = adapt_pooled(state, served, config, say=say)
+        elif args.namespace:
+            result = adapt_namespace(state, served, args.namespace, config, force=args.force, say=say)
         else:
             result = adapt_user(state, served, args.user or DEFAULT_USER, config, force=args.force, say=say)
     print(f"{result.outcome.value}: {result.reason}")

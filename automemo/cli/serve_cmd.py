@@ -253,10 +253,16 @@ def _adapt_config(args):
         return None
     if args.adapt_config is not None and not args.adapt_config.is_file():
         raise UserError(f"--adapt-config {args.adapt_config}: no such file")
-        return None
     from dataclasses import replace
 
     from automemo.adapt.config import AdaptConfig
+    from automemo.adapt.search_race import AdaptConfigRefused, check_config_file
+
+    if args.adapt_config is not None:
+        try:
+            check_config_file(args.adapt_config)
+        except AdaptConfigRefused as exc:
+            raise UserError(f"--adapt-config: {exc}") from None
 
     config = AdaptConfig()
     if args.adapt_cpu_seconds is not None:
