@@ -15,6 +15,12 @@ cost its users?
 4. lost: acknowledged remembers missing from `/v1/export`; leaks: files of another user's folder,
    or recalls of another user, holding the secret.
 
+With `--forget-during-round`, while a round runs the bench forgets one user's episode and another
+user whole, re-imports an edited export of that user and remembers once more, then counts
+`forgotten_returned` and `leftovers` (`bench.adapt_forget`). With `--burner 0,2`, both latency
+phases are measured under each load: that many CPU-bound processes beside the server
+(`bench.adapt_load`), idle and adapting alike, and the ratio is reported per load.
+
 The JSON has before, after, lost, leaks and recall_p95_ratio (p95 during adaptation over idle),
 with the command that produced it."""
 
@@ -56,6 +62,14 @@ def add_arguments(parser) -> None:
     parser.add_argument("--kill", action="store_true",
                         help="kill -9 the server once while a round runs, then start it again (lost and leaks "
                              "then count what a crash mid-adaptation did)")
+    parser.add_argument("--forget-during-round", action="store_true",
+                        help="while a round runs: forget one user's episode, forget another user whole, re-import "
+                             "an edited export of them and remember once more; report forgotten_returned and "
+                             "leftovers")
+    parser.add_argument("--burner", default="0", metavar="N[,N...]",
+                        help="CPU-bound processes beside the server while latency is measured, idle and adapting "
+                             "alike; several loads (0,2) are measured in turn, each with its own ratio (default 0)")
+    parser.add_argument("--idle-seconds", type=float, default=20.0, help="idle latency per load (default 20)")
     add_sandbox_flag(parser, default="bwrap")
 
 
@@ -128,35 +142,63 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
     # idle on the same engine as adapting: Ray's proxy and ingress hops are its own latency, not
     # adaptation's (2026-11-29, pooled: idle measured on the single engine gave 8.2 -> 49.9 ms, a
     # ratio of 6.1; on Ray itself idle is 39.1 ms, and 52.5 ms while adapting: 1.34)
+    from automemo.bench.adapt_forget import ForgetScenario, round_running
+    from automemo.bench.adapt_load import LoadCycle, parse_loads
+
+    loads = parse_loads(args.burner)
+    scenario = ForgetScenario()
+    if args.forget_during_round:
+        scenario.plant(users)
     with _served(export, state, sandbox, *engine) as server:
         url = server.url
         acked = _remember_all(url, users)
         before = _score(url, benchmark, questions)
-        idle = _latencies(url, first, seconds=20)
+        idle = LoadCycle(loads).measure(lambda: _recall(url, first, PROBE)[0], seconds=args.idle_seconds)
     adapting = [*engine, "--adapt", args.mode, "--adapt-steps", str(args.steps),
                 "--adapt-cpu-seconds", str(args.cpu_seconds)]
     killed = 0
+    phase_started = time.monotonic()
+
+    def forget_now(url: str) -> None:
+        scenario.run(url, state, args.mode, users, _post, _export_lines, phase_started)
+        for user, count in _reexpected(scenario, users).items():
+            acked[user] = count
     if args.kill:  # a crash while a round works: the restarted server must have lost nothing
         with _served(export, state, sandbox, *adapting) as server:
             _until_a_round_runs(server.url, first, state, args.timeout)
             time.sleep(5)
+            if args.forget_during_round:
+                forget_now(server.url)
+                time.sleep(2)
             server.kill9()
             killed = 1
     with _served(export, state, sandbox, *adapting) as server:
         url = server.url
-        busy = _while_adapting(url, first, state, args.mode, users, args.timeout)
+        if args.forget_during_round and not args.kill:
+            _until_a_round_runs(url, first, state, args.timeout)
+            time.sleep(5)  # into the round's search: it has read the histories it will install from
+            forget_now(url)
+        busy = LoadCycle(loads).measure(lambda: _recall(url, first, PROBE)[0], seconds=args.timeout,
+                                        until=lambda: _rounds_done(state, args.mode, users),
+                                        at_least=20, pause=0.2)
         after = _score(url, benchmark, questions)
         lost = sum(max(0, acked[u] - _exported(url, u)) for u in users)
         leaks = _leaks(url, state, users, first)
         versions = {u: _recall(url, u, PROBE)[1].get("version") for u in users}
+        forgetting = (scenario.report(state, url, users, _recall, own=[work]) if args.forget_during_round else {})
     rounds = _rounds(state, users)
+    by_load = {str(load): {"idle_ms": _p95(idle[load]), "adapting_ms": _p95(busy[load]),
+                           "ratio": _p95(busy[load]) / _p95(idle[load]) if idle[load] and busy[load] else None,
+                           "recalls": [len(idle[load]), len(busy[load])]} for load in loads}
+    idle, busy = idle[loads[0]], busy[loads[0]]
     return {
+        **forgetting, "recall_p95_by_load": by_load, "still_running_after_rounds": round_running(state),
         "benchmark": benchmark.name, "mode": args.mode, "program": args.program, "users": len(users),
         "questions": len(questions), "before": before["all"], "after": after["all"],
         "gain": after["all"] - before["all"], "lost": lost,
         "per_user": {u: {"before": before.get(u), "after": after.get(u), "version": versions[u]} for u in users},
         "leaks": leaks, "rounds": rounds, "engine": args.engine, "killed": killed,
-        "recall_p95_idle_ms": _p95(idle), "recall_p95_adapting_ms": _p95(busy),
+        "recall_p95_idle_ms": _p95(idle), "recall_p95_adapting_ms": _p95(busy), "burner": args.burner,
         "recall_p95_ratio": _p95(busy) / _p95(idle) if idle and busy else None,
     }
 
@@ -261,27 +303,6 @@ def _score(url: str, benchmark: Any, questions: list[Any]) -> dict[str, float]:
     return {"all": statistics.fmean(every) if every else 0.0, **{u: statistics.fmean(v) for u, v in scores.items()}}
 
 
-def _latencies(url: str, user: str, seconds: float) -> list[float]:
-    out, deadline = [], time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        out.append(_recall(url, user, PROBE)[0])
-    return out
-
-
-def _while_adapting(url: str, user: str, state: Path, mode: str, users: dict[str, list[dict]],
-                    timeout: float) -> list[float]:
-    """The user's recall latencies until every round adaptation has to run has ended: one per
-    user with enough history (per user), or the pooled one. Read from the state folder, so that
-    it holds for either engine."""
-    out, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        out.append(_recall(url, user, PROBE)[0])
-        if len(out) > 20 and _rounds_done(state, mode, users):
-            return out
-        time.sleep(0.2)
-    return out
-
-
 def _until_a_round_runs(url: str, user: str, state: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not _round_running(state):
@@ -290,9 +311,25 @@ def _until_a_round_runs(url: str, user: str, state: Path, timeout: float) -> Non
 
 
 def _round_running(state: Path) -> bool:
-    from automemo.serve.versions import WORK
+    from automemo.bench.adapt_forget import round_running
 
-    return any(any(p.iterdir()) for p in [state / WORK, *state.glob(f"users/*/{WORK}")] if p.is_dir())
+    return round_running(state)
+
+
+def _export_lines(url: str, user: str) -> list[str]:
+    import urllib.request
+
+    request = urllib.request.Request(url + "/v1/export", data=json.dumps({"user": user}).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=300) as answer:
+        return [line for line in answer.read().decode().splitlines() if line.strip()]
+
+
+def _reexpected(scenario: Any, users: dict[str, list[dict]]) -> dict[str, int]:
+    """What each user's export must hold after the forgets: one fewer for A; for B, the edited
+    import (one fewer) and the one more remember."""
+    a, b = scenario.forgotten[0].user, scenario.forgotten[1].user
+    return {a: len(users[a]) - 1, b: len(users[b])}
 
 
 def _rounds_done(state: Path, mode: str, users: dict[str, list[dict]]) -> bool:
@@ -320,12 +357,7 @@ def _rounds(state: Path, users: dict[str, list[dict]]) -> list[dict[str, Any]]:
 
 
 def _exported(url: str, user: str) -> int:
-    import urllib.request
-
-    request = urllib.request.Request(url + "/v1/export", data=json.dumps({"user": user}).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=120) as answer:
-        return sum(1 for line in answer.read().decode().splitlines() if line.strip())
+    return len(_export_lines(url, user))
 
 
 def _leaks(url: str, state: Path, users: dict[str, list[dict]], owner: str) -> int:
