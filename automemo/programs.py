@@ -87,6 +87,9 @@ def resolve_program(spec: str | Path, seeds_dir: Path = SEEDS_DIR) -> NamedProgr
         return NamedProgram(path.read_text(), path.stem, ProgramKind.FILE, path.resolve())
     if name == DISCOVERED:
         return _named(name, seeds_dir)
+    if "/" in text or text.endswith(".py"):  # meant as a path
+        raise ProgramNotFound(f"no memo program at {text}: the file does not exist; pass a memo program file, a seed "
+                              f"name, {DISCOVERED!r}, or a folder written by `automemo export`")
     raise ProgramNotFound(f"no memo program named {text!r}: it is no file or folder, and no program is named so; "
                           f"names: {', '.join(known_names(seeds_dir))}")
 

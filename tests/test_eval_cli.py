@@ -105,7 +105,7 @@ def test_qa_mode_runs_the_configured_agent(run_eval, tmp_path, fake_llm):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["eval", "no/such/program.py", "--benchmark", "minigallery"], "no memo program named 'no/such/program.py'"),
+        (["eval", "no/such/program.py", "--benchmark", "minigallery"], "no memo program at no/such/program.py"),
         (["eval", "no_such_seed", "--benchmark", "minigallery"], "no memo program named 'no_such_seed'"),
         (["eval", "murag", "--benchmark", "nosuchbench", "--sandbox", "unsafe"], "unknown benchmark 'nosuchbench'"),
         (["eval", "murag", "--benchmark", "miniwob", "--sandbox", "unsafe"], "--agent-model MODEL"),

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from automemo.errors import DataError
+
 FEEDBACK_TYPE = "feedback"
 DEFAULT_ETA = 1.0
 
@@ -62,7 +64,7 @@ RACE_SHARE = 0.5
 """The share of feedback questions, the newest, a candidate is raced on; the older ones fit."""
 
 
-class FeedbackError(ValueError):
+class FeedbackError(DataError, ValueError):
     """The benchmark cannot be searched on feedback questions; the message says why."""
 
 
