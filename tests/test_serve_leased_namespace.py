@@ -189,7 +189,7 @@ def test_a_replicas_service_is_memoryservices_calls_quotas_and_whole_imports_inc
     assert "spare key" in answer["text"]
     remember({"content": "my bike is red", "user": "ana", "task_id": "a1"})
     lines = [json.dumps({"task_id": f"i{i}", "instruction": f"fact {i}", "steps": []}) for i in range(2)]
-    drafts = read_lines("\n".join(lines), RequestLimits(), service.benchmark, user="ana")
+    drafts = read_lines("\n".join(lines), RequestLimits(), service.benchmark, user="ana").episodes
     with pytest.raises(ServiceError, match="quota") as refused:
         asyncio.run(service.import_episodes("ana", drafts))
     assert refused.value.status == 429

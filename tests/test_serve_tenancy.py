@@ -341,7 +341,7 @@ def test_an_offline_import_gets_its_cache_keys_when_replayed_so_a_forget_keeps_t
     offline = UserMemory("ana", state, program=None, notice=lambda message: None)
     offline.add_logged(read_lines("\n".join(json.dumps({"task_id": t, "instruction": t, "steps": [
         {"observation": text}]}) for t, text in (("locker", "my locker code is 5521"), ("boat", "the boat is blue"))),
-        RequestLimits(), service.benchmark, user="ana"))
+        RequestLimits(), service.benchmark, user="ana").episodes)
     folder = state.user_dir("ana")
     assert [e.keys for e in live_episodes(EpisodeLog(folder / LOG).read())][1:] == [None, None]
     service = open_service(tmp_path)
@@ -405,7 +405,7 @@ def test_an_import_with_a_bad_later_line_is_refused_whole():
                                                                         "screenshot": data_url(PNG)}]})
     with pytest.raises(BadRequest, match="line 2: .*nothing of this import was stored"):
         read_lines(good + "\n" + '{"messages": []}\n', RequestLimits(), "minigallery", user="ana")
-    drafts = read_lines(good + "\n", RequestLimits(), "minigallery", user="ana")
+    drafts = read_lines(good + "\n", RequestLimits(), "minigallery", user="ana").episodes
     assert drafts[0].images == (PNG,) and drafts[0].episode["metadata"]["user"] == "ana"  # checked, not stored
 
 
@@ -425,7 +425,7 @@ def test_quotas_refuse_with_429_and_413_and_store_nothing(tmp_path):
         assert refused.value.status == 413
         assert (folder / LOG).read_bytes() == before and stored_files(folder) == set()
         lines = read_lines("\n".join(json.dumps({"task_id": f"i{i}", "instruction": f"imported {i}"})
-                                     for i in range(2)), RequestLimits(), "minigallery", user="bob")
+                                     for i in range(2)), RequestLimits(), "minigallery", user="bob").episodes
         with pytest.raises(ServiceError, match="quota is 2") as refused:
             asyncio.run(service.import_episodes("bob", lines))  # bob has one: two more do not fit
         assert refused.value.status == 429

@@ -357,7 +357,8 @@ def _rounds(state: Path, users: dict[str, list[dict]]) -> list[dict[str, Any]]:
 
 
 def _exported(url: str, user: str) -> int:
-    return len(_export_lines(url, user))
+    """The episodes a user's export holds (its recall lines, which follow them, left out)."""
+    return sum(1 for line in _export_lines(url, user) if "recall" not in json.loads(line))
 
 
 def _leaks(url: str, state: Path, users: dict[str, list[dict]], owner: str) -> int:

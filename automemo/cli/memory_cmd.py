@@ -102,7 +102,7 @@ def _export(memory, out: Path | None) -> int:
         sys.stdout.write(text)
     else:
         out.write_text(text)
-        print(f"wrote {text.count(chr(10))} episodes to {out}", file=sys.stderr)
+        print(f"wrote {text.count(chr(10))} lines (episodes, then recalls) to {out}", file=sys.stderr)
     return 0
 
 
@@ -115,12 +115,13 @@ def _import(memory, state, file: Path) -> int:
     except OSError as exc:
         raise UserError(f"cannot read {file}: {exc.strerror}") from None
     try:
-        episodes = read_lines(text, RequestLimits(), state.benchmark(), user=memory.user)
+        imported = read_lines(text, RequestLimits(), state.benchmark(), user=memory.user)
     except BadRequest as exc:
         raise UserError(f"{file}: {exc}") from None
-    memory.add_logged(episodes)
-    print(f"imported {len(episodes)} episodes for {memory.user}; the server replays them when "
-          f"this memory next opens", file=sys.stderr)
+    memory.add_logged(imported.episodes)
+    recalls = memory.recalls.add_lines(imported.recalls) if imported.recalls else 0
+    print(f"imported {len(imported.episodes)} episodes" + (f" and {recalls} recalls" if recalls else "")
+          + f" for {memory.user}; the server replays them when this memory next opens", file=sys.stderr)
     return 0
 
 

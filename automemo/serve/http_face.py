@@ -1,4 +1,4 @@
-"""The HTTP server: the REST API (/v1/recall, /v1/remember, /v1/forget, /v1/export,
+"""The HTTP server: the REST API (/v1/recall, /v1/remember, /v1/feedback, /v1/forget, /v1/export,
 /v1/import, /v1/manifest, /healthz, /openapi.json) and MCP's streamable HTTP at /mcp in one
 Starlette app, behind the guard (`serve.guard`: Host and Origin, CORS, token, rate limit, body
 size) that runs before anything is parsed. Every handler that touches memory asks
@@ -26,8 +26,8 @@ from automemo.serve.http_policy import HttpPolicy
 from automemo.serve.mcp_face import build_mcp
 from automemo.serve.offload import Offload, WorkerLost, json_of
 from automemo.serve.openapi import openapi_schema
-from automemo.serve.requests import (BadRequest, RequestLimits, export_request, forget_request, recall_request,
-                                     remember_request)
+from automemo.serve.requests import (BadRequest, RequestLimits, export_request, feedback_request, forget_request,
+                                     recall_request, remember_request)
 from automemo.serve.service import MemoryService, ServiceError
 from automemo.serve.transfer import read_lines
 
@@ -71,6 +71,12 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
                                                  allow_paths=False, user_for=user_for))
         return await service.remember(asked.user, asked.draft)
 
+    @route("/v1/feedback", ["POST"])
+    async def feedback(request: Request) -> Any:
+        user_for = partial(namespace_for, principal_of(request.scope))
+        asked = feedback_request(await _json_body(request, limits), limits, user_for=user_for)
+        return await service.feedback(asked.user, asked.recall_id, asked.used, asked.not_used)
+
     @route("/v1/forget", ["POST"])
     async def forget(request: Request) -> Any:
         user_for = partial(namespace_for, principal_of(request.scope))
@@ -96,8 +102,8 @@ def build_app(service: MemoryService, *, limits: RequestLimits, policy: HttpPoli
     async def import_(request: Request) -> Any:
         user = namespace_for(principal_of(request.scope), request.query_params.get("user", ""))
         text = (await _body(request, limits, (NDJSON, "application/json"))).decode("utf-8", "replace")
-        episodes = await offload.run(partial(read_lines, text, limits, service.benchmark, user=user))
-        return await service.import_episodes(user, episodes)
+        imported = await offload.run(partial(read_lines, text, limits, service.benchmark, user=user))
+        return await service.import_episodes(user, imported.episodes, imported.recalls)
 
     @route("/v1/manifest", ["GET"])
     async def manifest(request: Request) -> Any:

@@ -1,4 +1,4 @@
-"""The MCP face: tools `recall`, `remember` and `forget`, the manifest as the resource
+"""The MCP face: tools `recall`, `remember`, `feedback` and `forget`, the manifest as the resource
 `automemo://manifest`, on the official SDK's MCPServer (stdio or streamable HTTP).
 
 The tools take the argument names other memory services use as optional aliases (`query`,
@@ -21,7 +21,8 @@ from mcp_types import CallToolResult, ImageContent, TextContent
 from automemo.serve import request_model as model
 from automemo.serve.access import NamespaceRefused, Principal, namespace_for, principal_of
 from automemo.serve.offload import Offload, WorkerLost
-from automemo.serve.requests import BadRequest, RequestLimits, UserFor, forget_request, recall_request, remember_request
+from automemo.serve.requests import (BadRequest, RequestLimits, UserFor, feedback_request, forget_request,
+                                     recall_request, remember_request)
 from automemo.serve.service import MemoryService, ServiceError
 
 MANIFEST_URI = "automemo://manifest"
@@ -90,6 +91,16 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
                                               allow_paths=allow_paths, user_for=user_for(ctx)))
             return await service.remember(asked.user, asked.draft)
         return _as_result(await _answered("remember", store))
+
+    @server.tool(description=model.FEEDBACK.tool_doc(
+        "Say which items of a recall you used (cited, or acted on): the memory learns from it which "
+        "items serve you. Once per recall, naming only evidence ids that recall returned."))
+    @_shaped(model.FEEDBACK)
+    async def feedback(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
+        async def tell() -> dict[str, Any]:
+            asked = feedback_request(_given(**arguments), limits, user_for=user_for(ctx))
+            return await service.feedback(asked.user, asked.recall_id, asked.used, asked.not_used)
+        return _as_result(await _answered("feedback", tell))
 
     @server.tool(description=model.FORGET.tool_doc(
         "Forget, for good: nothing forgotten is recalled again, after a restart included."))

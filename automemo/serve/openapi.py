@@ -42,6 +42,14 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                 "responses": {"200": {"description": "acknowledged", "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/Ack"}}}}, **_WRITES},
             }},
+            "/v1/feedback": {"post": {
+                "summary": "Which items of a recall the agent used (once per recall; fsynced before the answer)",
+                "requestBody": {"required": True, "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/Feedback"}}}},
+                "responses": {"200": {"description": "logged", "content": {"application/json": {
+                    "schema": {"type": "object"}}}},
+                              "404": {**_ERROR, "description": "no such recall of this user"},
+                              "409": {**_ERROR, "description": "that recall has feedback already"}, **_WRITES}}},
             "/v1/forget": {"post": {
                 "summary": "Forget one episode (task_id) or everything of a user (all: true), for good",
                 "requestBody": {"required": True, "content": {"application/json": {
@@ -85,7 +93,8 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                 "retrieve_ms": {"type": "number", "description": "the program's own retrieve time"},
                 "queued_ms": {"type": "number", "description": "time waiting for earlier calls to the program"},
                 "version": {"type": "integer", "description": "the user's program version that answered "
-                                                             "(0: the exported program; `serve --adapt`)"}}},
+                                                             "(0: the exported program; `serve --adapt`)"},
+                "recall_id": {"type": "string", "description": "names this recall in a feedback (/v1/feedback)"}}},
             "Episode": {"type": "object", "required": ["task_id", "instruction"], "properties": {
                 "task_id": {"type": "string"}, "instruction": {"type": "string"},
                 "steps": {"type": "array", "items": {"type": "object", "properties": {
@@ -106,6 +115,7 @@ def openapi_schema(version: str, secured: bool) -> dict[str, Any]:
                 {"required": [model.FORGET_TASK.name]},
                 {"required": [model.FORGET_ALL.name], "properties": {model.FORGET_ALL.name: {"const": True}}}]},
             "Export": model.EXPORT.schema(),
+            "Feedback": {**model.FEEDBACK.schema(), "required": [model.RECALL_ID.name, model.USED.name]},
             "Ack": {"type": "object", "properties": {
                 "ok": {"type": "boolean"}, "user": {"type": "string"}, "task_id": {"type": "string"},
                 "seq": {"type": "integer", "description": "the position in that user's log"},

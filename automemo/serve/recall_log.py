@@ -5,6 +5,10 @@ recall, and one per feedback, in the user's own folder, fsynced before the call 
      "shown": ["s3#0", "s1#2"]}                               what recall returned, in its order
     {"feedback": "9f2c…", "at": 1764140003.1, "used": ["s1#2"], "not_used": ["s3#0"]}
 
+A feedback line is fsynced before the call is answered; a recall line is written but not
+fsynced (a recall changes no memory, and a sync per recall would cost every recall a disk
+flush): a crash can lose the last recalls, and feedback on one of those is answered 404.
+
 It is the user's, as their episodes are: forgetting an episode drops every recall that showed one
 of its items (and its feedback: the ids it names would name nothing, and a query about a
 forgotten thing is itself about it), `forget all` removes the log, an export carries it, and no
@@ -26,6 +30,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from automemo.errors import DataError
+
+RECALLS = "recalls.jsonl"
+"""The log's file in a namespace's folder."""
 
 
 class FeedbackRefused(DataError, ValueError):
@@ -66,7 +73,7 @@ class RecallLog:
     def record(self, recall_id: str, query: str, shown: Iterable[str], date: str = "") -> None:
         line = {"recall": recall_id, "at": time.time(), "query": query, "shown": list(shown),
                 **({"date": date} if date else {})}
-        self._append(line)
+        self._append(line, durable=False)
         self._read()[recall_id] = _recall_of(line)
 
     def feedback(self, recall_id: str, used: Iterable[str], not_used: Iterable[str] = ()) -> LoggedRecall:
@@ -104,6 +111,28 @@ class RecallLog:
         self._rewrite(entries.values())
         return len(dropped)
 
+    def lines(self) -> list[dict[str, Any]]:
+        """The log as an export carries it: one line per recall, its feedback inside."""
+        return [{"recall": e.recall_id, "at": e.at, "query": e.query, "shown": list(e.shown),
+                 **({"date": e.date} if e.date else {}),
+                 **({"used": list(e.used), "not_used": list(e.not_used)} if e.used is not None else {})}
+                for e in self.entries()]
+
+    def add_lines(self, lines: Iterable[Mapping[str, Any]]) -> int:
+        """An export's recall lines added to this log (an import); a recall id the log holds
+        already is left as it is. Returns how many were added."""
+        entries = self._read()
+        added = 0
+        for line in lines:
+            recall = _recall_of(line)
+            if recall.recall_id in entries:
+                continue
+            entries[recall.recall_id] = _with_feedback(recall, line) if line.get("used") is not None else recall
+            added += 1
+        if added:
+            self._rewrite(entries.values())
+        return added
+
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
         self._entries = {}
@@ -115,12 +144,13 @@ class RecallLog:
             self._entries = read_recalls(self.path)
         return self._entries
 
-    def _append(self, line: Mapping[str, Any]) -> None:
+    def _append(self, line: Mapping[str, Any], *, durable: bool = True) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
 
     def _rewrite(self, entries: Iterable[LoggedRecall]) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")

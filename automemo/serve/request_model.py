@@ -21,6 +21,7 @@ _TYPES: dict[str, tuple[dict[str, Any], Any, Any]] = {
     "boolean": ({"type": "boolean"}, bool | None, None),
     "object": ({"type": "object"}, dict[str, Any] | None, None),
     "images": ({"type": "array", "items": {"type": "string"}}, list[str] | None, None),
+    "ids": ({"type": "array", "items": {"type": "string"}}, list[str] | None, None),
     "messages": ({"type": "array", "items": {"type": "object", "required": ["role", "content"], "properties": {
         "role": {"type": "string"}, "content": {"type": "string"},
         "images": {"type": "array", "items": {"type": "string"}}}}}, list[dict[str, Any]] | None, None),
@@ -113,4 +114,9 @@ REMEMBER_TOOL = Form("remember", (EPISODE, MESSAGES, CONTENT, ROLE, IMAGES, USER
 FORGET = Form("Forget", (USER, FORGET_TASK, FORGET_ALL), "exactly one of task_id (one episode) or all: true (the "
                                                          "whole user): a forget that names neither forgets nothing")
 EXPORT = Form("Export", (USER,))
+RECALL_ID = Field("recall_id", "string", "the recall_id a recall of this user answered with")
+USED = Field("used", "ids", "the evidence ids of that recall the agent used (cited, or acted on)")
+NOT_USED = Field("not_used", "ids", "evidence ids of that recall the agent read and did not use (optional)")
+FEEDBACK = Form("Feedback", (USER, RECALL_ID, USED, NOT_USED),
+                "what the agent used of one recall, once per recall: only ids that recall returned")
 IGNORED_COUNTS = (LIMIT, TOP_K)

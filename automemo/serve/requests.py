@@ -408,6 +408,40 @@ def forget_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> Fo
     return ForgetRequest(user_for(user), task_id, bool(every))
 
 
+@dataclass(frozen=True)
+class FeedbackRequest:
+    user: str                       # the namespace it acts on, already authorised
+    recall_id: str
+    used: tuple[str, ...]
+    not_used: tuple[str, ...] = ()
+
+
+def feedback_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> FeedbackRequest:
+    """`{"user": U, "recall_id": R, "used": [ids], "not_used": [ids]?}`: what the agent used of
+    recall R. Its shape is checked here; whether R is this user's and returned those ids, by the
+    namespace's recall log (`serve.recall_log`)."""
+    body = _object(body, "a feedback")
+    unknown = sorted(set(body) - model.FEEDBACK.names())
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)} in a feedback; send \"user\", \"recall_id\", "
+                         f"\"used\" and optionally \"not_used\"")
+    user = _short(_one_of(body, USER), "user", limits.max_id_chars)
+    recall_id = body.get("recall_id")
+    if not isinstance(recall_id, str) or not recall_id:
+        raise BadRequest("\"recall_id\" is required: the recall_id the recall answered with")
+
+    def ids(name: str) -> tuple[str, ...]:
+        value = body.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(i, str) and i for i in value):
+            raise BadRequest(f"\"{name}\" must be a list of the evidence ids the recall returned")
+        return tuple(_short(i, name, limits.max_id_chars) for i in value)
+
+    if "used" not in body:
+        raise BadRequest("\"used\" is required: the evidence ids the agent used ([] when it used none)")
+    return FeedbackRequest(user_for(user), _short(recall_id, "recall_id", limits.max_id_chars), ids("used"),
+                           ids("not_used"))
+
+
 def export_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> str:
     """`{"user": U}` (or `{}`): whose episodes to export; the authorised namespace."""
     body = _object(body, "an export")

@@ -30,6 +30,7 @@ from automemo.serve.defaults import DEFAULT_USER, MAX_OPEN_NAMESPACES, SNAPSHOT_
 from automemo.serve.episode_draft import EpisodeDraft
 from automemo.serve.namespace_files import IMAGES
 from automemo.serve.namespaces import NamespacePool
+from automemo.serve.recall_log import FeedbackRefused, RecallLog
 from automemo.serve.requests import RecallRequest, check_forget_target
 from automemo.serve.state_folder import STORE, SnapshotMeta, StateError, StateFolder
 from automemo.serve.transfer import data_url, episode_lines
@@ -172,9 +173,12 @@ class MemoryService:
     # --- the calls ---------------------------------------------------------------------------
 
     async def recall(self, request: RecallRequest) -> dict[str, Any]:
+        recall_id = RecallLog.new_id()
+
         def work(memory: UserMemory) -> dict[str, Any]:
             started = time.perf_counter()
-            payload, pictures = memory.recall(request.instruction, request.images, request.time, request.metadata)
+            payload, pictures = memory.recall(request.instruction, request.images, request.time, request.metadata,
+                                              recall_id=recall_id)
             retrieve_ms = (time.perf_counter() - started) * 1000
             evidence = payload.metadata.get("evidence")
             return {
@@ -185,6 +189,7 @@ class MemoryService:
                 "metadata": dict(payload.metadata),
                 "retrieve_ms": round(retrieve_ms, 3),
                 "version": memory.version,   # which of this user's program versions answered
+                "recall_id": recall_id,      # what the agent's feedback on this recall names
             }
         answer, waited_ms = await self._call(request.scope, work, "recall")
         return {**answer, "queued_ms": round(waited_ms, 3)}
@@ -197,6 +202,19 @@ class MemoryService:
             return {"ok": True, "user": user, "seq": entry.seq, "task_id": entry.task_id, "applied": applied,
                     "version": memory.version}
         return (await self._call(user, work, "remember"))[0]
+
+    async def feedback(self, user: str, recall_id: str, used: tuple[str, ...],
+                       not_used: tuple[str, ...] = ()) -> dict[str, Any]:
+        """What the agent used of one of the user's recalls (`serve.recall_log`): refused with the
+        status the log gives (404 unknown, 400 not returned, 409 a second one), nothing changed."""
+        def work(memory: UserMemory) -> dict[str, Any]:
+            done = memory.feedback(recall_id, used, not_used)
+            return {"ok": True, "user": user, "recall_id": recall_id, "used": len(done.used),
+                    "not_used": len(done.not_used)}
+        try:
+            return (await self._call(user, work, "feedback"))[0]
+        except FeedbackRefused as exc:
+            raise ServiceError(f"{exc}; nothing was logged", exc.status) from None
 
     async def forget(self, user: str, task_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
         """One episode (`task_id`), or the whole namespace (`all=True`); naming neither (or both) is
@@ -212,15 +230,18 @@ class MemoryService:
         """The namespace's episodes as JSON lines, images inline as data URLs."""
         return (await self._call(user, lambda memory: episode_lines(memory), "export"))[0]
 
-    async def import_episodes(self, user: str, episodes: list[EpisodeDraft | EpisodeRecorder]) -> dict[str, Any]:
-        """Episodes every one of which was checked (`transfer.read_lines`), remembered in order;
-        refused whole when they do not all fit the user's quota."""
+    async def import_episodes(self, user: str, episodes: list[EpisodeDraft | EpisodeRecorder],
+                              recalls: list[dict[str, Any]] = ()) -> dict[str, Any]:
+        """Episodes every one of which was checked (`transfer.read_lines`), remembered in order,
+        then the export's recall lines; refused whole when the episodes do not all fit the
+        user's quota."""
         episodes = [e if isinstance(e, EpisodeDraft) else EpisodeDraft.of(e) for e in episodes]
 
         def work(memory: UserMemory) -> dict[str, Any]:
             memory.check_room(episodes)
             applied = sum(memory.remember(episode)[1] for episode in episodes)
-            return {"ok": True, "user": user, "imported": len(episodes), "applied": applied}
+            added = memory.recalls.add_lines(recalls) if recalls else 0
+            return {"ok": True, "user": user, "imported": len(episodes), "applied": applied, "recalls": added}
         return (await self._call(user, work, "import"))[0]
 
     async def _call(self, user: str, work: Callable[[UserMemory], Any], what: str) -> tuple[Any, float]:

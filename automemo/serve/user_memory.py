@@ -32,6 +32,7 @@ from automemo.sandbox.base import ProgramError, SandboxError
 from automemo.serve.episode_draft import EpisodeDraft
 from automemo.serve.episode_log import EpisodeLog, LogEntry, fsync_file, live_episodes
 from automemo.serve.namespace_files import episode_images
+from automemo.serve.recall_log import RECALLS, LoggedRecall, RecallLog, episode_item_ids
 from automemo.serve.state_folder import LOG, STORE, SnapshotMeta, StateFolder
 from automemo.serve.versions import SHIPPED, NamespaceVersions, retire_derived
 from automemo.toolkit.embedding_cache import EmbeddingCache
@@ -100,6 +101,7 @@ class UserMemory:
         self.log = state.episode_log(self.folder / LOG)
         self.files = state.namespace_files(self.folder / STORE, program.shipped_images if program else frozenset())
         self.versions = NamespaceVersions(self.folder)
+        self.recalls = RecallLog(self.folder / RECALLS)  # its recalls and the agent's feedback on them
         self.version = SHIPPED       # the version the open program is (`serve.versions`)
         self.active = program        # its Program: the served export's, or an adapted version's
         self._stamp: tuple[int, int] | None = None  # the version pointer as it was when opened
@@ -264,10 +266,11 @@ class UserMemory:
     # --- the calls -----------------------------------------------------------------------
 
     def recall(self, instruction: str, images: tuple[bytes, ...], time_: str,
-               metadata: dict[str, Any] | None = None) -> tuple[MemoryPayload, dict[str, bytes]]:
+               metadata: dict[str, Any] | None = None, *, recall_id: str = "") -> tuple[MemoryPayload, dict[str, bytes]]:
         """The program's payload and the bytes of its images by store path. The question's images
         are in the store only while it is answered; what the question made the encoder compute
-        stays out of the cache file."""
+        stays out of the cache file. With `recall_id`, the recall is logged (its text and the
+        evidence it returned) for the agent's feedback on it."""
         self.open()
         store = self.store
         refs = tuple(store.put_image(data) for data in images)
@@ -283,6 +286,10 @@ class UserMemory:
                     payload = self.memory.retrieve(task)
             else:
                 payload = self.memory.retrieve(task)
+            if recall_id:
+                evidence = payload.metadata.get("evidence")
+                shown = [str(e) for e in evidence] if isinstance(evidence, list) else []
+                self.recalls.record(recall_id, instruction, shown, date=time_)
             return payload, {ref.path: self.image_bytes(ref) for ref in payload.images}
         except ProgramError:
             raise  # the program's own error: the memory lives on
@@ -322,6 +329,11 @@ class UserMemory:
         if self.unsnapshotted >= self.program.snapshot_every:
             self.snapshot()
         return entry, applied
+
+    def feedback(self, recall_id: str, used: tuple[str, ...], not_used: tuple[str, ...] = ()) -> LoggedRecall:
+        """The agent's feedback on one of this user's recalls, checked against it and logged
+        (`recall_log.FeedbackRefused` says why not, and nothing changes)."""
+        return self.recalls.feedback(recall_id, used, not_used)
 
     def check_room(self, drafts: list[EpisodeDraft]) -> None:
         """Raise `QuotaExceeded` unless all of `drafts` fit the namespace's quota (an import is
@@ -381,6 +393,8 @@ class UserMemory:
         self.versions.sweep_staging(every=True)  # a version being built holds a snapshot of this memory
         retire_derived(self.folder.parent, self.folder.name, [e.seq for e in doomed],
                        "its fit or evidence read an episode that was forgotten", tag=self.state.tag)
+        # the recalls that showed a forgotten episode's items go with it (their query is about it)
+        self.recalls.drop_showing({i for e in doomed for i in episode_item_ids(e.episode)})
         entries = [e for e in entries if e.episode is None or id(e) in kept]
         self.log.rewrite(entries)
         self.files.count(live)
