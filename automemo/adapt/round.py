@@ -36,11 +36,13 @@ from typing import Any, Callable, Iterator, Sequence
 
 from automemo.adapt import privacy
 from automemo.adapt.config import PER_USER, POOLED, AdaptConfig
+from automemo.adapt.feedback_questions import MIN_FEEDBACK, feedback_recalls, write_questions
 from automemo.adapt.history import History, read_history, still_live, write_sessions
 from automemo.adapt.search_race import Proposal, Race, race, round_config, search
 from automemo.adapt.version_build import prebuild_snapshot, write_program
 from automemo.deploy import read_manifest
 from automemo.export import PROGRAM
+from automemo.serve.recall_log import RECALLS, RecallLog
 from automemo.serve.state_folder import USERS, StateFolder
 from automemo.serve.versions import (SHIPPED, WORK, NamespaceGone, NamespaceVersions, VersionRecord, now,
                                      pooled_used)
@@ -147,12 +149,16 @@ def _adapt_user(served: Served, config: AdaptConfig, folder: Path,
         sessions = work / "sessions.jsonl"
         write_sessions(sessions, [(history, "history")])
         blocks = _block_sessions(history.sessions, config)
-        say(f"searching {history.sessions} sessions ({history.turns} turns) without labels, {config.steps} step{'s' if config.steps != 1 else ''}")
-        proposals = search(work, _config(served, sessions, config, blocks, root=live), live.read_text(),
-                           config.race_candidates)
+        feedback = _feedback_questions(work, [(history, "history", folder)])
+        steps = f"{config.steps} step{'s' if config.steps != 1 else ''}"
+        say(f"searching {history.sessions} sessions ({history.turns} turns) "
+            + (f"on the agent's feedback, {steps}" if feedback else f"without labels, {steps}"))
+        proposals = search(work, _config(served, sessions, config, blocks, root=live, feedback=feedback),
+                           live.read_text(), config.race_candidates)
         if not proposals:
             return result(Outcome.KEPT, KEPT_BY_SEARCH)
-        proposal, run, why = _first_winner(work, proposals, _race_configs(served, sessions, config, blocks),
+        proposal, run, why = _first_winner(work, proposals,
+                                           _race_configs(served, sessions, config, blocks, feedback=feedback),
                                            live.read_text(), config, say)
         if proposal is None:
             return result(Outcome.KEPT, why, race=run.summary() if run else {}, search=dict(proposals[0].search))
@@ -347,19 +353,36 @@ def _install(versions: NamespaceVersions, served: Served, history: History, prop
 
 def _config(served: Served, sessions: Path, config: AdaptConfig, blocks: int | None, *,
             root: Path | None = None, pseudo_seed: int = 0, kinds: dict[str, float] | None = None,
-            pooled: bool = False) -> Any:
+            pooled: bool = False, feedback: Path | None = None) -> Any:
     """A run config of the round: the search's (rooted at `root`, the live program) or a race
-    draw's (its own pseudo-question seed, and for the guard its kinds)."""
+    draw's (its own pseudo-question seed, and for the guard its kinds); with `feedback`, scored on
+    the questions from the agent's feedback instead (older in train, newer in test)."""
     return round_config(sessions, read_manifest(served.export), config, blocks=blocks, sandbox=served.sandbox,
                         root=root, pseudo_seed=pseudo_seed, config_file=served.config_file, kinds=kinds,
-                        pooled=pooled)
+                        pooled=pooled, feedback=feedback)
+
+
+def _feedback_questions(work: Path, read: Sequence[tuple[History, str, Path]]) -> Path | None:
+    """The questions file of the agent's feedback on the namespaces' recalls (each history under
+    its conversation name), or None when fewer than `MIN_FEEDBACK` recalls carry feedback: then
+    the round searches without labels. The file is in the round's work folder, removed with it."""
+    recalls = [r for history, name, folder in read
+               for r in feedback_recalls(history, RecallLog(folder / RECALLS).entries(), name)]
+    if len(recalls) < MIN_FEEDBACK:
+        return None
+    path = work / "feedback.jsonl"
+    return path if write_questions(path, recalls) >= MIN_FEEDBACK else None
 
 
 def _race_configs(served: Served, sessions: Path, config: AdaptConfig,
-                  blocks: int | None, pooled: bool = False) -> tuple[list[Any], list[Any]]:
-    """The race's draws: on the scored kind, and on the guard kinds."""
+                  blocks: int | None, pooled: bool = False, feedback: Path | None = None) -> tuple[list[Any], list[Any]]:
+    """The race's draws: on the scored kind (with `feedback`: the newer recalls with feedback, the
+    search fitted on the older ones), and on the guard kinds (pseudo-questions either way)."""
     seeds = [config.race_seed + draw for draw in range(config.race_draws)]
-    scored = [_config(served, sessions, config, blocks, pseudo_seed=seed, pooled=pooled) for seed in seeds]
+    if feedback is not None:
+        scored = [_config(served, sessions, config, blocks, pooled=pooled, feedback=feedback)]
+    else:
+        scored = [_config(served, sessions, config, blocks, pseudo_seed=seed, pooled=pooled) for seed in seeds]
     guarded = [_config(served, sessions, config, blocks, pseudo_seed=seed, kinds=config.guard_kinds, pooled=pooled)
                for seed in seeds] if config.guard_kinds else []
     return scored, guarded

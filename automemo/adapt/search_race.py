@@ -26,6 +26,10 @@ from automemo.adapt.config import AdaptConfig
 from automemo.errors import UsageError
 
 
+ONE_BLOCK = 1_000_000
+"""A history's sessions as one conversation (`block_sessions` past any history's size)."""
+
+
 @dataclass(frozen=True)
 class Proposal:
     """What the round's search selected."""
@@ -82,7 +86,7 @@ def check_config_file(config_file: Path) -> Any:
 def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfig, *, blocks: int | None,
                  sandbox: str, root: Path | None = None, pseudo_seed: int = 0, search_seed: int = 0,
                  config_file: Path | None = None, kinds: Mapping[str, float] | None = None,
-                 pooled: bool = False) -> Any:
+                 pooled: bool = False, feedback: Path | None = None) -> Any:
     """The run config of a round's search (with `root`) or race: the conversations benchmark over
     `sessions`, label-free, with the served export's embeddings, budget and limits, over the
     operator's `config_file` (a run-config TOML: LLM roles, pseudo-question and search
@@ -90,7 +94,9 @@ def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfi
     file configures that role (`questions = "llm"`), else offline (`"self"`). `pooled`: the meta
     agent is the offline one whatever the file says (an LLM meta agent is shown the users' turns
     and could write them into a program every user is served), and so are the questions when
-    their role is `meta`."""
+    their role is `meta`. `feedback`: a questions file of the agent's feedback on recalls
+    (`adapt.feedback_questions`): the search fits on its older questions and a race scores the
+    newer ones (`questions = "feedback"`), over one memory of every session."""
     from automemo.resolution import load_run_config
 
     if config_file is not None:
@@ -115,6 +121,11 @@ def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfi
         overrides["llm"] = {"meta": {"model": ""}}
     if kinds is not None:  # a race's guard: the other kinds, scored (none fitted on: a race fits nothing)
         overrides["benchmark"]["pseudo"].update(kinds=dict(kinds), fit_kinds={})
+    if feedback is not None:
+        # one memory of every session, as served: the split is by the questions' time
+        options.update(questions=str(feedback), block_sessions=ONE_BLOCK)
+        overrides["benchmark"]["questions"] = "feedback"
+        return load_run_config(None, config_file, overrides)
     resolved = load_run_config(None, config_file, overrides)
     role = getattr(resolved.llm, resolved.benchmark.pseudo.llm_role)
     if role.model:  # the operator configured the role that writes pseudo-questions: it writes them

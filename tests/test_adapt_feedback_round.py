@@ -1,0 +1,61 @@
+"""A per-user round that learns from what the agent used (DESIGN §46): with enough recalls carrying
+feedback in the user's recall log, the round's search is scored on the older ones and its
+candidate raced on the newer ones (split by time), the pseudo kinds guarding; without, it
+searches without labels as before. Real processes, bubblewrap, MiniLM."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from adapttools import chat_sessions, served_state
+from automemo.adapt.config import AdaptConfig
+from automemo.adapt.feedback_questions import MIN_FEEDBACK
+from automemo.adapt.round import Outcome, Served, adapt_user
+from automemo.serve.recall_log import RECALLS, RecallLog
+from automemo.serve.versions import NamespaceVersions
+
+FAST = AdaptConfig(steps=1, cpu_seconds=0, race_draws=1)
+
+
+def _log_feedback(folder, history, n):
+    """n recalls, one a day, each asking for one turn by its rare word and shown it with two
+    others; the agent used the asked turn."""
+    log = RecallLog(folder / RECALLS)
+    turns = [(step.ref, step.observation.split()[2]) for episode in history for step in episode.steps][::5][:n]
+    for day, (ref, word) in enumerate(turns):
+        others = [r for r, _ in turns if r != ref][:2]
+        rid = f"r{day:03d}"
+        log.record(rid, f"what did we say about {word}", [others[0], ref, others[1]], date=f"2024-07-{1 + day % 28:02d}T{day:02d}:00")
+        log.feedback(rid, [ref], [others[0]])
+    return turns
+
+
+@pytest.mark.slow
+def test_a_round_fits_on_older_feedback_and_races_on_newer(tmp_path):
+    histories = {"ana": chat_sessions("ana")}
+    export, state = served_state(tmp_path, histories)
+    folder = state.user_dir("ana")
+    asked = _log_feedback(folder, histories["ana"], MIN_FEEDBACK + 4)
+    said = []
+    result = adapt_user(state, Served(export, "bwrap", False), "ana", FAST, say=said.append)
+    assert any("on the agent's feedback" in line for line in said), said
+    assert result.outcome is Outcome.INSTALLED, result.reason
+    # raced on the newer half (12 of 24), by time: the last questions asked
+    assert result.race["questions"] == (MIN_FEEDBACK + 4) // 2
+    versions = NamespaceVersions(folder)
+    evidence = json.loads((versions.root / "1" / "evidence.json").read_text())
+    raced = set(evidence["questions"].values())
+    newest = {f"what did we say about {word}" for _, word in asked[len(asked) // 2:]}
+    assert raced == newest
+
+
+@pytest.mark.slow
+def test_too_little_feedback_leaves_the_round_label_free(tmp_path):
+    histories = {"ana": chat_sessions("ana")}
+    export, state = served_state(tmp_path, histories)
+    _log_feedback(state.user_dir("ana"), histories["ana"], MIN_FEEDBACK - 1)
+    said = []
+    adapt_user(state, Served(export, "bwrap", False), "ana", FAST, say=said.append)
+    assert any("without labels" in line for line in said), said
