@@ -230,10 +230,16 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
     work = state.root / WORK / uuid.uuid4().hex[:12]
     try:
         sessions = work / "sessions.jsonl"
-        write_sessions(sessions, [(h, f"u{i + 1}") for i, (_, h) in enumerate(histories)])
-        say(f"searching {len(histories)} users' histories without labels, {config.steps} step{'s' if config.steps != 1 else ''}")
-        proposals = search(work, _config(served, sessions, config, None, root=live, pooled=True), live.read_text(),
-                           config.race_candidates)
+        names = [f"u{i + 1}" for i in range(len(histories))]  # opaque: no user id reaches the files
+        write_sessions(sessions, [(h, name) for name, (_, h) in zip(names, histories)])
+        # the agents' feedback of every user, pooled as their histories are: what is fitted on it
+        # crosses users as numbers only (a pooled candidate's shape, `privacy`)
+        feedback = _feedback_questions(work, [(h, name, state.user_dir(u)) for name, (u, h) in zip(names, histories)])
+        steps = f"{config.steps} step{'s' if config.steps != 1 else ''}"
+        say(f"searching {len(histories)} users' histories "
+            + (f"on their agents' feedback, {steps}" if feedback else f"without labels, {steps}"))
+        proposals = search(work, _config(served, sessions, config, None, root=live, pooled=True, feedback=feedback),
+                           live.read_text(), config.race_candidates)
         if not proposals:
             return result(Outcome.KEPT, KEPT_BY_SEARCH)
         clean = [p for p in proposals if privacy.refusal(p.source, live.read_text()) is None]
@@ -241,7 +247,8 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
             return result(Outcome.REFUSED, f"no candidate ({len(proposals)}) may be pooled: "
                                            f"{privacy.refusal(proposals[0].source, live.read_text())}",
                           search=_aggregate(proposals[0]))
-        proposal, run, why = _first_winner(work, clean, _race_configs(served, sessions, config, None, pooled=True),
+        proposal, run, why = _first_winner(work, clean,
+                                           _race_configs(served, sessions, config, None, pooled=True, feedback=feedback),
                                            live.read_text(), config, say, pooled=True)
         if proposal is None:
             return result(Outcome.KEPT, why, race=run.summary() if run else {}, search=_aggregate(clean[0]))
