@@ -51,3 +51,15 @@ def test_halves_keep_each_users_order():
     first, second = halves(tasks)
     assert [(u, t.name) for u, t in first] == [("a", "a1"), ("a", "a2"), ("b", "b1")]
     assert [t.name for t in second] == ["a3", "a4", "b2"]
+
+
+def test_bench_adapt_refuses_feedback_noise_without_feedback(tmp_path):
+    import subprocess
+    import sys
+
+    for flags, words in ((["--feedback-miss", "0.3"], "add --feedback"),
+                         (["--feedback", "--feedback-false", "1.5"], "--feedback-false must be a share")):
+        done = subprocess.run([sys.executable, "-m", "automemo", "bench", "adapt", "--benchmark", "memgallery",
+                               "--option", "path=@mem-gallery-sample", "--workdir", str(tmp_path / "w"), *flags],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2 and words in done.stderr, done.stderr[-2000:]

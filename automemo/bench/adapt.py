@@ -70,6 +70,14 @@ def add_arguments(parser) -> None:
                         help="CPU-bound processes beside the server while latency is measured, idle and adapting "
                              "alike; several loads (0,2) are measured in turn, each with its own ratio (default 0)")
     parser.add_argument("--idle-seconds", type=float, default=20.0, help="idle latency per load (default 20)")
+    parser.add_argument("--feedback", action="store_true",
+                        help="play an agent on each user: ask the first half of the user's questions in their order "
+                             "through recall and report as used the returned items that hold the question's evidence "
+                             "(/v1/feedback); the second half, never asked before, is scored before and after")
+    parser.add_argument("--feedback-miss", type=float, default=0.0, metavar="P",
+                        help="with --feedback: the share of used items the agent fails to report (default 0)")
+    parser.add_argument("--feedback-false", type=float, default=0.0, metavar="P",
+                        help="with --feedback: the share of unused shown items it reports as used (default 0)")
     add_sandbox_flag(parser, default="bwrap")
 
 
@@ -146,6 +154,18 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
     from automemo.bench.adapt_load import LoadCycle, parse_loads
 
     loads = parse_loads(args.burner)
+    noise, asked = None, []
+    if args.feedback:  # the first half of each user's questions is asked with feedback, the second scored
+        from automemo.bench.agent_feedback import FeedbackNoise, halves
+
+        try:
+            noise = FeedbackNoise(args.feedback_miss, args.feedback_false)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        asked, questions = halves(questions)
+    elif args.feedback_miss or args.feedback_false:
+        raise UserError("--feedback-miss and --feedback-false set the agent of --feedback; add --feedback")
+    played = None
     scenario = ForgetScenario()
     if args.forget_during_round:
         scenario.plant(users)
@@ -153,6 +173,10 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
         url = server.url
         acked = _remember_all(url, users)
         before = _score(url, benchmark, questions)
+        if noise is not None:
+            from automemo.bench.agent_feedback import play
+
+            played = play(lambda path, body: _post(url + path, body), asked, noise)
         idle = LoadCycle(loads).measure(lambda: _recall(url, first, PROBE)[0], seconds=args.idle_seconds)
     adapting = [*engine, "--adapt", args.mode, "--adapt-steps", str(args.steps),
                 "--adapt-cpu-seconds", str(args.cpu_seconds)]
@@ -195,6 +219,10 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
         **forgetting, "recall_p95_by_load": by_load, "still_running_after_rounds": round_running(state),
         "benchmark": benchmark.name, "mode": args.mode, "program": args.program, "users": len(users),
         "questions": len(questions), "before": before["all"], "after": after["all"],
+        **({"feedback": {"miss": noise.miss, "false": noise.false, "asked": played.recalls,
+                         "recalls_with_feedback": played.with_feedback, "items_reported": played.used,
+                         "scored": "the second half of each user's questions, never asked before"}}
+           if played is not None else {}),
         "gain": after["all"] - before["all"], "lost": lost,
         "per_user": {u: {"before": before.get(u), "after": after.get(u), "version": versions[u]} for u in users},
         "leaks": leaks, "rounds": rounds, "engine": args.engine, "killed": killed,
