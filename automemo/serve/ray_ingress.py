@@ -70,6 +70,10 @@ class RoutedService(MemoryService):
     async def remember(self, user: str, episode: EpisodeDraft) -> dict[str, Any]:
         return await self._route(user, "remember", user, episode)
 
+    async def feedback(self, user: str, recall_id: str, used: tuple[str, ...],
+                       not_used: tuple[str, ...] = ()) -> dict[str, Any]:
+        return await self._route(user, "feedback", user, recall_id, used, not_used)
+
     async def forget(self, user: str, task_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
         return await self._route(user, "forget", user, task_id, all)
 

@@ -91,6 +91,9 @@ class MemoryReplica:
         """The draft's images are stored in the namespace's turn, under its lease."""
         return await self._answer(user, self.service.remember(user, episode))
 
+    async def feedback(self, user: str, recall_id: str, used: tuple[str, ...], not_used: tuple[str, ...]) -> Reply:
+        return await self._answer(user, self.service.feedback(user, recall_id, used, not_used))
+
     async def forget(self, user: str, task_id: str | None, all: bool) -> Reply:
         return await self._answer(user, self.service.forget(user, task_id, all=all))
 
