@@ -52,7 +52,7 @@ ROUND_LOCK = ".round-lock"         # held by the one round on a namespace (versi
 POOLED_LOCK = ".adapt-pooled-lock"  # held by the one pooled round (STATE/.adapt-pooled-lock)
 # Why a round kept the live program when its search proposed nothing: the search is held to the
 # live program (its root) and nothing beat it by the win rule (automemo.search.win_rule).
-KEPT_BY_SEARCH = ("the search kept the live program: no candidate won on the scored pseudo-questions by a paired "
+KEPT_BY_SEARCH = ("the search kept the live program: no candidate won on the scored questions by a paired "
                   "SE without losing on a guard kind by more than one")
 
 
