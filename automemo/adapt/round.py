@@ -432,12 +432,12 @@ def _aggregate(proposal: Proposal) -> dict[str, Any]:
 
 
 def _lost(run: Race) -> str:
-    if run.difference - run.z * run.se > 1e-12 and "holds" in run.guard:
+    if run.cleared and "holds" in run.guard:
         return (f"the candidate won on the scored kind ({run.difference:+.3f} ± {run.se:.3f}) but lost on the "
                 f"guard kinds: {run.guard['difference']:+.3f} ± {run.guard['se']:.3f} on {run.guard['questions']} "
                 f"questions (it may lose by no more than {run.z:g} SE)")
     return (f"the candidate did not win its race: {run.difference:+.3f} ± {run.se:.3f} on {run.questions} "
-            f"held-out pseudo-questions (it needs more than {run.z:g} SE above 0)")
+            f"held-out questions (it needs more than {run.z:g} SE above 0)")
 
 
 def _won(run: Race) -> str:

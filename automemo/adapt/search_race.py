@@ -59,6 +59,14 @@ class Race:
     # the guard kinds' paired difference: difference, se, questions, holds (empty: none asked)
     guard: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def cleared(self) -> bool:
+        """Whether it won on the scored questions (`win_rule.clears`), whatever the guard said."""
+        from automemo.search import win_rule
+        from automemo.search.tree_stats import PairedDifference
+
+        return win_rule.clears(PairedDifference(self.difference, self.se, self.questions), self.z)
+
     def summary(self) -> dict[str, Any]:
         """The race without its questions (what a pooled version may carry)."""
         return {k: v for k, v in asdict(self).items() if k not in ("per_question", "texts")}
