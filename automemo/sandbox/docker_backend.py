@@ -163,6 +163,7 @@ class DockerSandbox(Sandbox):
                 ipc_mode="none",
                 log_config=LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m"}),
                 labels={LABEL: "1", HOST_PID_LABEL: str(os.getpid())},
+                **idle_container_options(),
             )
             return DockerGuest(container)
 
@@ -170,3 +171,19 @@ class DockerSandbox(Sandbox):
             launch, source=program_source, limits=limits, services=services,
             guest_state_dir=GUEST_STATE, guest_store_root=GUEST_STORE,
         )
+
+
+def idle_container_options() -> dict[str, object]:
+    """A container started by a process at SCHED_IDLE (an adaptation round): the Docker daemon
+    starts it, so it inherits neither that policy nor the caller's cores; it gets the least CPU
+    weight Docker allows and the caller's cores instead. Nothing for any other caller."""
+    from automemo.sandbox.cgroups import caller_is_idle
+
+    if not caller_is_idle():
+        return {}
+    options: dict[str, object] = {"cpu_shares": 2}
+    try:
+        options["cpuset_cpus"] = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        pass
+    return options
