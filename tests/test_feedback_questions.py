@@ -3,6 +3,7 @@ compared only among the items the recall showed, each used item weighed by the i
 propensity of its rank, split by time, read from the conversations benchmark's questions file."""
 
 import json
+import math
 
 import pytest
 
@@ -19,19 +20,28 @@ def test_only_shown_items_are_compared_and_an_unshown_one_is_neither_right_nor_w
     shown, used = ("a", "b", "c"), ("b",)
     # The program cites an item no recall showed first: it is passed over, b is still its first shown item.
     assert feedback_score(cites("z", "b"), used, shown, k=1).value == 1.0
-    assert feedback_score(cites("a", "b"), used, shown, k=1).value == 0.0
-    assert feedback_score(cites("a", "b"), used, shown, k=2).value == 1.0
-    # Without the correction (plain recall of the first k cited) the unshown item would cost b.
-    assert feedback_score(cites("z", "b"), used, shown, k=1).metrics["feedback_recall@1"] == 1.0
+    assert feedback_score(cites("a", "b"), used, shown, k=1).value == 0.0      # b is not in its first one
+    assert feedback_score(cites("a", "b"), used, shown, k=2).metrics["feedback_recall@2"] == 1.0
+
+
+def test_the_order_among_shown_items_is_what_a_program_can_win_by():
+    """By recall the program that logged the feedback scores 1 on every question (each used item
+    was in its own first k), so nothing could beat it; by rank, putting the used item first does."""
+    shown, used = ("a", "b", "c"), ("c",)
+    logged = feedback_score(cites("a", "b", "c"), used, shown, k=10)
+    better = feedback_score(cites("c", "a", "b"), used, shown, k=10)
+    assert logged.metrics["feedback_recall@10"] == better.metrics["feedback_recall@10"] == 1.0
+    assert logged.value == pytest.approx(0.5) and better.value == 1.0  # 1/log2(4) against 1/log2(2)
 
 
 def test_used_items_weigh_by_the_inverse_propensity_of_their_rank():
     assert propensity(1) == 1.0 and propensity(4) == 0.25 and propensity(4, eta=0.0) == 1.0
     line = question_line(RecallFeedback("r1", "where is my bike?", "2024-06-01", ("t1", "t2", "t3", "t4"), ("t1", "t4")))
     assert line["weights"] == {"t1": 1.0, "t4": 4.0} and line["evidence"] == ["t1", "t4"]
-    # Finding the rank-4 item is worth four times the rank-1 one: 4 / 5.
+    # Finding the rank-4 item is worth four times the rank-1 one: (4 / log2 2) / (4 / log2 2 + 1 / log2 3).
     score = feedback_score(cites("t4"), ("t1", "t4"), ("t1", "t2", "t3", "t4"), k=10, weights=(1.0, 4.0))
-    assert score.value == pytest.approx(0.8)
+    assert score.metrics["feedback_recall@10"] == pytest.approx(0.8)
+    assert score.value == pytest.approx(4 / (4 + 1 / math.log2(3)))
     assert question_line(RecallFeedback("r2", "q", "", ("t1",), ("t9",))) is None  # nothing shown was used
 
 

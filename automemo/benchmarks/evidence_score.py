@@ -61,33 +61,42 @@ def evidence_score(
 def feedback_score(payload: MemoryPayload | None, clues: Sequence[str], shown: Sequence[str], k: int,
                    weights: Sequence[float] = (), aliases: Mapping[str, Sequence[str]] | None = None) -> TaskScore:
     """A question from an agent's feedback on a recall: the clues are the items it used, among
-    the `shown` ones the recall returned. Clicks only label what was shown, so the program's
-    citations are compared among the shown items alone (an item the recall never showed is
-    unlabelled: citing it neither earns nor costs), and each used item counts by its weight (the
-    inverse propensity of the rank it was shown at, counterfactual learning to rank's correction
-    for position bias; Joachims, Swaminathan and Schnabel 2017), normalised by the weights of all
-    used items:
+    the `shown` ones the recall returned. The value is the counterfactual learning-to-rank
+    estimate of DCG (Joachims, Swaminathan and Schnabel 2017), normalised:
 
-        feedback_recall@k = Σ w(c) [c among the first k shown items the program cites] / Σ w(c)
-    """
-    # Every citation, then the shown ones in the program's order, then its first k of those: the
-    # program's order among the items feedback could label.
+        feedback_ndcg@k = Σ w(c) / log2(1 + rank(c)) / Σ w(c) / log2(1 + ideal rank of c)
+
+    where rank(c) is the used item c's place in the program's own order of the shown items (an
+    item the recall never showed is unlabelled: citing it neither earns nor costs, so finding
+    something new is no miss), 0 gain for a used item it does not cite in its first k, and w(c)
+    the inverse propensity of the rank c was shown at (`Question.clue_weights`: a lower item is
+    less often looked at, so its use stands for more). Rank-sensitive, not recall: every used item
+    was in the live program's own first k, so by recall the program that logged the feedback
+    would score 1 on every question and nothing could ever beat it; by rank, a program that puts
+    what the agent used first does. `feedback_recall@k` stays beside it."""
+    import math
+
+    # Every citation, then the shown ones in the program's order: its order among the items
+    # feedback could label.
     ranked, problems = evidence.cited_evidence(payload, 10 ** 9)
     visible = set(shown)
     among = [r for r in ranked if r in visible or any(a in visible for a in (aliases or {}).get(r, ()))]
     if not clues:
         return TaskScore(0.0, {}, counted=False, feedback="not counted: the agent used no item of this recall")
-    w = list(weights) if len(weights) == len(clues) else [1.0] * len(clues)
-    matched = set(m for m in evidence.matched_clues(among, clues, k, aliases) if m is not None)
-    total = sum(w)
-    value = sum(wc for c, wc in zip(clues, w) if c in matched) / total if total > 0 else 0.0
-    metrics = {f"feedback_recall@{k}": value,
+    w = dict(zip(clues, weights)) if len(weights) == len(clues) else {c: 1.0 for c in clues}
+    place = {clue: i + 1 for i, clue in enumerate(evidence.matched_clues(among, clues, k, aliases)) if clue is not None}
+    gain = sum(w[c] / math.log2(1 + place[c]) for c in clues if c in place)
+    ideal = sum(wc / math.log2(2 + i) for i, wc in enumerate(sorted(w.values(), reverse=True)))
+    total = sum(w.values())
+    metrics = {f"feedback_ndcg@{k}": gain / ideal if ideal > 0 else 0.0,
+               f"feedback_recall@{k}": sum(w[c] for c in place) / total if total > 0 else 0.0,
                f"recall@{k}": evidence.recall_at_k(among, clues, k, aliases),
                f"hit@{k}": evidence.hit_at_k(among, clues, k, aliases)}
-    missed = [c for c in clues if c not in matched]
-    feedback = [f"used by the agent: {', '.join(clues)} (of {len(shown)} shown)", *problems] + (
+    missed = [c for c in clues if c not in place]
+    feedback = [f"used by the agent: {', '.join(clues)} (of {len(shown)} shown), placed "
+                + ", ".join(f"{c} {place[c]}" for c in clues if c in place), *problems] + (
         [f"missed used items: {', '.join(missed)}"] if missed else [])
-    return TaskScore(value, metrics, counted=True, feedback="; ".join(feedback))
+    return TaskScore(metrics[f"feedback_ndcg@{k}"], metrics, counted=True, feedback="; ".join(feedback))
 
 
 def _published(ranked: Sequence[str], clues: Sequence[str], k: int, aliases: Mapping[str, Sequence[str]] | None,
