@@ -117,15 +117,9 @@ def _seed_shapes() -> frozenset[str]:
 
 
 def _constants(source: str) -> dict[str, object]:
+    from automemo.meta.source.syntax import literal_constants
+
     try:
-        tree = ast.parse(source)
+        return literal_constants(ast.parse(source))
     except (SyntaxError, ValueError):
         return {}
-    out: dict[str, object] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                continue
-    return out

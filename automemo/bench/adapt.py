@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from automemo.bench.rest import get_json, post_json
 from automemo.cli import UserError
 from automemo.cli.flags import add_sandbox_flag, sandbox_choice
 
@@ -274,23 +275,11 @@ class _served:
 
 
 def _get(url: str) -> dict:
-    import urllib.request
-
-    with urllib.request.urlopen(url, timeout=60) as answer:
-        return json.loads(answer.read())
+    return get_json(url)
 
 
 def _post(url: str, body: Any) -> tuple[int, dict]:
-    import urllib.error
-    import urllib.request
-
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=120) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+    return post_json(url, body)
 
 
 def _remember_all(url: str, users: dict[str, list[dict]]) -> dict[str, int]:

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from automemo.bench.rest import post_lines
+
 MARKED_SESSION = 1   # each user's second session carries the marker (the first may carry the secret)
 
 
@@ -148,18 +150,6 @@ def running_namespace(state: Path) -> str | None:
             return work.parent.name
     return None
 
-
-def post_lines(url: str, lines: list[str]) -> tuple[int, dict]:
-    import urllib.error
-    import urllib.request
-
-    request = urllib.request.Request(url, data="".join(line + "\n" for line in lines).encode(), method="POST",
-                                     headers={"Content-Type": "application/x-ndjson"})
-    try:
-        with urllib.request.urlopen(request, timeout=300) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def _key(state: Path, user: str) -> str:

@@ -20,6 +20,8 @@ import os
 import secrets
 from pathlib import Path
 
+from automemo.serve.episode_log import fsync_file
+
 SECRET_FILE = "namespace-secret"
 KEY_CHARS = 32   # hex characters of a key: 128 bits, as the bare hash was
 
@@ -45,7 +47,7 @@ def read_or_make_secret(state_root: Path) -> bytes:
         pass
     finally:
         tmp.unlink(missing_ok=True)
-    _fsync_dir(path.parent)
+    fsync_file(path.parent)
     return _read(path)
 
 
@@ -66,10 +68,3 @@ def _read(path: Path) -> bytes:
                       f"yet (every user's folder is named with it)")
     return data
 
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -242,13 +242,7 @@ def parse_recipe(source: str, *, tree: ast.Module | None = None) -> Recipe | Non
             tree = syntax.parse(source)
         except SyntaxError:
             return None
-    constants: dict[str, Any] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                constants[node.targets[0].id] = ast.literal_eval(node.value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                continue
+    constants = syntax.literal_constants(tree)
     if any(k.constant not in constants for k in KNOBS) or "ROUTES" not in constants:
         return None
     routes, router, ranker = constants["ROUTES"], constants.get("ROUTER"), constants.get("RANKER")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import threading
+from typing import Any
 
 from automemo.content_memo import by_content, digest
 
@@ -22,6 +23,19 @@ def parse(source: str, filename: str = "<program>") -> ast.Module:
     """`ast.parse(source)`, serialised across threads; raises SyntaxError like it."""
     with _PARSING:
         return ast.parse(source, filename)
+
+
+def literal_constants(tree: ast.Module) -> dict[str, Any]:
+    """The module's top-level `NAME = <literal>` assignments, by name (a value that is no literal
+    is left out): a recipe's constants, a program's tunables."""
+    out: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+    return out
 
 
 def normalised(source: str, *, tree: ast.Module | None = None) -> str:
