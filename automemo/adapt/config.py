@@ -33,6 +33,11 @@ class AdaptConfig:
     # installed a child of hybrid_rag (+0.077 on the race) that scored +0.028 Recall@10 on the
     # users' labelled questions.
     sweep: bool = False
+    # Whether a round on the agent's feedback sweeps the seeds and the discovered default first.
+    # Its questions are real ones, not a proxy that rewards some designs by how it is written, so
+    # the hand designs may compete as they do in a labelled search; without the sweep a round
+    # of 20 steps from hybrid_rag found nothing on the development data (docs/serve.md, "Feedback").
+    feedback_sweep: bool = True
     # CPU seconds one round may use, the search, the race and the rebuild together (its own
     # process and every process it starts; a Docker guest's CPU is the daemon's and not counted,
     # so rounds run their programs in bubblewrap where it exists). A round over its budget is

@@ -133,6 +133,7 @@ def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfi
         # one memory of every session, as served: the split is by the questions' time
         options.update(questions=str(feedback), block_sessions=ONE_BLOCK)
         overrides["benchmark"]["questions"] = "feedback"
+        overrides["search"]["seed_sweep"] = config.feedback_sweep
         return load_run_config(None, config_file, overrides)
     resolved = load_run_config(None, config_file, overrides)
     role = getattr(resolved.llm, resolved.benchmark.pseudo.llm_role)
