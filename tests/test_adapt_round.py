@@ -220,3 +220,14 @@ def test_a_forget_removes_a_version_being_built_and_its_round_installs_nothing(t
     (staged / "snapshot.bin").write_bytes(b"a pickled memory holding session 1")
     assert UserMemory("ana", state, None).forget("ana-session-1") == 1
     assert not staged.exists()
+
+
+def test_the_discovered_default_may_be_pooled_as_shipped_or_retuned_and_not_with_a_word_added():
+    from automemo.programs import discovered_path
+
+    shipped = discovered_path().read_text()
+    live = (privacy.SEEDS_DIR / "hybrid_rag.py").read_text()
+    assert privacy.refusal(shipped, live) is None
+    retuned = shipped.replace("RRF_K = 60", "RRF_K = 61", 1)
+    assert retuned != shipped and privacy.refusal(retuned, live) is None
+    assert privacy.refusal(shipped + "\n# Ana Kowalczyk lives at Rua Xyzzy\n", live) is not None

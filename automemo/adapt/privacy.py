@@ -12,8 +12,10 @@ allows shapes rather than hunting for words. A pooled candidate is allowed only 
    constant a number, a bool or one of its stage's fixed choices, with no question router and
    no fitted ranker (both are fitted on the users' questions, and a router's features are
    words) and no per-type routes;
-2. **a hand design, retuned**: a seed program, or the live program, with only numeric and bool
-   constants changed (the same syntax tree otherwise: no new name, string, comment or table);
+2. **a shipped design, retuned**: a seed program, the discovered default (its router and ranker
+   were fitted on the package's public sample, no user's), or the live program, with only
+   numeric and bool constants changed (the same syntax tree otherwise: no new name, string,
+   comment, key or table);
 3. **a crossover** of two parents of these shapes: exactly the template's rendering of its
    weight and fusion constant, without routes or a router, its parents named by node number.
 
@@ -28,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from automemo.paths import SEEDS_DIR
+from automemo.programs import discovered_path
 
 CROSSOVER_NAME = re.compile(r'"""Crossover of (node \d+) and (node \d+) \(written by the offline mutator\)\.')
 
@@ -37,8 +40,8 @@ def refusal(candidate: str, live: str) -> str | None:
     if _recipe_allowed(candidate) or _retuned(candidate, live) or _crossover_allowed(candidate, live):
         return None
     return ("it is not a shape a pooled round may install (a recipe's exact rendering without a router, a ranker "
-            "or routes; a seed or the live program with only numbers changed; or a crossover of those): any other "
-            "code could carry a user's words into another user's program")
+            "or routes; a seed, the discovered default or the live program with only numbers changed; or a crossover "
+            "of those): any other code could carry a user's words into another user's program")
 
 
 def _recipe_allowed(source: str) -> bool:
@@ -107,7 +110,7 @@ def _seed_shapes() -> frozenset[str]:
     from automemo.meta.source.fitted import deployable_source
 
     shapes = set()
-    for path in sorted(Path(SEEDS_DIR).glob("*.py")):
+    for path in [*sorted(Path(SEEDS_DIR).glob("*.py")), *([discovered_path()] if discovered_path().is_file() else [])]:
         text = path.read_text()
         for source in (text, deployable_source(text)):
             shape = _numbers_out(source)
