@@ -56,3 +56,17 @@ def test_the_ids_a_program_may_cite_for_an_episode():
     ids = episode_item_ids(episode)
     assert ids["ana/t1"] == 0 and ids["chat-7#0"] == 0
     assert ids["R2"] == 1 and ids["img9"] == 1 and ids["chat-7#1"] == 1
+
+
+def test_the_log_keeps_the_newest_recalls_without_feedback_and_every_one_with(tmp_path, monkeypatch):
+    from automemo.serve import recall_log
+
+    monkeypatch.setattr(recall_log, "KEPT_RECALLS", 8)
+    log = RecallLog(tmp_path / "recalls.jsonl")
+    log.record("first", "q", ["a"])
+    log.feedback("first", ["a"])
+    for i in range(30):
+        log.record(f"r{i}", "q", ["a"])
+    kept = [r.recall_id for r in read_recalls(tmp_path / "recalls.jsonl").values()]
+    assert kept[0] == "first" and kept[-1] == "r29"
+    assert 8 <= len(kept) - 1 <= 10 and "r0" not in kept

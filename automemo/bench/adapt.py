@@ -43,6 +43,10 @@ from automemo.cli.flags import add_sandbox_flag, sandbox_choice
 
 SECRET = "zqxvermilionheron"   # planted in the first user's conversation; never anyone else's to see
 PROBE = "what did we talk about last time"
+# Both phases probe recall with this pause between calls: on this machine's VM an idle core halts,
+# and a recall after a pause pays its wake-up (idle p95 2.3 ms back to back, 5.2-7.4 ms paused),
+# so a back-to-back idle phase against a paused adapting one made up most of the p95 ratio.
+PROBE_PAUSE_S = 0.2
 
 
 def add_arguments(parser) -> None:
@@ -70,7 +74,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--burner", default="0", metavar="N[,N...]",
                         help="CPU-bound processes beside the server while latency is measured, idle and adapting "
                              "alike; several loads (0,2) are measured in turn, each with its own ratio (default 0)")
-    parser.add_argument("--idle-seconds", type=float, default=20.0, help="idle latency per load (default 20)")
+    parser.add_argument("--idle-seconds", type=float, default=40.0,
+                        help="idle latency per load, one recall each 0.2 s as while adapting (default 40)")
     parser.add_argument("--feedback", action="store_true",
                         help="play an agent on each user: ask the first half of the user's questions in their order "
                              "through recall and report as used the returned items that hold the question's evidence "
@@ -178,7 +183,8 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
             from automemo.bench.agent_feedback import play
 
             played = play(lambda path, body: _post(url + path, body), asked, noise)
-        idle = LoadCycle(loads).measure(lambda: _recall(url, first, PROBE)[0], seconds=args.idle_seconds)
+        idle = LoadCycle(loads).measure(lambda: _recall(url, first, PROBE)[0], seconds=args.idle_seconds,
+                                        pause=PROBE_PAUSE_S)
     adapting = [*engine, "--adapt", args.mode, "--adapt-steps", str(args.steps),
                 "--adapt-cpu-seconds", str(args.cpu_seconds)]
     killed = 0
@@ -205,7 +211,7 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
             forget_now(url)
         busy = LoadCycle(loads).measure(lambda: _recall(url, first, PROBE)[0], seconds=args.timeout,
                                         until=lambda: _rounds_done(state, args.mode, users),
-                                        at_least=20, pause=0.2)
+                                        at_least=20, pause=PROBE_PAUSE_S)
         after = _score(url, benchmark, questions)
         lost = sum(max(0, acked[u] - _exported(url, u)) for u in users)
         leaks = _leaks(url, state, users, first)

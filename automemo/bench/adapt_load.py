@@ -63,6 +63,7 @@ class LoadCycle:
                     deadline = time.monotonic() + seconds
                     while time.monotonic() < deadline:
                         out[load].append(probe())
+                        time.sleep(pause)
             return out
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:

@@ -33,6 +33,10 @@ from automemo.errors import DataError
 
 RECALLS = "recalls.jsonl"
 """The log's file in a namespace's folder."""
+KEPT_RECALLS = 2_000
+"""Recalls without feedback a log keeps, the newest: every recall is logged (a client sending
+thousands grew one log to 35 MB), and feedback on an older one is answered 404. A recall with
+feedback is kept whatever its age: it is what a round learns from."""
 
 
 class FeedbackRefused(DataError, ValueError):
@@ -74,7 +78,14 @@ class RecallLog:
         line = {"recall": recall_id, "at": time.time(), "query": query, "shown": list(shown),
                 **({"date": date} if date else {})}
         self._append(line, durable=False)
-        self._read()[recall_id] = _recall_of(line)
+        entries = self._read()
+        entries[recall_id] = _recall_of(line)
+        waiting = sum(1 for e in entries.values() if e.used is None)
+        if waiting > KEPT_RECALLS * 5 // 4:  # compacted a quarter over the bound: a rewrite per 500 recalls
+            oldest = [r for r, e in entries.items() if e.used is None][:waiting - KEPT_RECALLS]
+            for old in oldest:
+                del entries[old]
+            self._rewrite(entries.values())
 
     def feedback(self, recall_id: str, used: Iterable[str], not_used: Iterable[str] = ()) -> LoggedRecall:
         used, not_used = _ids(used, "used"), _ids(not_used, "not_used")
