@@ -16,7 +16,8 @@ from automemo.adapt.round import Outcome, Served, adapt_user
 from automemo.serve.recall_log import RECALLS, RecallLog
 from automemo.serve.versions import NamespaceVersions
 
-FAST = AdaptConfig(steps=1, cpu_seconds=0, race_draws=1)
+# one step and no sweep: the tests check where the questions come from and how they are split
+FAST = AdaptConfig(steps=1, cpu_seconds=0, race_draws=1, feedback_sweep=False)
 
 
 def _log_feedback(folder, history, n):

@@ -80,8 +80,9 @@ class RoutedService(MemoryService):
     async def export(self, user: str) -> list[str]:
         return await self._route(user, "export", user, reads_only=True)
 
-    async def import_episodes(self, user: str, episodes: list[EpisodeDraft]) -> dict[str, Any]:
-        return await self._route(user, "import_episodes", user, episodes)
+    async def import_episodes(self, user: str, episodes: list[EpisodeDraft],
+                              recalls: list[dict[str, Any]] = ()) -> dict[str, Any]:
+        return await self._route(user, "import_episodes", user, episodes, list(recalls))
 
     async def _route(self, user: str, method: str, *args: Any, reads_only: bool = False) -> Any:
         handle = getattr(self._memory.options(multiplexed_model_id=model_id(user)), method)

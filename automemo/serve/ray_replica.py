@@ -100,8 +100,8 @@ class MemoryReplica:
     async def export(self, user: str) -> Reply:
         return await self._answer(user, self.service.export(user))
 
-    async def import_episodes(self, user: str, episodes: list[EpisodeDraft]) -> Reply:
-        return await self._answer(user, self.service.import_episodes(user, episodes))
+    async def import_episodes(self, user: str, episodes: list[EpisodeDraft], recalls: list[dict[str, Any]] = ()) -> Reply:
+        return await self._answer(user, self.service.import_episodes(user, episodes, list(recalls)))
 
     async def _answer(self, user: str, call: Awaitable[Any]) -> Reply:
         routed = serve.get_multiplexed_model_id()
