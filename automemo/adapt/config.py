@@ -26,12 +26,10 @@ class AdaptConfig:
     # live program and of the best among them; about one minute per 10 steps on a user's history
     # of 200 turns on one core.
     steps: int = 20
-    # Whether a round's search first transplants every seed under the live program. Off: a round
-    # refines the program a user is served. On the development data a sweep put g_memory first on
-    # the scored kind, the tree then grew g_memory's children, and every candidate lost the guard
-    # kinds by 0.42 (the round kept the live program); without it a pooled round of 20 steps
-    # installed a child of hybrid_rag (+0.077 on the race) that scored +0.028 Recall@10 on the
-    # users' labelled questions.
+    # Whether a label-free round's search first transplants every seed under the live program.
+    # Off: a round refines the program a user is served; swept, the pseudo-questions flattered a
+    # design that the guard kinds then vetoed, round after round (docs/serve.md, "How the
+    # round's rules came to be").
     sweep: bool = False
     # Whether a round on the agent's feedback sweeps the seeds and the discovered default first.
     # Its questions are real ones, not a proxy that rewards some designs by how it is written, so
@@ -59,10 +57,8 @@ class AdaptConfig:
     # three draw about three times as many questions from the same held-out sessions.
     race_draws: int = 3
     # The race's guard: pseudo-questions of these kinds (docs/label-free.md), which the candidate
-    # must not lose by more than z paired SEs. On the development data the scored kind
-    # (`context`) had g_memory 0.015 under hybrid_rag, as the labelled questions (0.017), yet a
-    # user's 40 questions put it 0.14 above, and it was swapped in; `refer`, `cloze` and `date`
-    # put it 0.10-0.72 under (automemo/adapt's closing figures, docs/serve.md).
+    # must not lose by more than z paired SEs: a user's few scored questions can favour a design
+    # these kinds show to be worse (docs/serve.md, "How the round's rules came to be").
     guard_kinds: dict[str, float] = field(default_factory=lambda: {"refer": 1.0, "cloze": 1.0, "date": 1.0})
     # A history is cut into conversations ("blocks") of about this many sessions for the
     # search's split (it needs conversations to hold out); fewer for a short history, so that
