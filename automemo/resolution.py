@@ -122,7 +122,7 @@ def benchmark_layer(data: Mapping[str, Any]) -> Layer:
 
 def label_free_layer(data: Mapping[str, Any]) -> Layer | None:
     """A label-free search (`benchmark.questions` "self" or "llm") starts from what is found and
-    never falls below it: rooted at the discovered default and held to its root (DESIGN §43),
+    never falls below it: rooted at the discovered default and held to its root (docs/label-free.md, "The root and the bar"),
     unless a layer above names another root or bar."""
     questions = (data.get("benchmark") or {}).get("questions") or BenchmarkSection.questions
     if questions == "benchmark":

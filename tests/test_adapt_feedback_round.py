@@ -1,4 +1,4 @@
-"""A per-user round that learns from what the agent used (DESIGN §46): with enough recalls carrying
+"""A per-user round that learns from what the agent used (docs/serve.md, "Feedback"): with enough recalls carrying
 feedback in the user's recall log, the round's search is scored on the older ones and its
 candidate raced on the newer ones (split by time), the pseudo kinds guarding; without, it
 searches without labels as before. Real processes, bubblewrap, MiniLM."""

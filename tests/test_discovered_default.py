@@ -1,4 +1,4 @@
-"""The discovered default the package ships (discovered/discovered.py, DESIGN §42): its provenance
+"""The discovered default the package ships (discovered/discovered.py; docs/label-free.md): its provenance
 says what it was found on and how, and it scores as recorded on the sample's test split; the
 bench that finds it again chooses what holds across conversations, cheapest within one SE."""
 

@@ -1,4 +1,4 @@
-"""Feedback on a recall over a real `automemo serve` process (DESIGN §46): every recall answers
+"""Feedback on a recall over a real `automemo serve` process (docs/serve.md, "Feedback"): every recall answers
 with a recall_id; POST /v1/feedback and the MCP tool `feedback` take what the agent used; bad
 feedback is refused with a clear 4xx and changes nothing; the log is the user's (forgetting an
 episode drops the recalls that showed it, forget all drops it whole, an export carries it and an

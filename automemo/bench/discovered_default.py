@@ -1,5 +1,5 @@
 """`automemo bench discovered-default`: find the discovered default again, and write it with its
-provenance (DESIGN §42; the shipped one is discovered/discovered.py).
+provenance (docs/label-free.md, "The discovered default"; the shipped one is discovered/discovered.py).
 
     automemo bench discovered-default [--draws 3] [--steps 20] [--out discovered.py]
 

@@ -117,8 +117,8 @@ def _discovered_node(tree: Tree, view: RunView) -> int | None:
 
 
 def _beside(tree: Tree, view: RunView, bar: int, chosen: int) -> dict[str, int]:
-    """The programs a verdict shows beside the selection and its bar (DESIGN §42: "discovered,
-    beside the best hand design"): the discovered default, and the best hand design by validation
+    """The programs a verdict shows beside the selection and its bar (docs/label-free.md, "The
+    discovered default"): the discovered default, and the best hand design by validation
     μ when the bar is not it (a search held to its root); each only when it is another node."""
     out: dict[str, int] = {}
     found = _discovered_node(tree, view)

@@ -64,7 +64,7 @@ class TreeStats:
     race: Race | None = None
     # `search.held_to = "root"`: the selection is held to the root (the program a user already
     # has: a label-free search's, a served memory's), not to the best hand design by μ, and every
-    # other node (swept seeds included) is a candidate to replace it (DESIGN §43).
+    # other node (swept seeds included) is a candidate to replace it (docs/search.md, "What the selection is held to").
     held_to_root: bool = False
 
     @property

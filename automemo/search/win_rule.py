@@ -1,5 +1,5 @@
 """When a candidate replaces the program it is held to: the one rule a search's final
-confirmation and a served memory's adaptation round both apply (DESIGN §43).
+confirmation and a served memory's adaptation round both apply (docs/search.md, "What the selection is held to").
 
     clears:  d − z · SE(d) > 0          on the scored questions (d = candidate − bar, paired)
     holds:   d_g + z · SE(d_g) >= 0     on every guard (a guard metric, or a guard kind's questions)

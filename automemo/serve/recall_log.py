@@ -1,4 +1,4 @@
-"""One namespace's recalls and the agent's feedback on them (DESIGN §46): a JSON line per
+"""One namespace's recalls and the agent's feedback on them (docs/serve.md, "Feedback"): a JSON line per
 recall, and one per feedback, in the user's own folder, fsynced before the call is answered.
 
     {"recall": "9f2c…", "at": 1764140000.0, "query": "where is my bike?", "date": "2024-06-01",
