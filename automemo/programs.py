@@ -52,10 +52,6 @@ class NamedProgram:
     path: Path                    # the program file
     manifest: Mapping[str, Any] | None = field(default=None, compare=False)  # an export's, unchecked
 
-    @property
-    def is_hand_design(self) -> bool:
-        return self.kind is ProgramKind.SEED
-
 
 def discovered_path() -> Path:
     return DISCOVERED_DIR / f"{DISCOVERED}.py"
@@ -117,15 +113,6 @@ def _named(name: str, seeds_dir: Path) -> NamedProgram:
         return NamedProgram(where.read_text(), DISCOVERED, ProgramKind.DISCOVERED, where)
     seed = seeds_dir / f"{name}.py"
     return NamedProgram(seed.read_text(), name, ProgramKind.SEED, seed)
-
-
-def kind_of_source(source: str, seeds_dir: Path = SEEDS_DIR) -> ProgramKind | None:
-    """Which named program `source` is, by content: DISCOVERED, SEED, or None (anything else)."""
-    if discovered_path().is_file() and source == discovered_path().read_text():
-        return ProgramKind.DISCOVERED
-    if any(source == p.read_text() for p in list_seeds(seeds_dir)):
-        return ProgramKind.SEED
-    return None
 
 
 def read_provenance(source: str) -> dict[str, Any]:

@@ -76,17 +76,14 @@ def test_the_win_rule_by_hand():
     assert not win_rule.clears(PairedDifference(0.05, 0.05, 100), z=1.0)   # a tie at the bound stays
     assert win_rule.holds(PairedDifference(-0.05, 0.05, 100), z=1.0)
     assert not win_rule.holds(PairedDifference(-0.06, 0.05, 100), z=1.0)
-    assert win_rule.wins(PairedDifference(0.2, 0.05, 9), [PairedDifference(-0.01, 0.05, 9)], z=1.0)
-    assert not win_rule.wins(PairedDifference(0.2, 0.05, 9), [PairedDifference(-0.2, 0.05, 9)], z=1.0)
 
 
-def test_the_adaptation_race_applies_the_same_rule():
-    import inspect
+@pytest.mark.parametrize("difference, se, cleared", [(0.1, 0.05, True), (0.05, 0.05, False), (-0.1, 0.01, False)])
+def test_the_adaptation_race_clears_by_the_same_rule(difference, se, cleared):
+    from automemo.adapt.search_race import Race
 
-    from automemo.adapt import search_race
-
-    source = inspect.getsource(search_race.race)
-    assert "win_rule.clears" in source and "win_rule.holds" in source
+    race = Race(0.5, 0.5 + difference, difference, se, 100, 1.0, cleared, {}, {})
+    assert race.cleared is cleared is win_rule.clears(PairedDifference(difference, se, 100), 1.0)
 
 
 @pytest.mark.parametrize("questions", ["self", "llm"])

