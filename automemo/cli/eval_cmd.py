@@ -24,6 +24,7 @@ from typing import Any
 from automemo.cli import UserError, check_folder_place
 from automemo.cli.flags import (add_config_flags, add_sandbox_flag, add_source_flags, flag_layer,
                                 unsafe_confirmed)
+from automemo.programs import ProgramKind
 
 # The config flags of an evaluation, all from the one flag table (automemo.cli.flags).
 EVAL_FLAGS = ("--benchmark", "--option", "--concurrency", "--executor", "--ray-address",
@@ -248,13 +249,13 @@ class ProgramToScore:
     source: str
     name: str                           # short name for the work directory and the table
     export: dict[str, Any] | None = None  # the manifest, when the program is an exported folder
-    kind: Any = None                    # automemo.programs.ProgramKind: what the program is
+    kind: ProgramKind | None = None     # what the program is: a seed, the discovered default, a file, an export
 
 
 def read_program(spec: str) -> ProgramToScore:
     """The program `spec` names (`automemo.programs`: a file, an exported folder checked against
     its manifest, a seed, or `discovered`)."""
-    from automemo.programs import ProgramKind, ProgramNotFound, resolve_program
+    from automemo.programs import ProgramNotFound, resolve_program
 
     try:
         program = resolve_program(spec)
