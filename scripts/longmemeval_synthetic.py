@@ -2,7 +2,7 @@
 """Write a synthetic LongMemEval file in the published format, for timing (docs/benchmarks.md,
 "longmemeval: cost"): of the S split's shape by default, of the M split's with `--sessions 480`.
 Nothing in it is real data; what it holds is described in
-`automemo/bench/stand_ins/longmemeval_file.py`, which writes it one question at a time.
+`automemo/measurements/stand_ins/longmemeval_file.py`, which writes it one question at a time.
 
     python3 scripts/longmemeval_synthetic.py /tmp/lme/longmemeval_synthetic_s.json \
         [--questions 500] [--sessions 50] [--turns 10] [--pool 2000] [--words 170] [--seed 0]
@@ -23,7 +23,7 @@ from pathlib import Path
 # Run as `python3 scripts/longmemeval_synthetic.py` from a checkout, installed or not.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from automemo.bench.stand_ins.longmemeval_file import SyntheticShape, write_synthetic_longmemeval  # noqa: E402
+from automemo.measurements.stand_ins.longmemeval_file import SyntheticShape, write_synthetic_longmemeval  # noqa: E402
 
 
 def main() -> None:

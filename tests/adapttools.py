@@ -8,9 +8,9 @@ import json
 import random
 from pathlib import Path
 
-from automemo.bench.stand_ins.serve_export import write_export
+from automemo.measurements.stand_ins.serve_export import write_export
 from automemo.contract import EpisodeRecorder, Step
-from automemo.serve.state_folder import StateFolder
+from automemo.serve.storage.state_folder import StateFolder
 from automemo.serve.user_memory import UserMemory
 
 ROOT = Path(__file__).resolve().parents[1]

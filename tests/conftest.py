@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from automemo.bench.stand_ins.fakellm import FakeLLM
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 
 
 def pytest_collection_modifyitems(config, items):
@@ -20,7 +20,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture
 def fake_llm():
-    """A started OpenAI-compatible fake server on 127.0.0.1 (see automemo.bench.stand_ins.fakellm); stopped after."""
+    """A started OpenAI-compatible fake server on 127.0.0.1 (see automemo.measurements.stand_ins.fakellm); stopped after."""
     with FakeLLM() as server:
         yield server
 

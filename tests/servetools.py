@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from automemo.bench.stand_ins.serve_export import write_export
+from automemo.measurements.stand_ins.serve_export import write_export
 from automemo.contract import EpisodeRecorder, Step
 
 ROOT = Path(__file__).resolve().parents[1]

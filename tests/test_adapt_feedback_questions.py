@@ -6,8 +6,8 @@ import json
 
 from automemo.adapt.feedback_questions import feedback_recalls, write_questions
 from automemo.adapt.history import History, write_sessions
-from automemo.serve.episode_log import LogEntry
-from automemo.serve.recall_log import LoggedRecall
+from automemo.serve.storage.episode_log import LogEntry
+from automemo.serve.storage.recall_log import LoggedRecall
 
 
 def _history(tmp_path):

@@ -13,8 +13,8 @@ from adapttools import chat_sessions, served_state
 from automemo.adapt.config import AdaptConfig
 from automemo.adapt.feedback_questions import MIN_FEEDBACK
 from automemo.adapt.round import Outcome, Served, adapt_user
-from automemo.serve.recall_log import RECALLS, RecallLog
-from automemo.serve.versions import NamespaceVersions
+from automemo.serve.storage.recall_log import RECALLS, RecallLog
+from automemo.serve.storage.versions import NamespaceVersions
 
 # one step and no sweep: the tests check where the questions come from and how they are split
 FAST = AdaptConfig(steps=1, cpu_seconds=0, race_draws=1, feedback_sweep=False)

@@ -9,7 +9,7 @@ from adapttools import chat_sessions
 from automemo.adapt.history import read_history, still_live, write_sessions
 from automemo.benchmarks.conversation.user_logs import read_logs
 from automemo.contract import EpisodeRecorder, Step
-from automemo.serve.state_folder import StateFolder
+from automemo.serve.storage.state_folder import StateFolder
 from automemo.serve.user_memory import UserMemory
 
 

@@ -17,7 +17,7 @@ from automemo.adapt import privacy
 from automemo.adapt.config import AdaptConfig
 from automemo.adapt.round import Outcome, Served, adapt_pooled, adapt_user
 from automemo.deploy import read_manifest
-from automemo.serve.versions import NamespaceVersions
+from automemo.serve.storage.versions import NamespaceVersions
 from servetools import Server, call
 
 SECRET = "zqxpelicanword"

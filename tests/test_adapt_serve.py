@@ -16,7 +16,7 @@ import pytest
 from adapttools import ROOT, chat_sessions, served_state
 from automemo.adapt.config import AdaptConfig
 from automemo.deploy import read_manifest
-from automemo.serve.versions import NamespaceVersions
+from automemo.serve.storage.versions import NamespaceVersions
 from killtools import kill_when
 from servetools import Server, call
 

@@ -1,4 +1,4 @@
-"""The agent bench adapt --feedback plays (automemo/bench/agent_feedback.py): it reports the
+"""The agent bench adapt --feedback plays (automemo/measurements/adaptation/agent_feedback.py): it reports the
 returned items that hold the evidence, with seeded misses and false reports, and never an item
 the recall did not return."""
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from automemo.bench.agent_feedback import FeedbackNoise, halves, play, reported
+from automemo.measurements.adaptation.agent_feedback import FeedbackNoise, halves, play, reported
 
 
 def test_a_perfect_agent_reports_exactly_the_shown_evidence():

@@ -9,7 +9,7 @@ import json
 import pytest
 from scipy.stats import spearmanr
 
-from automemo.bench.labelfree import spearman
+from automemo.measurements.labelfree import spearman
 from automemo.cli import main
 from automemo.paths import list_seeds
 from automemo.runs import RunDir

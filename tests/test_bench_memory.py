@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from automemo.bench.life import TURNS, Life
-from automemo.bench.memory import program_source
+from automemo.measurements.life import TURNS, Life
+from automemo.measurements.memory import program_source
 from automemo.cli import UserError
 from automemo.cli import main as cli_main
 from automemo.paths import SEEDS_DIR

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from automemo.bench.discovery import Scored, SearchResult, render, summarize
-from automemo.bench.question_budget import (check_fraction, comparison_rows, fraction_label, question_budget,
+from automemo.measurements.discovery import Scored, SearchResult, render, summarize
+from automemo.measurements.question_budget import (check_fraction, comparison_rows, fraction_label, question_budget,
                                             questions_scored, run_questions_scored)
 from automemo.cli import UserError
 

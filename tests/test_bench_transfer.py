@@ -13,7 +13,7 @@ import pytest
 
 from automemo.benchmarks import load
 from automemo.cli import main
-from automemo.bench.stand_ins.synthetic_run import write_synthetic_run
+from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 from longmemeval_data import write_longmemeval
 
 # Cites the first N turns of the question's user, in the order they were stored (date order).

@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from automemo.bench.stand_ins.fakellm import FakeLLM
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.paths import SEEDS_DIR
 from automemo.runs import RunDir
 from tests.searchtools import run_search, write_config

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from automemo.bench.stand_ins.synthetic_run import write_synthetic_run
+from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 from automemo.episode_store import EpisodeStore
 from automemo.export import export_node
 from automemo.meta.offline.crossover import Routes, crossover_source

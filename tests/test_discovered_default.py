@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from automemo.bench.discovered_default import Candidate, by_conversation, choose, data_digest
+from automemo.measurements.discovered_default import Candidate, by_conversation, choose, data_digest
 from automemo.paths import shipped_data
 from automemo.programs import discovered_path, read_provenance
 

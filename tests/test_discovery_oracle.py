@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from automemo.bench.discovery import Scored, SearchResult, summarize
-from automemo.bench.oracle import Candidate, evaluated_candidates, search_oracle
+from automemo.measurements.discovery import Scored, SearchResult, summarize
+from automemo.measurements.oracle import Candidate, evaluated_candidates, search_oracle
 
 
 class FakeRun:
@@ -75,7 +75,7 @@ def test_summary_reports_oracle_and_regret_per_strategy_with_mean_and_se():
 def test_test_scores_keep_the_published_figures_and_score_each_program_once(tmp_path):
     import json
 
-    from automemo.bench.discovery import TestScores
+    from automemo.measurements.discovery import TestScores
     from automemo.evaluation.aggregate import summarize as summarize_tasks
     from automemo.evaluation.result import TaskResult
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from automemo.cli import main
-from automemo.bench.stand_ins.fakellm import FakeLLM
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.paths import seed_path
 
 from webpolicy import solves_clicks_only

@@ -245,7 +245,7 @@ def test_real_data_search_with_bad_data_says_what_to_change(tmp_path):
 
 
 def test_discovery_summary_compares_with_the_best_seed_and_best_of_seeds():
-    from automemo.bench.discovery import Scored, SearchResult, WallClockCap, summarize
+    from automemo.measurements.discovery import Scored, SearchResult, WallClockCap, summarize
 
     seeds = [Scored("a", 0.9, 0.50, 3.0), Scored("b", 0.7, 0.60, 40.0), Scored("c", 0.9, 0.55, 1.0)]
     searches = [SearchResult(s, "tree", 1, 10, "steps", 60.0, 4, "x", 0.95, test, 2.0)

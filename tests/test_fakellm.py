@@ -10,7 +10,7 @@ import urllib.request
 import openai
 import pytest
 
-from automemo.bench.stand_ins.fakellm import FakeLLM, hash_embedding
+from automemo.measurements.stand_ins.fakellm import FakeLLM, hash_embedding
 
 
 def _client(fake: FakeLLM, **kw) -> openai.OpenAI:

@@ -11,7 +11,7 @@ import pytest
 from automemo.cli import main
 from automemo.report.build import build_report
 from automemo.search.heldout import _per_type, sentences, verdict
-from automemo.bench.stand_ins.synthetic_run import write_synthetic_run
+from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 
 
 def _doc() -> dict:

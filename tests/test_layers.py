@@ -153,19 +153,19 @@ def test_named_layer_rules():
 
 
 # The runtime package holds runtime code only. What the benches run in place of a real part
-# (automemo.bench.stand_ins) belongs to the benches: nothing outside `bench` imports `bench`
+# (automemo.measurements.stand_ins) belongs to the benches: nothing outside `bench` imports `bench`
 # except the command line that registers its commands.
-BENCH_IMPORTERS = {"cli"}  # automemo.cli.bench_cmd loads automemo.bench.<name> by name
+BENCH_IMPORTERS = {"cli"}  # automemo.cli.bench_cmd loads automemo.measurements.<name> by name
 
 
 def importers_of_bench(edges: dict[str, set[str]]) -> set[str]:
-    """Top-level modules outside `bench` that import `automemo.bench` and are not allowed to."""
+    """Top-level modules outside `bench` that import `automemo.measurements` and are not allowed to."""
     return {a for a, targets in edges.items() if "bench" in targets} - BENCH_IMPORTERS - {"bench"}
 
 
 def test_only_the_command_line_imports_the_benches_and_their_stand_ins():
     assert importers_of_bench(import_graph()) == set(), \
-        "automemo.bench (benches and their stand-ins) is imported outside automemo.bench and automemo.cli"
+        "automemo.measurements (benches and their stand-ins) is imported outside automemo.measurements and automemo.cli"
 
 
 def test_the_bench_rule_finds_a_runtime_importer():
@@ -182,4 +182,4 @@ def test_the_graph_sees_real_imports():
     modules = module_graph()
     assert "automemo.search.scheduler" in modules["automemo.search.loop"]
     assert "automemo.llm.budget" in modules["automemo.llm.client"]
-    assert "automemo.bench.stand_ins.fakellm" in modules["automemo.bench.cost"]
+    assert "automemo.measurements.stand_ins.fakellm" in modules["automemo.measurements.cost"]

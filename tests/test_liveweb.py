@@ -18,7 +18,7 @@ import pytest
 from automemo.agents import build_agent
 from automemo.benchmarks import load
 from automemo.episode_store import EpisodeStore
-from automemo.bench.stand_ins.fakellm import FakeLLM
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, RoleConfig
 from automemo.paths import seed_path
 

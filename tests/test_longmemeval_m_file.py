@@ -1,4 +1,4 @@
-"""The synthetic M-shaped LongMemEval file (`bench/stand_ins/longmemeval_file.py`): written one
+"""The synthetic M-shaped LongMemEval file (`measurements/stand_ins/longmemeval_file.py`): written one
 question at a time, it holds the bytes `json.dumps` of the whole list would, has the published
 format and the M shape (~480 sessions a question, fillers shared between haystacks), and loads
 as the longmemeval benchmark with nothing left out."""
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from automemo.bench.stand_ins.longmemeval_file import (
+from automemo.measurements.stand_ins.longmemeval_file import (
     SyntheticShape, session, vocabulary, write_synthetic_longmemeval,
 )
 from automemo.benchmarks import load
@@ -70,7 +70,7 @@ def test_with_fact_words_a_questions_topic_is_in_its_evidence_turns_only(tmp_pat
     facts use words of their own, so a question still names its evidence by its words."""
     import dataclasses
 
-    from automemo.bench.stand_ins.longmemeval_file import M_SHAPE
+    from automemo.measurements.stand_ins.longmemeval_file import M_SHAPE
 
     shape = dataclasses.replace(M_SHAPE, questions=4, sessions=40, turns=3, pool=60, words=30)
     items = json.loads(write_synthetic_longmemeval(tmp_path / "m.json", shape).path.read_text())

@@ -10,7 +10,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from automemo.bench.stand_ins.longmemeval_file import SyntheticShape, write_synthetic_longmemeval
+from automemo.measurements.stand_ins.longmemeval_file import SyntheticShape, write_synthetic_longmemeval
 from automemo.benchmarks import load
 from automemo.benchmarks.conversation import longmemeval
 from automemo.episode_store import EpisodeStore

@@ -12,8 +12,8 @@ import pytest
 
 faiss = pytest.importorskip("faiss")
 
-from automemo.bench.life import Life  # noqa: E402
-from automemo.bench.seeds import FastEncoder  # noqa: E402
+from automemo.measurements.life import Life  # noqa: E402
+from automemo.measurements.seeds import FastEncoder  # noqa: E402
 from automemo.toolkit import memolib  # noqa: E402
 from automemo.toolkit.memolib import ann  # noqa: E402
 

@@ -15,7 +15,7 @@ from automemo.contract import EpisodeRecorder, MemoryPayload, Step
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation.evidence import TaskEvidence, episode_rel_path, write_summary, write_task
 from automemo.evaluation.result import EvaluationResult, TaskResult
-from automemo.bench.stand_ins.fakellm import estimate_tokens
+from automemo.measurements.stand_ins.fakellm import estimate_tokens
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.llm.messages import message_text
 from automemo.meta import MetaError, ParentView, build_meta_agent

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from automemo.benchmarks.mind2web_offline import step_metrics
-from automemo.bench.stand_ins.fakellm import FakeLLM
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.paths import seed_path
 
 from webpolicy import last_user_text

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from automemo.bench.stand_ins.synthetic_run import write_synthetic_run
+from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 from automemo.search.display import SearchDisplay
 
 SHIM_SITE = Path(__file__).resolve().parent / "torch_shim_site"

@@ -10,7 +10,7 @@ import pytest
 from automemo.failures import InfrastructureFailure
 from automemo.llm import LLMConfig, RoleConfig
 from automemo.llm.preflight import EndpointUnreachable, check_endpoints
-from automemo.bench.stand_ins.fakellm import FakeLLM
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 
 
 def _dead_url() -> str:

@@ -82,7 +82,7 @@ def test_breakdown_per_category_with_and_without_the_adversarial_category(tmp_pa
 
 
 def test_the_report_node_page_shows_the_breakdown(tmp_path):
-    from automemo.bench.stand_ins.synthetic_run import write_synthetic_run
+    from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
     from automemo.report.build import build_report
 
     run = write_synthetic_run(tmp_path, nodes=3, tasks_per_eval=3, screenshots_per_task=0, run_id="t")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from automemo.bench.latency_benchmark import FACTS_PROGRAM, LatencyBenchmark
+from automemo.measurements.latency_benchmark import FACTS_PROGRAM, LatencyBenchmark
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator
 from automemo.evaluation.executor import ThreadExecutor

@@ -9,7 +9,7 @@ import socket
 import pytest
 from PIL import Image
 
-from automemo.bench.stand_ins.fakellm import FakeLLM
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, LLMError, RoleConfig, user_message
 from automemo.llm.breaker import EndpointDown
 from automemo.llm.quirks import Quirk, strip_think

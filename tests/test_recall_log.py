@@ -1,9 +1,9 @@
-"""A namespace's recalls and the agent's feedback (automemo/serve/recall_log.py): checked against
+"""A namespace's recalls and the agent's feedback (automemo/serve/storage/recall_log.py): checked against
 the recall, durable, dropped with a forgotten episode, gone with `forget all`."""
 
 import pytest
 
-from automemo.serve.recall_log import FeedbackRefused, RecallLog, episode_item_ids, read_recalls
+from automemo.serve.storage.recall_log import FeedbackRefused, RecallLog, episode_item_ids, read_recalls
 
 
 def test_feedback_is_checked_against_its_recall_and_a_refusal_changes_nothing(tmp_path):

@@ -106,7 +106,7 @@ def test_a_deployed_memory_hands_retrieve_what_the_harness_did(tmp_path):
     """`load_memory` (and the served memory, which recalls through it) shows a program a task as
     the search's harness did: the allow-list plus the searched benchmark's question-time keys, and
     the run's budget; a label an application passes along never reaches it."""
-    from automemo.bench.stand_ins.serve_export import write_export
+    from automemo.measurements.stand_ins.serve_export import write_export
     from automemo.deploy import load_memory
 
     export = write_export(tmp_path / "export", PROBE, [], benchmark="miniwob")  # declares env, seed, site

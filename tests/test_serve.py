@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from automemo.serve.episode_log import EpisodeLog
-from automemo.serve.state_folder import StateFolder
+from automemo.serve.storage.episode_log import EpisodeLog
+from automemo.serve.storage.state_folder import StateFolder
 from servetools import PNG, Server, call, data_url as _data_url, make_export
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,8 +10,8 @@ import pytest
 from automemo.serve.access import (
     LOCAL, PRINCIPAL_KEY, AccessConfigError, NamespaceRefused, Principal, namespace_for, principal_of, token_table,
 )
-from automemo.serve.http_policy import HttpPolicy
-from automemo.serve.rate_limit import RateLimiter
+from automemo.serve.http.policy import HttpPolicy
+from automemo.serve.http.rate_limit import RateLimiter
 
 ENV = {"ALL_TOKEN": "all-tok", "ANA_TOKEN": "ana-tok", "PAIR_TOKEN": "pair-tok"}
 

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from automemo.serve.recall_log import RECALLS
-from automemo.serve.state_folder import StateFolder
+from automemo.serve.storage.recall_log import RECALLS
+from automemo.serve.storage.state_folder import StateFolder
 from servetools import ROOT, call, free_port, make_export
 
 

@@ -1,5 +1,5 @@
 """The lease with a fencing token that keeps one writer per namespace on a shared state folder
-(`automemo.serve.lease`, `automemo.serve.fenced`), in isolation: real files, real `flock`, a real
+(`automemo.serve.cluster.lease`, `automemo.serve.cluster.lease_checked_writes`), in isolation: real files, real `flock`, a real
 process killed with SIGKILL; no Ray."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from automemo.serve.episode_log import EpisodeLog, LogEntry, current_writers
-from automemo.serve.fenced import FencedEpisodeLog, FencedStateFolder
-from automemo.serve.lease import LeaseHeld, LeaseLost, NamespaceLease
-from automemo.serve.state_folder import SnapshotMeta
+from automemo.serve.storage.episode_log import EpisodeLog, LogEntry, current_writers
+from automemo.serve.cluster.lease_checked_writes import LeaseCheckedEpisodeLog, LeaseCheckedStateFolder
+from automemo.serve.cluster.lease import LeaseHeld, LeaseLost, NamespaceLease
+from automemo.serve.storage.state_folder import SnapshotMeta
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,7 +53,7 @@ def test_a_holder_whose_lock_was_broken_is_fenced_out(tmp_path):
     holder takes a larger token, and every write of the old one is refused before it is made."""
     a, b = NamespaceLease(tmp_path, "k", "a"), NamespaceLease(tmp_path, "k", "b")
     a.acquire()
-    log_a = FencedEpisodeLog(tmp_path / "episodes.jsonl", a)
+    log_a = LeaseCheckedEpisodeLog(tmp_path / "episodes.jsonl", a)
     log_a.read()
     log_a.append_episode({"task_id": "t1"}, received=1.0)
     fcntl.flock(a._lock_fh, fcntl.LOCK_UN)  # the lock vanishes; `a` does not know
@@ -64,7 +64,7 @@ def test_a_holder_whose_lock_was_broken_is_fenced_out(tmp_path):
         log_a.append_episode({"task_id": "t-stale"}, received=2.0)
     with pytest.raises(LeaseLost):
         log_a.rewrite([])
-    log_b = FencedEpisodeLog(tmp_path / "episodes.jsonl", b)
+    log_b = LeaseCheckedEpisodeLog(tmp_path / "episodes.jsonl", b)
     log_b.read()
     log_b.append_episode({"task_id": "t2"}, received=3.0)
     entries = EpisodeLog(tmp_path / "episodes.jsonl").read()
@@ -74,7 +74,7 @@ def test_a_holder_whose_lock_was_broken_is_fenced_out(tmp_path):
 
 def test_fenced_state_folder_refuses_snapshots_and_drops_without_the_lease(tmp_path):
     lease = NamespaceLease(tmp_path, "k", "a")
-    state = FencedStateFolder(tmp_path, lease)
+    state = LeaseCheckedStateFolder(tmp_path, lease)
     with pytest.raises(LeaseLost, match="not held"):
         state.claim("ana")
     assert not state.user_dir("ana").exists()
@@ -97,7 +97,7 @@ def test_fenced_state_folder_refuses_snapshots_and_drops_without_the_lease(tmp_p
 
 def test_the_lease_of_a_killed_process_can_be_taken_at_once(tmp_path):
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom automemo.serve.lease import NamespaceLease\n"
+        [sys.executable, "-c", "import sys, time\nfrom automemo.serve.cluster.lease import NamespaceLease\n"
          f"lease = NamespaceLease(sys.argv[1], 'k', 'child')\nlease.acquire()\nprint('held', flush=True)\ntime.sleep(60)\n",
          str(tmp_path)],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
@@ -134,14 +134,14 @@ def test_a_read_never_cuts_another_writers_append_and_only_the_holder_repairs_it
     path = tmp_path / "episodes.jsonl"
     holder = NamespaceLease(tmp_path, "k", "a")
     holder.acquire()
-    log = FencedEpisodeLog(path, holder)
+    log = LeaseCheckedEpisodeLog(path, holder)
     log.read()
     log.append_episode({"task_id": "t1"}, received=1.0)
     in_flight = _line_of(2, "t2")
     with open(path, "ab") as fh:
         fh.write(in_flight[:12])
     size = path.stat().st_size
-    stale = FencedEpisodeLog(path, NamespaceLease(tmp_path, "k", "b"))  # no lease
+    stale = LeaseCheckedEpisodeLog(path, NamespaceLease(tmp_path, "k", "b"))  # no lease
     for reader in (EpisodeLog(path), stale):
         assert [e.task_id for e in reader.read()] == ["t1"]
         assert path.stat().st_size == size
@@ -157,7 +157,7 @@ def test_a_read_never_cuts_another_writers_append_and_only_the_holder_repairs_it
     holder.release()
     successor = NamespaceLease(tmp_path, "k", "c")
     successor.acquire()
-    log = FencedEpisodeLog(path, successor)
+    log = LeaseCheckedEpisodeLog(path, successor)
     assert [e.task_id for e in log.read()] == ["t1", "t2"]
     log.append_episode({"task_id": "t4"}, received=4.0)  # the torn tail is cut first
     assert [e.task_id for e in EpisodeLog(path).read()] == ["t1", "t2", "t4"]
@@ -171,13 +171,13 @@ def test_a_former_holders_late_lines_are_dropped_and_a_handover_is_kept_whole(tm
     path = tmp_path / "episodes.jsonl"
     a, b = NamespaceLease(tmp_path, "k", "a"), NamespaceLease(tmp_path, "k", "b")
     a.acquire()
-    log_a = FencedEpisodeLog(path, a)
+    log_a = LeaseCheckedEpisodeLog(path, a)
     log_a.read()
     log_a.append_episode({"task_id": "a1"}, received=1.0)
     log_a.append_episode({"task_id": "a2"}, received=2.0)
     fcntl.flock(a._lock_fh, fcntl.LOCK_UN)  # a's lock is lost behind its back
     b.acquire()
-    log_b = FencedEpisodeLog(path, b)
+    log_b = LeaseCheckedEpisodeLog(path, b)
     log_b.read()
     log_b.append_episode({"task_id": "b1"}, received=3.0)
     assert [(e.task_id, e.token) for e in EpisodeLog(path).read()] == [("a1", 1), ("a2", 1), ("b1", 2)]
@@ -213,14 +213,14 @@ def test_a_lease_record_that_began_again_is_advanced_past_the_logs_tokens(tmp_pa
         first.acquire()
         first.release()
     first.acquire()
-    log = FencedEpisodeLog(path, first)
+    log = LeaseCheckedEpisodeLog(path, first)
     log.read()
     log.append_episode({"task_id": "t1"}, received=1.0)
     first.release()
     shutil.rmtree(tmp_path / "leases")
     again = NamespaceLease(tmp_path, "k", "b")
     assert again.acquire() == 1
-    log = FencedEpisodeLog(path, again)
+    log = LeaseCheckedEpisodeLog(path, again)
     log.read()
     log.append_episode({"task_id": "t2"}, received=2.0)
     assert again.token == again.read().token == 5

@@ -1,5 +1,5 @@
-"""A user's memory under its lease (`automemo.serve.leased_namespace`), as two replicas of the Ray
-engine hold it, without Ray: two `LeasedNamespace` objects on one state folder, real programs
+"""A user's memory under its lease (`automemo.serve.cluster.leased_memory`), as two replicas of the Ray
+engine hold it, without Ray: two `LeasedUserMemory` objects on one state folder, real programs
 (unsandboxed, for speed), real files and locks."""
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ import pytest
 from servetools import PNG, data_url, make_export
 from automemo.contract import EpisodeRecorder, Step
 from automemo.deploy import DeployError
-from automemo.serve.episode_log import EpisodeLog
+from automemo.serve.storage.episode_log import EpisodeLog
 from automemo.serve.access import LOCAL, namespace_for
 from automemo.serve.defaults import DEFAULT_USER
-from automemo.serve.lease import LeaseLost
-from automemo.serve.leased_namespace import Evicted, LeasedNamespace, LeasedPool, NotOwner
-from automemo.serve.ray_engine import prepare
+from automemo.serve.cluster.lease import LeaseLost
+from automemo.serve.cluster.leased_memory import Evicted, LeasedUserMemory, LeasedUserMemoryPool, NotOwner
+from automemo.serve.cluster.engine import prepare
 from automemo.serve.requests import RecallRequest, RequestLimits, remember_request
 from automemo.serve.service import MemoryService, ServiceError
-from automemo.serve.transfer import read_lines
+from automemo.serve.storage.transfer import read_lines
 from automemo.serve.user_memory import Quota
-from automemo.serve.state_folder import LOG, STORE, StateFolder
+from automemo.serve.storage.state_folder import LOG, STORE, StateFolder
 from automemo.toolkit.embedding_cache import EmbeddingCache
 
 
@@ -44,13 +44,13 @@ def test_a_replica_that_lost_its_lease_refuses_and_drops_what_it_did_not_log(pre
     root, program = prepared.state_root, prepared.program
     threads = ThreadPoolExecutor(2)
 
-    def opened(holder: str) -> LeasedNamespace:
-        return LeasedNamespace("ana", root, program, holder, notice=print, wait_seconds=0.0)
+    def opened(holder: str) -> LeasedUserMemory:
+        return LeasedUserMemory("ana", root, program, holder, notice=print, wait_seconds=0.0)
 
-    def remember(namespace: LeasedNamespace, task_id: str, text: str):
+    def remember(namespace: LeasedUserMemory, task_id: str, text: str):
         return asyncio.run(namespace.call(lambda memory: memory.remember(_episode(task_id, text)), threads))[0]
 
-    def recall(namespace: LeasedNamespace, text: str) -> str:
+    def recall(namespace: LeasedUserMemory, text: str) -> str:
         return asyncio.run(namespace.call(lambda memory: memory.recall(text, (), "")[0], threads))[0].text
 
     a = opened("replica-a")
@@ -91,7 +91,7 @@ def test_a_replica_without_the_lease_writes_no_image_no_cache_entry_and_no_log_l
     prepared = prepare(export, tmp_path / "state", sandbox="unsafe", unsafe=True, services_for=services_for,
                        notice=lambda message: None)
     threads = ThreadPoolExecutor(2)
-    a = LeasedNamespace("ana", prepared.state_root, prepared.program, "replica-a", notice=print, wait_seconds=0.0)
+    a = LeasedUserMemory("ana", prepared.state_root, prepared.program, "replica-a", notice=print, wait_seconds=0.0)
     folder = a.memory.folder
     asyncio.run(a.call(lambda memory: memory.remember(_draft("t1", "my locker code is 5521", PNG)), threads))
 
@@ -106,7 +106,7 @@ def test_a_replica_without_the_lease_writes_no_image_no_cache_entry_and_no_log_l
     assert len(before[0]) == 1 and len(before[1]) == 1
 
     fcntl.flock(a.lease._lock_fh, fcntl.LOCK_UN)  # a's lock is lost behind its back; b takes the lease
-    b = LeasedNamespace("ana", prepared.state_root, prepared.program, "replica-b", notice=print, wait_seconds=0.0)
+    b = LeasedUserMemory("ana", prepared.state_root, prepared.program, "replica-b", notice=print, wait_seconds=0.0)
     other = io.BytesIO()
     Image.new("RGB", (2, 2), "green").save(other, format="PNG")
     stale_writes = {
@@ -153,7 +153,7 @@ def test_a_replicas_user_starts_empty_unless_the_shipped_episodes_are_shared(tmp
         with pytest.raises(DeployError, match="--shared-experience"):
             prepare(export, prepared.state_root, sandbox="unsafe", unsafe=True, services_for=services_for,
                     notice=lambda message: None, shared_experience=not shared)
-        namespace = LeasedNamespace("ana", prepared.state_root, prepared.program, "replica", notice=print,
+        namespace = LeasedUserMemory("ana", prepared.state_root, prepared.program, "replica", notice=print,
                                     wait_seconds=0.0)
         payload = asyncio.run(namespace.call(lambda memory: memory.recall("shipped colour", (), "")[0], threads))[0]
         assert payload.metadata["n_memories"] == shipped_rows
@@ -163,21 +163,21 @@ def test_a_replicas_user_starts_empty_unless_the_shipped_episodes_are_shared(tmp
 
 
 def test_a_replicas_service_is_memoryservices_calls_quotas_and_whole_imports_included(tmp_path):
-    """What a replica runs (`MemoryService.over` a `LeasedPool`), without Ray: a call naming no
+    """What a replica runs (`MemoryService.over` a `LeasedUserMemoryPool`), without Ray: a call naming no
     user reaches "default"; a user's quota refuses a remember with 429 and an import that does not
     fit whole, storing nothing."""
     export = make_export(tmp_path / "export")
     prepared = prepare(export, tmp_path / "state", sandbox="unsafe", unsafe=True, notice=lambda message: None,
                        quota=Quota(episodes=2, bytes=10_000_000))
     threads = ThreadPoolExecutor(2)
-    opened: dict[str, LeasedNamespace] = {}
+    opened: dict[str, LeasedUserMemory] = {}
 
-    async def load(user: str) -> LeasedNamespace:
+    async def load(user: str) -> LeasedUserMemory:
         if user not in opened:
-            opened[user] = LeasedNamespace(user, prepared.state_root, prepared.program, "replica", notice=print,
+            opened[user] = LeasedUserMemory(user, prepared.state_root, prepared.program, "replica", notice=print,
                                            wait_seconds=0.0)
         return opened[user]
-    service = MemoryService.over(prepared.served, LeasedPool(load, threads))
+    service = MemoryService.over(prepared.served, LeasedUserMemoryPool(load, threads))
 
     def remember(body: dict) -> dict:
         asked = remember_request(body, RequestLimits(), service.benchmark, allow_paths=False,

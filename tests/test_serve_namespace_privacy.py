@@ -12,8 +12,8 @@ import json
 import pytest
 
 from automemo.episode_store import EpisodeStore
-from automemo.serve.episode_log import EpisodeLog, LogEntry
-from automemo.serve.state_folder import LOG, StateFolder
+from automemo.serve.storage.episode_log import EpisodeLog, LogEntry
+from automemo.serve.storage.state_folder import LOG, StateFolder
 from automemo.serve.user_memory import UserMemory
 from servetools import Server, call, make_export
 

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from automemo.serve.state_folder import SNAPSHOT, StateFolder
+from automemo.serve.storage.state_folder import SNAPSHOT, StateFolder
 from servetools import PNG, Server, call, data_url, make_export
 
 # Shares every user's memory, as a program with `SCOPE = "all"` would: isolation must not rely on it.

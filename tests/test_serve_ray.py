@@ -34,12 +34,12 @@ ray = pytest.importorskip("ray", reason="Ray is installed by the test command (a
 serve = pytest.importorskip("ray.serve", reason="Ray Serve is installed by the test command (automemo[ray])")
 
 from automemo.serve.access import token_table  # noqa: E402
-from automemo.serve.episode_log import EpisodeLog, live_episodes  # noqa: E402
-from automemo.serve.http_policy import HttpPolicy  # noqa: E402
-from automemo.serve.lease import NamespaceLease  # noqa: E402
-from automemo.serve.ray_engine import APP_NAME, deploy, prepare  # noqa: E402
+from automemo.serve.storage.episode_log import EpisodeLog, live_episodes  # noqa: E402
+from automemo.serve.http.policy import HttpPolicy  # noqa: E402
+from automemo.serve.cluster.lease import NamespaceLease  # noqa: E402
+from automemo.serve.cluster.engine import APP_NAME, deploy, prepare  # noqa: E402
 from automemo.serve.requests import RequestLimits  # noqa: E402
-from automemo.serve.state_folder import LOG, StateFolder  # noqa: E402
+from automemo.serve.storage.state_folder import LOG, StateFolder  # noqa: E402
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.slow]
 
@@ -336,8 +336,8 @@ def test_a_replica_follows_a_users_version_swap_and_rollback(ray_app, export):
     adaptation."""
     from automemo.adapt.supervisor import Adapter
     from automemo.adapt.version_build import write_program
-    from automemo.serve.state_folder import StateFolder
-    from automemo.serve.versions import NamespaceVersions, VersionRecord, now
+    from automemo.serve.storage.state_folder import StateFolder
+    from automemo.serve.storage.versions import NamespaceVersions, VersionRecord, now
     from servetools import WORD_MEMORY
 
     client, state = ray_app

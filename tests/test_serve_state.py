@@ -11,8 +11,8 @@ import pytest
 from automemo.assembly import EMBEDDING_CACHE
 from automemo.contract import EpisodeRecorder, Step
 from automemo.episode_store import EpisodeStore
-from automemo.serve.episode_log import EpisodeLog, live_episodes
-from automemo.serve.state_folder import LOG, STORE, SnapshotMeta, StateError, StateFolder
+from automemo.serve.storage.episode_log import EpisodeLog, live_episodes
+from automemo.serve.storage.state_folder import LOG, STORE, SnapshotMeta, StateError, StateFolder
 from automemo.serve.user_memory import UserMemory
 from servetools import PNG
 
@@ -114,7 +114,7 @@ def test_an_exported_image_keeps_its_own_type():
 
     from PIL import Image
 
-    from automemo.serve.transfer import data_url
+    from automemo.serve.storage.transfer import data_url
 
     for kind, mime in (("GIF", "gif"), ("WEBP", "webp"), ("PNG", "png"), ("JPEG", "jpeg")):
         buffer = io.BytesIO()

@@ -1,4 +1,4 @@
-"""A namespace's program versions on disk (automemo/serve/versions.py): installed whole and
+"""A namespace's program versions on disk (automemo/serve/storage/versions.py): installed whole and
 served by one pointer; a rollback refuses what does not exist; retiring keeps the record, drops
 everything derived, and falls back along the parents; forgetting retires across namespaces."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from automemo.serve.versions import (SHIPPED, NamespaceGone, NamespaceVersions, VersionError, VersionRecord, now,
+from automemo.serve.storage.versions import (SHIPPED, NamespaceGone, NamespaceVersions, VersionError, VersionRecord, now,
                                      pooled_used, retire_derived)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from automemo.bench.stand_ins.synthetic_run import write_synthetic_run
+from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 from automemo.cli import main
 
 

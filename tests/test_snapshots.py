@@ -14,7 +14,7 @@ import tarfile
 import numpy as np
 import pytest
 
-from automemo.bench.seeds import FastEncoder, synthetic_episode, synthetic_task
+from automemo.measurements.seeds import FastEncoder, synthetic_episode, synthetic_task
 from automemo.meta.source.recipe import Pipeline, Recipe, render_recipe
 from automemo.paths import SEEDS_DIR
 from automemo.sandbox import ProgramError, SandboxError, get_sandbox

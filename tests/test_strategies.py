@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from automemo.bench.landscape_search import run_landscape_search
+from automemo.measurements.landscape_search import run_landscape_search
 from automemo.configtools import ConfigError
 from automemo.search import policy
 from automemo.search.config import SearchConfig
-from automemo.bench.stand_ins.landscape import Landscape
+from automemo.measurements.stand_ins.landscape import Landscape
 from automemo.search.policy import NodeStats, TreeStats
 from automemo.search.strategies import (
     AlmaStrategy, GreedyStrategy, RandomStrategy, best_mean, final_node, strategy_for,
@@ -136,7 +136,7 @@ def test_bench_strategies_prints_the_table_and_writes_the_chart(tmp_path):
 
 
 def test_a_parallel_landscape_search_and_the_regret_shared_by_both_benches(fake_llm, tmp_path):
-    from automemo.bench.landscape_search import regrets
+    from automemo.measurements.landscape_search import regrets
 
     out = run_landscape_search("tree", seed=2, steps=6, parallel=3, eval_latency_s=0.05,
                                fake=fake_llm, workdir=tmp_path)
@@ -151,7 +151,7 @@ def test_a_parallel_landscape_search_and_the_regret_shared_by_both_benches(fake_
 
 
 def test_the_shared_regret_compares_searches_on_the_same_landscape_only():
-    from automemo.bench.landscape_search import LandscapeOutcome, regrets
+    from automemo.measurements.landscape_search import LandscapeOutcome, regrets
 
     def outcome(seed: int, selected: float, best: float) -> LandscapeOutcome:
         return LandscapeOutcome(strategy="tree", seed=seed, selected_quality=selected, best_quality=best,

@@ -21,7 +21,7 @@ from automemo.agents.visual import VisualAgentConfig
 from automemo.benchmarks import load
 from automemo.contract import PartialRecorder
 from automemo.episode_store import EpisodeStore
-from automemo.bench.stand_ins.fakellm import FakeLLM
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, RoleConfig
 from automemo.paths import seed_path
 

@@ -16,7 +16,7 @@ from typing import Sequence
 
 from automemo.adapt.history import History
 from automemo.benchmarks.conversation.feedback import DEFAULT_ETA, RecallFeedback, question_line
-from automemo.serve.recall_log import LoggedRecall, episode_item_ids
+from automemo.serve.storage.recall_log import LoggedRecall, episode_item_ids
 
 MIN_FEEDBACK = 20
 """Recalls with feedback a round needs before it fits on them (half fit, half race: ten a side

@@ -17,8 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from automemo.serve.episode_log import EpisodeLog, LogEntry, live_episodes
-from automemo.serve.state_folder import LOG, STORE, incarnation
+from automemo.serve.storage.episode_log import EpisodeLog, LogEntry, live_episodes
+from automemo.serve.storage.state_folder import LOG, STORE, incarnation
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ version only on a paired win (docs/serve.md, "Adaptation").
 Nothing is installed until the last step, which is one rename and one pointer write under the
 namespace's versions lock: a round killed anywhere leaves the version that served before, whole.
 The work folder (the sessions file, the search's run, the race) holds copies of the history; it
-is deleted when the round ends, and by any forget in the meantime (`serve.versions`).
+is deleted when the round ends, and by any forget in the meantime (`serve.storage.versions`).
 
 Per user, the search fits on that user's history alone. Pooled, the histories are written under
 opaque names (u1, u2, ...), the search runs the offline meta agent only, the race is on users the
@@ -42,9 +42,9 @@ from automemo.adapt.search_race import Proposal, Race, race, round_config, searc
 from automemo.adapt.version_build import prebuild_snapshot, write_program
 from automemo.deploy import read_manifest
 from automemo.export import PROGRAM
-from automemo.serve.recall_log import RECALLS, RecallLog
-from automemo.serve.state_folder import USERS, StateFolder
-from automemo.serve.versions import (SHIPPED, WORK, NamespaceGone, NamespaceVersions, VersionRecord, now,
+from automemo.serve.storage.recall_log import RECALLS, RecallLog
+from automemo.serve.storage.state_folder import USERS, StateFolder
+from automemo.serve.storage.versions import (SHIPPED, WORK, NamespaceGone, NamespaceVersions, VersionRecord, now,
                                      pooled_used)
 
 ROUNDS = "rounds.jsonl"   # a namespace's round log (versions/rounds.jsonl); pooled: STATE/adapt-rounds.jsonl

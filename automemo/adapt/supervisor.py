@@ -4,7 +4,7 @@ Every `check_every_s` the supervisor looks for namespaces whose history is large
 since their last round (per user), or for enough such users (pooled), and starts a round for
 each as `automemo memory adapt ... --server-pid`: a process of its own, in a process group of its
 own, at the lowest CPU priority (SCHED_IDLE), within its CPU-seconds budget; at most
-`max_parallel` at once. The round installs a version on disk (`serve.versions`); the serving
+`max_parallel` at once. The round installs a version on disk (`serve.storage.versions`); the serving
 namespace follows it on its next call. The server never waits for a round, and stopping the
 server stops its rounds (an unfinished round installs nothing)."""
 
@@ -24,9 +24,9 @@ from automemo.adapt.config import POOLED, AdaptConfig
 from automemo.adapt.cpu import ROUND_THREAD_ENV, lowest_priority
 from automemo.adapt.history import read_history
 from automemo.adapt.round import ROUNDS, eligible, last_round, not_grown, sweep_stale_work
-from automemo.serve.state_folder import LOG, StateFolder
+from automemo.serve.storage.state_folder import LOG, StateFolder
 from automemo.episode_store import atomic_write
-from automemo.serve.versions import ADAPT_STATUS, NamespaceVersions
+from automemo.serve.storage.versions import ADAPT_STATUS, NamespaceVersions
 
 # What each round said (progress; its stderr, tracebacks included): a user's round logs into the
 # user's own folder (`users/<key>/versions/round.log`), so it leaves with a forget all; the pooled

@@ -18,8 +18,8 @@ from automemo.contract import EpisodeRecorder
 from automemo.deploy import load_memory, read_manifest
 from automemo.export import MANIFEST, PROGRAM, sha256_file
 from automemo.sandbox.base import ProgramError
-from automemo.serve.state_folder import SnapshotMeta, StateFolder
-from automemo.serve.versions import PROGRAM_DIR
+from automemo.serve.storage.state_folder import SnapshotMeta, StateFolder
+from automemo.serve.storage.versions import PROGRAM_DIR
 
 README = "README.md"
 # The private store a version's rebuild reads and fills (the namespace's images hard-linked in,

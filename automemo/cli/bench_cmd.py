@@ -1,7 +1,8 @@
 """`automemo bench NAME`: benchmarks that print figures (speed and memory targets live here, not in
 timed unit tests, because these machines are shared and noisy; figures are compared as ratios
-measured within one run). Each benchmark is a module `automemo.bench.<name>` with
-`add_arguments(parser)` and `run(args) -> int` (a dash in NAME is an underscore in the module's)."""
+measured within one run). Each benchmark is a module of `automemo.measurements` with
+`add_arguments(parser)` and `run(args) -> int`: `measurements.<name>` (a dash in NAME is an
+underscore in the module's), or the sub-package's command named in `SUB_PACKAGED`."""
 
 from __future__ import annotations
 
@@ -50,12 +51,22 @@ BENCHES = {
 }
 
 
+# The benches that drive a served memory live in sub-packages of their own, beside their parts
+# (a server process, load clients, a simulated agent); each one's entry point is `command`.
+SUB_PACKAGED = {"serve": "automemo.measurements.serving.command",
+                "adapt": "automemo.measurements.adaptation.command"}
+
+
+def module_of(name: str) -> str:
+    return SUB_PACKAGED.get(name, f"automemo.measurements.{name.replace('-', '_')}")
+
+
 def register(sub) -> None:
     parser = sub.add_parser("bench", help="print speed and memory figures")
     benches = parser.add_subparsers(dest="bench", metavar="NAME", required=True)
     for name, help_text in BENCHES.items():
         p = benches.add_parser(name, help=help_text)
-        module = f"automemo.bench.{name.replace('-', '_')}"
+        module = module_of(name)
         p.set_defaults(func=lambda args, m=module: importlib.import_module(m).run(args))
         try:
             importlib.import_module(module).add_arguments(p)

@@ -68,7 +68,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from automemo.serve.state_folder import StateFolder
+    from automemo.serve.storage.state_folder import StateFolder
     from automemo.serve.user_memory import UserMemory
 
     state = StateFolder(args.state)
@@ -95,7 +95,7 @@ def run(args) -> int:
 
 
 def _export(memory, out: Path | None) -> int:
-    from automemo.serve.transfer import episode_lines
+    from automemo.serve.storage.transfer import episode_lines
 
     text = "".join(line + "\n" for line in episode_lines(memory))
     if out is None:
@@ -108,7 +108,7 @@ def _export(memory, out: Path | None) -> int:
 
 def _import(memory, state, file: Path) -> int:
     from automemo.serve.requests import BadRequest, RequestLimits
-    from automemo.serve.transfer import read_lines
+    from automemo.serve.storage.transfer import read_lines
 
     try:
         text = sys.stdin.read() if str(file) == "-" else file.read_text()
@@ -141,7 +141,7 @@ def _forget(memory, state, task_id: str | None, *, all: bool) -> int:
 
 
 def _versions(state, args) -> int:
-    from automemo.serve.versions import SHIPPED, NamespaceVersions, VersionError
+    from automemo.serve.storage.versions import SHIPPED, NamespaceVersions, VersionError
 
     if not (state.root / "program.json").is_file():
         raise UserError(f"{state.root} is not the state folder of `automemo serve` (no program.json)")

@@ -15,7 +15,7 @@ from automemo.cli.flags import NO_SANDBOX, add_sandbox_flag, sandbox_choice
 from automemo.serve.access import AccessConfigError, TokenTable, token_table
 from automemo.serve.defaults import (DEFAULT_USER, HOST, MAX_OPEN_NAMESPACES, PORT, RATE_LIMIT, RAY_REPLICAS,
                                      SNAPSHOT_EVERY)
-from automemo.serve.http_policy import HttpPolicy, is_loopback
+from automemo.serve.http.policy import HttpPolicy, is_loopback
 
 TOKEN_ENV = "AUTOMEMO_SERVE_TOKEN"
 
@@ -283,7 +283,7 @@ def _adapt_config(args):
 def _serve_ray(args, folder: Path, state: Path, backend: str, tokens: TokenTable, policy: HttpPolicy, say, *,
                adapting: bool) -> int:
     from automemo.deploy import DeployError
-    from automemo.serve.ray_engine import serve_on_ray
+    from automemo.serve.cluster.engine import serve_on_ray
     from automemo.serve.requests import RequestLimits
 
     try:
@@ -309,7 +309,7 @@ def _serve_stdio(service, limits) -> None:
 def _serve_http(service, port: int, tokens: TokenTable, policy: HttpPolicy, limits, say) -> None:
     import uvicorn
 
-    from automemo.serve.http_face import build_app
+    from automemo.serve.http.app import build_app
 
     app = build_app(service, limits=limits, policy=policy, tokens=tokens)
     host = policy.bind_host

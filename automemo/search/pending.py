@@ -8,7 +8,7 @@ re-evaluate the same node for nothing.
 A pending generation is deliberately NOT a visit. Counting it in m(v) (as a child with zero gain,
 the "virtual loss" reading) halves ĝ(v) and the generate bonus of a node with no children yet, so
 the next free slot re-evaluates that node or expands a weaker one instead of drawing another
-child from the best node. Measured on the simulated landscape (`bench/landscape_search.py`,
+child from the best node. Measured on the simulated landscape (`measurements/landscape_search.py`,
 tree search, 20 steps, 40 landscapes, K = 4, regret against the best of K = 1 and 4), counting pending generations gave a final selection of true
 quality 0.518 (regret 0.210) against 0.612 (regret 0.141) without; K = 1 reaches 0.699.
 Children of one parent are independent draws, so K generations from the best node are K chances,

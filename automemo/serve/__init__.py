@@ -1,3 +1,29 @@
 """Serving an exported memo program where agents live: an MCP server (stdio, streamable HTTP)
 and a REST API over durable memories, one per user (`automemo serve DIR`), and the commands on a
-server's state folder (`automemo memory ...`)."""
+server's state folder (`automemo memory ...`). docs/serve.md is the user's guide. A map:
+
+| the service | |
+|---|---|
+| `service` | `MemoryService`: what every face calls (recall, remember, feedback, forget, export, import) |
+| `user_memory` | `UserMemory`: one user's memory: its program in its own sandbox session, its log, images, cache, versions |
+| `memory_pool` | `UserMemoryPool`: the user memories a process holds open (least recently used closed first) |
+| `access` | bearer tokens and which user a request acts on |
+| `defaults` | every serving default, in one place |
+
+| what a client sends | |
+|---|---|
+| `request_model` | the one typed definition of a request, from which the checks, MCP tools and OpenAPI derive |
+| `requests` | the checks of a recall, remember, feedback, forget, import |
+| `transcript` | a conversation sent as one string, cut into turns |
+| `parsing_workers` | where a request carrying images is parsed: worker processes at background priority |
+| `mcp_face` | the MCP tools and resource |
+
+| wings | |
+|---|---|
+| `http/` | the HTTP edge: the app, its guard and rate limit, OpenAPI |
+| `storage/` | a user's folder on disk: log, images, recalls, versions, export and import |
+| `cluster/` | `--engine ray`: ingress, replicas, and the lease under which a replica holds a user's memory |
+
+One word for one thing: a user's memory is a `UserMemory` wherever it is held (`UserMemoryPool`
+in one process, `cluster.leased_memory.LeasedUserMemory` on a replica); a namespace is that
+memory's folder on disk (`users/<key>/`)."""

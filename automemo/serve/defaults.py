@@ -37,7 +37,7 @@ IMAGE_WORKER_NICE = 19         # their niceness, as a process and as a session's
 MAX_USER_EPISODES = 100_000    # live episodes; a remember past it is refused with 429
 MAX_USER_BYTES = 2_000_000_000  # its log and stored images together; a remember past it is refused with 413
 
-# --engine ray (`automemo serve DIR --engine ray`; serve/ray_engine.py)
+# --engine ray (`automemo serve DIR --engine ray`; serve/cluster/engine.py)
 RAY_REPLICAS = 2              # memory replicas; namespaces are spread over them by Ray Serve's multiplexing
 RAY_REPLICA_CPUS = 1.0        # Ray CPUs reserved per memory replica: the guests' work, so Ray spreads replicas over cores
 RAY_MAX_ONGOING = 64          # calls a replica takes at once (calls into one namespace still run one at a time);

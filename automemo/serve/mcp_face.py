@@ -20,7 +20,7 @@ from mcp_types import CallToolResult, ImageContent, TextContent
 
 from automemo.serve import request_model as model
 from automemo.serve.access import NamespaceRefused, Principal, namespace_for, principal_of
-from automemo.serve.offload import Offload, WorkerLost
+from automemo.serve.parsing_workers import ParsingWorkers, WorkerLost
 from automemo.serve.requests import (BadRequest, RequestLimits, UserFor, feedback_request, forget_request,
                                      recall_request, remember_request)
 from automemo.serve.service import MemoryService, ServiceError
@@ -30,14 +30,14 @@ log = logging.getLogger("automemo.serve")
 
 
 def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: bool,
-              caller: Principal | None = None, offload: Offload | None = None) -> MCPServer:
+              caller: Principal | None = None, parsing: ParsingWorkers | None = None) -> MCPServer:
     """The MCP server over `service`. `caller` is who calls when no HTTP request carries a
     principal (stdio: `LOCAL`); None (HTTP) refuses such calls."""
 
     def user_for(ctx: Context | None) -> UserFor:
         return _user_for(ctx, caller)
 
-    offload = offload or Offload()  # images decode in its workers, never on the event loop
+    parsing = parsing or ParsingWorkers()  # images decode in its workers, never on the event loop
 
     node = (service.manifest.get("node") or {}).get("id")
     server = MCPServer(
@@ -59,7 +59,7 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
             body["instruction"] = ""  # the sentence for a missing instruction comes from the check
 
         async def find() -> dict[str, Any]:
-            asked = await offload.run(partial(recall_request, body, limits, allow_paths=allow_paths,
+            asked = await parsing.run(partial(recall_request, body, limits, allow_paths=allow_paths,
                                               user_for=user_for(ctx), question_time_keys=service.question_time_keys))
             return await service.recall(asked)
         answer = await _answered("recall", find)
@@ -87,7 +87,7 @@ def build_mcp(service: MemoryService, limits: RequestLimits, *, allow_paths: boo
                           "`content` (one message)" + (f"; got {', '.join(forms)}" if forms else ""))
 
         async def store() -> dict[str, Any]:
-            asked = await offload.run(partial(remember_request, body, limits, service.benchmark,
+            asked = await parsing.run(partial(remember_request, body, limits, service.benchmark,
                                               allow_paths=allow_paths, user_for=user_for(ctx)))
             return await service.remember(asked.user, asked.draft)
         return _as_result(await _answered("remember", store))

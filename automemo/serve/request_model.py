@@ -1,6 +1,6 @@
 """The one typed definition of what a client may send, from which every face is derived: the
 request checks (`serve.requests`: which names a field answers to, which fields a form knows),
-the MCP tools' signatures (`serve.mcp_face`) and `/openapi.json` (`serve.openapi`). A field, an
+the MCP tools' signatures (`serve.mcp_face`) and `/openapi.json` (`serve.http.openapi`). A field, an
 alias or a description is written here once.
 
 A field is sent under its name or any of its aliases (one field: two names with different values

@@ -25,8 +25,8 @@ from automemo.contract import RETRIEVE_METADATA_KEYS, USER_KEY, ContractError, E
 from automemo.errors import DataError
 from automemo.serve import defaults
 from automemo.serve import request_model as model
-from automemo.serve.episode_draft import EpisodeDraft, map_images, placeholder
-from automemo.serve.images import NotAnImage, check_image
+from automemo.serve.storage.episode_draft import EpisodeDraft, map_images, placeholder
+from automemo.serve.storage.images import NotAnImage, check_image
 from automemo.serve.transcript import transcript_turns
 
 # The namespace (a user id) a request acts on, given the one it names ("" when it names none);
@@ -419,7 +419,7 @@ class FeedbackRequest:
 def feedback_request(body: Any, limits: RequestLimits, *, user_for: UserFor) -> FeedbackRequest:
     """`{"user": U, "recall_id": R, "used": [ids], "not_used": [ids]?}`: what the agent used of
     recall R. Its shape is checked here; whether R is this user's and returned those ids, by the
-    namespace's recall log (`serve.recall_log`)."""
+    namespace's recall log (`serve.storage.recall_log`)."""
     body = _object(body, "a feedback")
     unknown = sorted(set(body) - model.FEEDBACK.names())
     if unknown:

@@ -3,7 +3,7 @@
 Isolation, forgetting and durability belong to the service, never to the evolved program. Each
 user (namespace) is its own memory, in its own sandbox session (`user_memory.UserMemory`), so no
 recall can return another user's episodes whatever the program's code says; at most `max_open`
-are open at once (`namespaces.NamespacePool`). Every namespace starts empty; with
+are open at once (`memory_pool.UserMemoryPool`). Every namespace starts empty; with
 `shared_experience` (`serve --shared-experience`) it starts from the shipped episodes (the
 search's update episodes: for conversation data, other people's conversations). Either starting
 state is made once, snapshotted (`state/base/`), and loaded by each namespace as it opens, so no
@@ -27,13 +27,13 @@ from automemo.errors import AutomemoError
 from automemo.sandbox.base import ProgramError, SandboxError
 from automemo.serve import defaults
 from automemo.serve.defaults import DEFAULT_USER, MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
-from automemo.serve.episode_draft import EpisodeDraft
-from automemo.serve.namespace_files import IMAGES
-from automemo.serve.namespaces import NamespacePool
-from automemo.serve.recall_log import FeedbackRefused, RecallLog
+from automemo.serve.storage.episode_draft import EpisodeDraft
+from automemo.serve.storage.namespace_files import IMAGES
+from automemo.serve.memory_pool import UserMemoryPool
+from automemo.serve.storage.recall_log import FeedbackRefused, RecallLog
 from automemo.serve.requests import RecallRequest, check_forget_target
-from automemo.serve.state_folder import STORE, SnapshotMeta, StateError, StateFolder
-from automemo.serve.transfer import data_url, episode_lines
+from automemo.serve.storage.state_folder import STORE, SnapshotMeta, StateError, StateFolder
+from automemo.serve.storage.transfer import data_url, episode_lines
 from automemo.serve.user_memory import NamespaceDead, Program, Quota, QuotaExceeded, UserMemory
 
 
@@ -104,7 +104,7 @@ class MemoryService:
                 shipped_images=self._shipped_images() if shared_experience else frozenset(), quota=quota,
                 services_for=services_for,
             )
-            self.pool = NamespacePool(self.state, program, max_open=max_open, notice=self._notice)
+            self.pool = UserMemoryPool(self.state, program, max_open=max_open, notice=self._notice)
             default = self.pool.open_now(DEFAULT_USER)
         except BaseException:
             self._lock_fh.close()
@@ -119,8 +119,8 @@ class MemoryService:
     @classmethod
     def over(cls, served: ServedExport, pool: Any) -> MemoryService:
         """The calls of a service whose export was prepared elsewhere, over `pool` (what
-        `NamespacePool` offers: `call`, `drop`), holding no state folder of its own: a replica of
-        `serve --engine ray` over its leased namespaces (`serve.leased_namespace`), or its ingress
+        `UserMemoryPool` offers: `call`, `drop`), holding no state folder of its own: a replica of
+        `serve --engine ray` over its leased namespaces (`serve.cluster.leased_memory`), or its ingress
         (whose calls go to the replicas; `pool` None). The same code, so the same answers."""
         service = cls.__new__(cls)
         service.manifest, service.benchmark = served.manifest, served.benchmark
@@ -205,7 +205,7 @@ class MemoryService:
 
     async def feedback(self, user: str, recall_id: str, used: tuple[str, ...],
                        not_used: tuple[str, ...] = ()) -> dict[str, Any]:
-        """What the agent used of one of the user's recalls (`serve.recall_log`): refused with the
+        """What the agent used of one of the user's recalls (`serve.storage.recall_log`): refused with the
         status the log gives (404 unknown, 400 not returned, 409 a second one), nothing changed."""
         def work(memory: UserMemory) -> dict[str, Any]:
             done = memory.feedback(recall_id, used, not_used)

@@ -10,7 +10,7 @@ Opening starts from the newest usable state and replays only what came after it:
    episodes, plus the whole log.
 Forgotten episodes (tombstones) are never replayed. Opening also finishes what a kill cut short:
 a forget whose log rewrite did not happen, images stored for a remember that was never logged.
-Every method runs on one thread at a time (`namespaces.NamespacePool` sees to that). Without a
+Every method runs on one thread at a time (`memory_pool.UserMemoryPool` sees to that). Without a
 `Program` (the `automemo memory` commands on a state folder) a namespace is read, forgotten from
 and added to on disk only; a server replays what was added when the namespace opens."""
 
@@ -29,12 +29,12 @@ from automemo.deploy import DeployError, DeployedMemory, default_services, load_
 from automemo.episode_store import EpisodeStore
 from automemo.errors import AutomemoError
 from automemo.sandbox.base import ProgramError, SandboxError
-from automemo.serve.episode_draft import EpisodeDraft
-from automemo.serve.episode_log import EpisodeLog, LogEntry, fsync_file, live_episodes
-from automemo.serve.namespace_files import episode_images
-from automemo.serve.recall_log import RECALLS, LoggedRecall, RecallLog, episode_item_ids
-from automemo.serve.state_folder import LOG, STORE, SnapshotMeta, StateFolder
-from automemo.serve.versions import SHIPPED, NamespaceVersions, retire_derived
+from automemo.serve.storage.episode_draft import EpisodeDraft
+from automemo.serve.storage.episode_log import EpisodeLog, LogEntry, fsync_file, live_episodes
+from automemo.serve.storage.namespace_files import episode_images
+from automemo.serve.storage.recall_log import RECALLS, LoggedRecall, RecallLog, episode_item_ids
+from automemo.serve.storage.state_folder import LOG, STORE, SnapshotMeta, StateFolder
+from automemo.serve.storage.versions import SHIPPED, NamespaceVersions, retire_derived
 from automemo.toolkit.embedding_cache import EmbeddingCache
 
 
@@ -77,7 +77,7 @@ class Program:
     # each namespace's host services over its own store (its own embedding cache); None: the
     # export's own configuration (`deploy.default_services`). Unused when open_args has services.
     services_for: Callable[[Path], Any] | None = None
-    # an adapted version of one namespace (`serve.versions`): it snapshots into its own folder,
+    # an adapted version of one namespace (`serve.storage.versions`): it snapshots into its own folder,
     # and has no shared base snapshot (the base is the served export's program's state)
     versioned: bool = False
 
@@ -102,7 +102,7 @@ class UserMemory:
         self.files = state.namespace_files(self.folder / STORE, program.shipped_images if program else frozenset())
         self.versions = NamespaceVersions(self.folder)
         self.recalls = RecallLog(self.folder / RECALLS)  # its recalls and the agent's feedback on them
-        self.version = SHIPPED       # the version the open program is (`serve.versions`)
+        self.version = SHIPPED       # the version the open program is (`serve.storage.versions`)
         self.active = program        # its Program: the served export's, or an adapted version's
         self._stamp: tuple[int, int] | None = None  # the version pointer as it was when opened
         self.memory: DeployedMemory | None = None
