@@ -17,7 +17,7 @@ from automemo.serve.storage.recall_log import RECALLS, RecallLog
 from automemo.serve.storage.versions import NamespaceVersions
 
 # one step and no sweep: the tests check where the questions come from and how they are split
-FAST = AdaptConfig(steps=1, cpu_seconds=0, race_draws=1, feedback_sweep=False)
+FAST = AdaptConfig(steps=1, race_draws=1, feedback_sweep=False)
 
 
 def _log_feedback(folder, history, n):

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -21,7 +22,7 @@ from automemo.serve.storage.versions import NamespaceVersions
 from servetools import Server, call
 
 SECRET = "zqxpelicanword"
-FAST = AdaptConfig(steps=1, cpu_seconds=0, race_draws=1)  # one draw: the tests check the rules, not the power
+FAST = AdaptConfig(steps=1, race_draws=1)  # one draw: the tests check the rules, not the power
 
 
 def _recall(server: Server, user: str, text: str) -> dict:
@@ -136,22 +137,23 @@ def test_a_pooled_recipe_carries_no_router_ranker_or_routes_and_a_crossover_only
 
 
 def test_a_pooled_round_runs_the_offline_meta_agent_and_a_shared_cache_is_refused(tmp_path):
-    from automemo.adapt.search_race import AdaptConfigRefused, round_config
+    from automemo.adapt.config import AdaptConfigRefused
+    from automemo.adapt.search_race import round_config
 
     export, _ = served_state(tmp_path, {})
     toml = tmp_path / "adapt.toml"
     toml.write_text('[llm.meta]\nmodel = "qwen2.5-coder"\nbase_url = "http://127.0.0.1:9/v1"\n')
-    pooled = round_config(tmp_path / "s.jsonl", read_manifest(export), FAST, blocks=3, sandbox="bwrap",
-                          config_file=toml, pooled=True)
+    pooled = round_config(tmp_path / "s.jsonl", read_manifest(export), replace(FAST, run_config=toml), blocks=3,
+                          sandbox="bwrap", pooled=True)
     assert pooled.llm.meta.model == "" and pooled.benchmark.questions == "self"  # no LLM shown users' turns
     shared = tmp_path / "shared.toml"
     shared.write_text('[embeddings]\ncache_path = "/var/cache/automemo/vectors.sqlite"\n')
     with pytest.raises(AdaptConfigRefused, match="no forget cleans"):
-        round_config(tmp_path / "s.jsonl", read_manifest(export), FAST, blocks=3, sandbox="bwrap", config_file=shared)
+        replace(FAST, run_config=shared)
     done = subprocess.run([sys.executable, "-m", "automemo", "serve", str(export), "--state", str(tmp_path / "st"),
-                           "--port", "1", "--adapt", "--adapt-config", str(shared)], cwd=ROOT, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert done.returncode != 0 and "cache_path" in done.stderr and "no forget cleans" in done.stderr
+                           "--port", "1", "--adapt", "--adapt-run-config", str(shared)], cwd=ROOT,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and "--adapt-run-config" in done.stderr and "no forget cleans" in done.stderr
 
 
 def test_a_history_too_short_is_skipped_with_the_threshold(tmp_path):
@@ -173,8 +175,8 @@ def test_an_operator_config_with_the_question_role_has_the_llm_write_the_questio
     toml = tmp_path / "adapt.toml"
     toml.write_text('[llm.meta]\nmodel = "qwen2.5-coder"\nbase_url = "http://127.0.0.1:9/v1"\n'
                     '[benchmark.pseudo]\nmax_questions = 50\n')
-    written = round_config(sessions, manifest, FAST, blocks=3, sandbox="bwrap", root=export / "program.py",
-                           config_file=toml)
+    written = round_config(sessions, manifest, replace(FAST, run_config=toml), blocks=3, sandbox="bwrap",
+                           root=export / "program.py")
     assert written.benchmark.questions == "llm" and written.benchmark.pseudo.max_questions == 50
     assert written.search.root == str(export / "program.py") and written.search.steps == FAST.steps
 

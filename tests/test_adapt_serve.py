@@ -14,7 +14,7 @@ import time
 import pytest
 
 from adapttools import ROOT, chat_sessions, served_state
-from automemo.adapt.config import AdaptConfig
+from automemo.adapt.config import AdaptConfig, AdaptConfigRefused
 from automemo.deploy import read_manifest
 from automemo.serve.storage.versions import NamespaceVersions
 from killtools import kill_when
@@ -95,7 +95,10 @@ def test_serve_adapt_swaps_in_the_background_while_every_recall_is_answered(tmp_
 
 
 @pytest.mark.parametrize("flags, said", [(["--adapt-steps", "3"], "belong to --adapt"),
-                                         (["--adapt", "--adapt-cpu-seconds", "0"], "must be above 0")])
+                                         (["--adapt", "--adapt-cpu-seconds", "0"], "--adapt-cpu-seconds must be above 0"),
+                                         (["--adapt", "--adapt-steps", "0"], "--adapt-steps must be at least 1"),
+                                         (["--adapt", "--adapt-config", "x.toml"], "is now --adapt-run-config"),
+                                         (["--adapt", "--adapt-run-config", "missing.toml"], "no such file")])
 def test_adapt_flags_are_checked(tmp_path, flags, said):
     export, state = served_state(tmp_path, {})
     done = subprocess.run([sys.executable, "-m", "automemo", "serve", str(export), "--state", str(state.root),
@@ -114,6 +117,36 @@ def test_a_server_adapts_only_when_asked():
     assert serve_cmd._adapt_config(parser.parse_args(["serve", "memo"])) is None
     asked = serve_cmd._adapt_config(parser.parse_args(["serve", "memo", "--adapt", "--adapt-steps", "4"]))
     assert asked.steps == 4 and asked.max_parallel == AdaptConfig().max_parallel
+
+
+def test_memory_adapt_refuses_what_serve_refuses_with_its_own_flag(tmp_path):
+    export, state = served_state(tmp_path, {})
+    done = subprocess.run([sys.executable, "-m", "automemo", "memory", "adapt", str(state.root), "--export", str(export),
+                           "--steps", "0"], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and "--steps must be at least 1" in done.stderr
+
+
+def test_a_rounds_child_gets_the_servers_whole_config(tmp_path, monkeypatch):
+    from automemo.adapt import supervisor
+
+    export, state = served_state(tmp_path, {"ana": chat_sessions("ana")})
+    started = {}
+
+    class Popen:
+        def __init__(self, command, **kw):
+            started.update(command=command)
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(supervisor.subprocess, "Popen", Popen)
+    config = AdaptConfig(steps=7, cpu_seconds=42.0, race_draws=2, guard_kinds={"refer": 1.0}, regrow=0.25)
+    supervisor.Adapter(state.root, export, "per-user", sandbox="bwrap", config=config)._launch("ana")
+    command = started["command"]
+    assert AdaptConfig.from_json(command[command.index("--adapt-config-json") + 1]) == config
+    with pytest.raises(AdaptConfigRefused, match="is not a setting"):
+        AdaptConfig.from_json('{"steps": 3, "stpes": 4}')
 
 
 def test_a_round_is_started_with_the_users_key_never_their_id_and_at_idle_on_a_core_of_its_own(tmp_path, monkeypatch):

@@ -1,14 +1,32 @@
 """Every default of adaptation (`automemo serve --adapt`, `automemo memory adapt`) in one place,
-each with why it is what it is."""
+each with why it is what it is, and the one constructor that checks them: both commands build an
+`AdaptConfig` from their flags here, and a round's child process gets the whole of it (`to_json`,
+`from_json`), not a few fields with the rest defaulted."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from automemo.errors import UsageError
+from automemo.search.config import SearchConfig
 
 
 PER_USER = "per-user"
 POOLED = "pooled"
 MODES = (PER_USER, POOLED)
+
+
+class AdaptConfigRefused(UsageError, ValueError):
+    """An adaptation setting asks for what a round cannot or must not do. `setting` is the
+    field's name, so that each command can say it as its own flag."""
+
+    def __init__(self, setting: str, reason: str) -> None:
+        super().__init__(f"{setting} {reason}")
+        self.setting = setting
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -45,9 +63,9 @@ class AdaptConfig:
     # CPU that recalls and remembers leave, so one is enough on a small machine.
     max_parallel: int = 1
     # The race: the candidate replaces the live program only when its mean paired difference on
-    # the held-out conversations' pseudo-questions is more than z paired SEs above 0 (the
-    # search's own confirmation rule, search.z).
-    z: float = 1.0
+    # the held-out conversations' pseudo-questions is more than z paired SEs above 0: the
+    # search's own confirmation rule, with the search's z.
+    z: float = SearchConfig.z
     # The race's pseudo-questions are drawn with this seed, not the search's: a candidate is
     # judged on questions it was not chosen on.
     race_seed: int = 1
@@ -67,8 +85,64 @@ class AdaptConfig:
     min_blocks: int = 4
     # Candidates a round races, one after another until one wins: the search's selection, then
     # its next best nodes by their pseudo-question mean (a selection the guard kinds veto is
-    # often a design the scored kind flatters, and the next node is another design).
-    race_candidates: int = 3
+    # often a design the scored kind flatters, and the next node is another design). As many as
+    # the search's own exact confirmation pairs (pseudo-questions score exactly).
+    race_candidates: int = SearchConfig.confirm_top
     # How often the server looks for namespaces to adapt (seconds).
     check_every_s: float = 30.0
+    # The operator's run-config TOML (LLM roles, pseudo-question and search settings) over which
+    # a round's search and race are resolved (`serve --adapt-run-config`, `memory adapt
+    # --run-config`). With the pseudo-question LLM role configured, the LLM writes the questions.
+    run_config: Path | None = None
+
+    def __post_init__(self) -> None:
+        at_least = {"min_sessions": 1, "min_turns": 1, "steps": 1, "max_parallel": 1, "race_draws": 1,
+                    "block_sessions": 1, "min_blocks": 2, "race_candidates": 1}
+        for name, least in at_least.items():
+            if getattr(self, name) < least:
+                raise AdaptConfigRefused(name, f"must be at least {least}, got {getattr(self, name)}")
+        for name in ("cpu_seconds", "z", "check_every_s"):
+            if not getattr(self, name) > 0:
+                raise AdaptConfigRefused(name, f"must be above 0, got {getattr(self, name)}")
+        if self.regrow < 0:
+            raise AdaptConfigRefused("regrow", f"must be 0 or more, got {self.regrow}")
+        if self.run_config is not None:
+            object.__setattr__(self, "run_config", Path(self.run_config).resolve())
+            _check_run_config(self.run_config)
+
+    def to_json(self) -> str:
+        """The whole config, for a round's child process (it holds no secret: a command line is
+        readable in /proc)."""
+        data = asdict(self)
+        data["run_config"] = str(self.run_config) if self.run_config else None
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> AdaptConfig:
+        """What `to_json` wrote; a key this version does not know is refused, not dropped."""
+        data: dict[str, Any] = json.loads(text)
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        if unknown:
+            raise AdaptConfigRefused(unknown[0], "is not a setting of this version's adaptation")
+        return cls(**data)
+
+
+def _check_run_config(path: Path) -> None:
+    """The run-config file read as a round reads it, refused with a sentence when it cannot be, or
+    when it names a shared embedding cache: every round would then write every user's vectors
+    into one file that no forget cleans."""
+    from automemo.errors import AutomemoError
+    from automemo.resolution import load_run_config
+
+    if not path.is_file():
+        raise AdaptConfigRefused("run_config", f"{path}: no such file")
+    try:
+        resolved = load_run_config(None, path, {})
+    except AutomemoError as exc:
+        raise AdaptConfigRefused("run_config", f"{path}: {exc}") from None
+    if resolved.embeddings.cache_path:
+        raise AdaptConfigRefused(
+            "run_config", f"{path} sets embeddings.cache_path = {resolved.embeddings.cache_path!r}: every round would "
+            f"share that one embedding cache, which holds every user's vectors and which no forget cleans; remove "
+            f"the key (each round caches in its own work folder, deleted when it ends)")
 

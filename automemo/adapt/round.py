@@ -91,9 +91,6 @@ class Served:
     export: Path
     sandbox: str
     shared_experience: bool
-    # a run-config TOML the rounds' searches read (LLM roles: with the pseudo-question role
-    # configured, pseudo-questions are written by it; search and pseudo-question settings)
-    config_file: Path | None = None
 
 
 def eligible(history: History, config: AdaptConfig) -> str | None:
@@ -365,7 +362,7 @@ def _config(served: Served, sessions: Path, config: AdaptConfig, blocks: int | N
     draw's (its own pseudo-question seed, and for the guard its kinds); with `feedback`, scored on
     the questions from the agent's feedback instead (older in train, newer in test)."""
     return round_config(sessions, read_manifest(served.export), config, blocks=blocks, sandbox=served.sandbox,
-                        root=root, pseudo_seed=pseudo_seed, config_file=served.config_file, kinds=kinds,
+                        root=root, pseudo_seed=pseudo_seed, kinds=kinds,
                         pooled=pooled, feedback=feedback)
 
 

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from automemo.adapt.config import AdaptConfig
-from automemo.errors import UsageError
 
 
 ONE_BLOCK = 1_000_000
@@ -72,33 +71,14 @@ class Race:
         return {k: v for k, v in asdict(self).items() if k not in ("per_question", "texts")}
 
 
-class AdaptConfigRefused(UsageError, ValueError):
-    """An operator's adapt config asks for what a round must not do; the message says what."""
-
-
-def check_config_file(config_file: Path) -> Any:
-    """The operator's `--adapt-config` read as a round reads it, refused with a sentence when
-    it names a shared embedding cache: every round would then write every user's vectors into
-    one file that no forget cleans."""
-    from automemo.resolution import load_run_config
-
-    resolved = load_run_config(None, config_file, {})
-    if resolved.embeddings.cache_path:
-        raise AdaptConfigRefused(
-            f"{config_file} sets embeddings.cache_path = {resolved.embeddings.cache_path!r}: every round would share "
-            f"that one embedding cache, which holds every user's vectors and which no forget cleans; remove the key "
-            f"(each round caches in its own work folder, deleted when it ends)")
-    return resolved
-
-
 def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfig, *, blocks: int | None,
                  sandbox: str, root: Path | None = None, pseudo_seed: int = 0, search_seed: int = 0,
-                 config_file: Path | None = None, kinds: Mapping[str, float] | None = None,
+                 kinds: Mapping[str, float] | None = None,
                  pooled: bool = False, feedback: Path | None = None) -> Any:
     """The run config of a round's search (with `root`) or race: the conversations benchmark over
     `sessions`, label-free, with the served export's embeddings, budget and limits, over the
-    operator's `config_file` (a run-config TOML: LLM roles, pseudo-question and search
-    settings). Its questions are written by the LLM role `benchmark.pseudo.llm_role` when the
+    operator's run-config TOML (`config.run_config`, checked when the `AdaptConfig` was made:
+    LLM roles, pseudo-question and search settings). Its questions are written by the LLM role `benchmark.pseudo.llm_role` when the
     file configures that role (`questions = "llm"`), else offline (`"self"`). `pooled`: the meta
     agent is the offline one whatever the file says (an LLM meta agent is shown the users' turns
     and could write them into a program every user is served), and so are the questions when
@@ -107,9 +87,7 @@ def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfi
     newer ones (`questions = "feedback"`), over one memory of every session."""
     from automemo.resolution import load_run_config
 
-    if config_file is not None:
-        check_config_file(config_file)
-
+    config_file = config.run_config
     options: dict[str, Any] = {"path": str(sessions)}
     if blocks is not None:
         options["block_sessions"] = blocks

@@ -39,14 +39,13 @@ REAP_EVERY_S = 2.0   # how often a server with rounds running looks whether one 
 
 class Adapter:
     def __init__(self, state_root: Path, export: Path, mode: str, *, sandbox: str, config: AdaptConfig = AdaptConfig(),
-                 say: Callable[[str], None] = lambda m: None, config_file: Path | None = None) -> None:
+                 say: Callable[[str], None] = lambda m: None) -> None:
         self.state = StateFolder(state_root)
         self.export = Path(export).resolve()
         self.mode = mode
         self.sandbox = sandbox
         self.config = config
         self.say = say
-        self.config_file = config_file
         self.running: dict[str, subprocess.Popen] = {}
         self.started_rounds = 0
         self._log_sizes: dict[str, int] = {}   # a namespace's log size when last looked at
@@ -154,10 +153,9 @@ class Adapter:
     def _launch(self, key: str) -> None:
         command = [sys.executable, "-m", "automemo", "memory", "adapt", str(self.state.root),
                    "--export", str(self.export), "--sandbox", self.sandbox, "--server-pid", str(os.getpid()),
-                   "--cpu-seconds", str(self.config.cpu_seconds), "--steps", str(self.config.steps)]
+                   "--adapt-config-json", self.config.to_json()]   # the whole config crosses
         # a user by their folder's key, never their id: a command line is readable in /proc
         command += ["--pooled"] if key == POOLED else ["--namespace", self.state.user_dir(key).name]
-        command += ["--config", str(self.config_file)] if self.config_file else []
         if key == POOLED:
             log_path = self.state.root / LOGS / f"{POOLED}.log"
         else:

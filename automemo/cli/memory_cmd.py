@@ -64,6 +64,8 @@ def register(sub) -> None:
     # user by their folder's key (a user id on a command line is readable by anyone in /proc)
     adapt.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     adapt.add_argument("--namespace", metavar="KEY", help=argparse.SUPPRESS)
+    # the server's whole `AdaptConfig` (`AdaptConfig.to_json`), in place of the flags above
+    adapt.add_argument("--adapt-config-json", metavar="JSON", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
 
@@ -168,12 +170,10 @@ def _versions(state, args) -> int:
 
 
 def _adapt(state, args) -> int:
-    from dataclasses import replace
-
     from automemo.adapt.config import AdaptConfig
     from automemo.adapt.cpu import CpuBudget
     from automemo.adapt.round import Served, adapt_namespace, adapt_pooled, adapt_user
-    from automemo.adapt.search_race import AdaptConfigRefused, check_config_file
+    from automemo.cli.adapt_flags import MEMORY_ADAPT_FLAGS, adapt_config, given_adapt_flags
 
     export = args.export or state.identity().get("export")
     if not export or not (Path(export) / "manifest.json").is_file():
@@ -181,21 +181,15 @@ def _adapt(state, args) -> int:
                         f"`automemo serve`)")
     if args.pooled and args.user != DEFAULT_USER:
         raise UserError("--pooled adapts every user with enough history; drop --user, or drop --pooled")
-    config = AdaptConfig()
-    if args.steps is not None:
-        config = replace(config, steps=args.steps)
-    if args.cpu_seconds is not None:
-        config = replace(config, cpu_seconds=args.cpu_seconds)
-    if args.config is not None and not args.config.is_file():
-        raise UserError(f"--config {args.config}: no such file")
-    if args.config is not None:
-        try:
-            check_config_file(args.config)
-        except AdaptConfigRefused as exc:
-            raise UserError(f"--config: {exc}") from None
+    if args.adapt_config_json is not None:  # a server's round: its whole config, nothing else
+        if given_adapt_flags(args, MEMORY_ADAPT_FLAGS):
+            raise UserError("a server's round takes its whole config from the server; drop "
+                            f"{', '.join(given_adapt_flags(args, MEMORY_ADAPT_FLAGS))}")
+        config = AdaptConfig.from_json(args.adapt_config_json)
+    else:
+        config = adapt_config(args, MEMORY_ADAPT_FLAGS)
     served = Served(Path(export).resolve(), sandbox_choice(args) or "auto",
-                    bool(state.identity().get("shared_experience")),
-                    args.config.resolve() if args.config else None)
+                    bool(state.identity().get("shared_experience")))
 
     def say(message: str) -> None:
         print(f"automemo adapt: {message}", file=sys.stderr, flush=True)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from automemo.cli import UserError
+from automemo.cli.adapt_flags import SERVE_FLAGS, Renamed, adapt_config, given_adapt_flags
 from automemo.cli.flags import NO_SANDBOX, add_sandbox_flag, sandbox_choice
 from automemo.serve.access import AccessConfigError, TokenTable, token_table
 from automemo.serve.defaults import (DEFAULT_USER, HOST, MAX_OPEN_NAMESPACES, PORT, RATE_LIMIT, RAY_REPLICAS,
@@ -77,10 +78,12 @@ def register(sub) -> None:
     p.add_argument("--adapt-cpu-seconds", type=float, metavar="N",
                    help="CPU seconds one adaptation round may use (default: automemo/adapt/config.py)")
     p.add_argument("--adapt-parallel", type=int, metavar="N", help="adaptation rounds at once (default 1)")
-    p.add_argument("--adapt-config", type=Path, metavar="FILE",
+    p.add_argument("--adapt-run-config", type=Path, metavar="FILE",
                    help="a run-config TOML the rounds' searches read (LLM roles, pseudo-question and search keys "
                         "as in automemo/presets/default.toml); with the pseudo-question LLM role configured, "
                         "that LLM writes the questions")
+    p.add_argument("--adapt-config", action=Renamed, now="--adapt-run-config",
+                   why="a run-config TOML for the rounds' searches, not the adaptation's settings")
     p.add_argument("--adapt-steps", type=int, metavar="N", help="search steps of one adaptation round "
                                                                 "(default: automemo/adapt/config.py)")
     add_sandbox_flag(p)
@@ -239,45 +242,17 @@ def _adapter(args, folder: Path, state: Path, backend: str, say):
         return None
     from automemo.adapt.supervisor import Adapter
 
-    return Adapter(state.resolve(), folder.resolve(), args.adapt, sandbox=backend, config=config, say=say,
-                   config_file=args.adapt_config.resolve() if args.adapt_config else None).start()
+    return Adapter(state.resolve(), folder.resolve(), args.adapt, sandbox=backend, config=config, say=say).start()
 
 
 def _adapt_config(args):
     """The adaptation settings the flags ask for (None: no --adapt); a bad one is refused."""
     if args.adapt is None:
-        if any(v is not None for v in (args.adapt_cpu_seconds, args.adapt_parallel, args.adapt_steps,
-                                       args.adapt_config)):
-            raise UserError("--adapt-cpu-seconds, --adapt-parallel, --adapt-steps and --adapt-config belong to "
-                            "--adapt; add --adapt or drop them")
+        given = given_adapt_flags(args, SERVE_FLAGS)
+        if given:
+            raise UserError(f"{', '.join(given)} belong to --adapt; add --adapt or drop them")
         return None
-    if args.adapt_config is not None and not args.adapt_config.is_file():
-        raise UserError(f"--adapt-config {args.adapt_config}: no such file")
-    from dataclasses import replace
-
-    from automemo.adapt.config import AdaptConfig
-    from automemo.adapt.search_race import AdaptConfigRefused, check_config_file
-
-    if args.adapt_config is not None:
-        try:
-            check_config_file(args.adapt_config)
-        except AdaptConfigRefused as exc:
-            raise UserError(f"--adapt-config: {exc}") from None
-
-    config = AdaptConfig()
-    if args.adapt_cpu_seconds is not None:
-        if args.adapt_cpu_seconds <= 0:
-            raise UserError(f"--adapt-cpu-seconds must be above 0, got {args.adapt_cpu_seconds}")
-        config = replace(config, cpu_seconds=args.adapt_cpu_seconds)
-    if args.adapt_parallel is not None:
-        if args.adapt_parallel < 1:
-            raise UserError(f"--adapt-parallel must be at least 1, got {args.adapt_parallel}")
-        config = replace(config, max_parallel=args.adapt_parallel)
-    if args.adapt_steps is not None:
-        if args.adapt_steps < 1:
-            raise UserError(f"--adapt-steps must be at least 1, got {args.adapt_steps}")
-        config = replace(config, steps=args.adapt_steps)
-    return config
+    return adapt_config(args, SERVE_FLAGS)
 
 
 def _serve_ray(args, folder: Path, state: Path, backend: str, tokens: TokenTable, policy: HttpPolicy, say, *,
