@@ -8,8 +8,8 @@ import json
 import random
 from pathlib import Path
 
-from automemo.measurements.stand_ins.serve_export import write_export
 from automemo.contract import EpisodeRecorder, Step
+from automemo.measurements.stand_ins.serve_export import write_export
 from automemo.serve.storage.state_folder import StateFolder
 from automemo.serve.user_memory import UserMemory
 

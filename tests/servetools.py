@@ -17,8 +17,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from automemo.measurements.stand_ins.serve_export import write_export
 from automemo.contract import EpisodeRecorder, Step
+from automemo.measurements.stand_ins.serve_export import write_export
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,8 +9,8 @@ import json
 import pytest
 from scipy.stats import spearmanr
 
-from automemo.measurements.labelfree import spearman
 from automemo.cli import main
+from automemo.measurements.labelfree import spearman
 from automemo.paths import list_seeds
 from automemo.runs import RunDir
 from automemo.search.view import RunView

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from automemo.measurements.life import TURNS, Life
-from automemo.measurements.memory import program_source
 from automemo.cli import UserError
 from automemo.cli import main as cli_main
+from automemo.measurements.life import TURNS, Life
+from automemo.measurements.memory import program_source
 from automemo.paths import SEEDS_DIR
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 from automemo.episode_store import EpisodeStore
 from automemo.export import export_node
+from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 from automemo.meta.offline.crossover import Routes, crossover_source
 from automemo.meta.offline.ranking import ExampleRouting, RankingQuestion, fit_ranker
 from automemo.meta.source.fitted import deployable_source

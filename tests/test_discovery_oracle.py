@@ -75,9 +75,9 @@ def test_summary_reports_oracle_and_regret_per_strategy_with_mean_and_se():
 def test_test_scores_keep_the_published_figures_and_score_each_program_once(tmp_path):
     import json
 
-    from automemo.measurements.discovery import TestScores
     from automemo.evaluation.aggregate import summarize as summarize_tasks
     from automemo.evaluation.result import TaskResult
+    from automemo.measurements.discovery import TestScores
 
     calls = []
 

@@ -129,8 +129,8 @@ def test_uncertainty_setting_is_checked():
 
 
 def test_retrieval_benchmarks_declare_exact_scoring_and_search_defaults(tmp_path):
-    from automemo.resolution import load_run_config
     from automemo.benchmarks import benchmark_class, load
+    from automemo.resolution import load_run_config
 
     gallery = load("minigallery", {"users_per_split": 1, "sessions_per_user": 1, "rounds_per_session": 4})
     assert gallery.scoring_is_deterministic()

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from automemo.cli import main
+from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 from automemo.report.build import build_report
 from automemo.search.heldout import _per_type, sentences, verdict
-from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 
 
 def _doc() -> dict:

@@ -18,8 +18,8 @@ import pytest
 from automemo.agents import build_agent
 from automemo.benchmarks import load
 from automemo.episode_store import EpisodeStore
-from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, RoleConfig
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.paths import seed_path
 
 from livesite import PRODUCTS, site  # noqa: F401 (site: the shop, a fixture)

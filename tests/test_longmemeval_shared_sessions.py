@@ -10,11 +10,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from automemo.measurements.stand_ins.longmemeval_file import SyntheticShape, write_synthetic_longmemeval
 from automemo.benchmarks import load
 from automemo.benchmarks.conversation import longmemeval
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator
+from automemo.measurements.stand_ins.longmemeval_file import SyntheticShape, write_synthetic_longmemeval
 from automemo.paths import SEEDS_DIR
 from automemo.sandbox import get_sandbox
 from longmemeval_data import longmemeval_items, write_longmemeval

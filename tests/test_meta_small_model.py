@@ -9,17 +9,17 @@ import json
 import pytest
 from PIL import Image
 
-from automemo.meta.config import LLMMetaConfig
-from automemo.meta.context import GenerationContext, RepairContext
 from automemo.contract import EpisodeRecorder, MemoryPayload, Step
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation.evidence import TaskEvidence, episode_rel_path, write_summary, write_task
 from automemo.evaluation.result import EvaluationResult, TaskResult
-from automemo.measurements.stand_ins.fakellm import estimate_tokens
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.llm.messages import message_text
+from automemo.measurements.stand_ins.fakellm import estimate_tokens
 from automemo.meta import MetaError, ParentView, build_meta_agent
+from automemo.meta.config import LLMMetaConfig
 from automemo.meta.config import MetaConfig
+from automemo.meta.context import GenerationContext, RepairContext
 from automemo.paths import SEEDS_DIR
 
 CONTEXT = 8192

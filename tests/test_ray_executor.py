@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from automemo.measurements.latency_benchmark import FACTS_PROGRAM, LatencyBenchmark
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator
 from automemo.evaluation.executor import ThreadExecutor
 from automemo.evaluation.ray_executor import RayExecutor
 from automemo.llm import Ledger, LLMClient, LLMConfig, RoleConfig
+from automemo.measurements.latency_benchmark import FACTS_PROGRAM, LatencyBenchmark
 from tests.sandboxtools import sandbox
 
 ray = pytest.importorskip("ray", reason="Ray is installed by the test command (automemo[ray])")

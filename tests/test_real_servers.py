@@ -9,10 +9,10 @@ import socket
 import pytest
 from PIL import Image
 
-from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, LLMError, RoleConfig, user_message
 from automemo.llm.breaker import EndpointDown
 from automemo.llm.quirks import Quirk, strip_think
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 
 FAST = dict(retry_backoff_s=0.01, retry_backoff_max_s=0.02)
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 from automemo.cli import main
+from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 from automemo.report.build import build_report, report_size
 from automemo.runs import RunDir
 

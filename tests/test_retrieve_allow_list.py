@@ -11,8 +11,8 @@ import logging
 import pytest
 
 from automemo.benchmarks.base import Task
-from automemo.benchmarks.conversation.memgallery import MemGallery
 from automemo.benchmarks.conversation.benchmark import ConversationOptions
+from automemo.benchmarks.conversation.memgallery import MemGallery
 from automemo.contract import BUDGET_KEY, PartialRecorder, retrieve_metadata
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator
@@ -106,8 +106,8 @@ def test_a_deployed_memory_hands_retrieve_what_the_harness_did(tmp_path):
     """`load_memory` (and the served memory, which recalls through it) shows a program a task as
     the search's harness did: the allow-list plus the searched benchmark's question-time keys, and
     the run's budget; a label an application passes along never reaches it."""
-    from automemo.measurements.stand_ins.serve_export import write_export
     from automemo.deploy import load_memory
+    from automemo.measurements.stand_ins.serve_export import write_export
 
     export = write_export(tmp_path / "export", PROBE, [], benchmark="miniwob")  # declares env, seed, site
     task = PartialRecorder("q1", "miniwob", "Click OK", metadata={"user": "ana", "site": "s", "answer": "x",

@@ -16,9 +16,9 @@ from automemo.agents import build_agent
 from automemo.agents.memory import MEMORY_MARKER
 from automemo.episode_store import EpisodeStore
 from automemo.evaluation import EvaluationConfig, Evaluator
-from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, RoleConfig
 from automemo.llm.messages import message_text
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.paths import SEEDS_DIR
 from automemo.toolkit.services import MemoServices
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from automemo.serve.storage.episode_log import EpisodeLog, LogEntry, current_writers
-from automemo.serve.cluster.lease_checked_writes import LeaseCheckedEpisodeLog, LeaseCheckedStateFolder
 from automemo.serve.cluster.lease import LeaseHeld, LeaseLost, NamespaceLease
+from automemo.serve.cluster.lease_checked_writes import LeaseCheckedEpisodeLog, LeaseCheckedStateFolder
+from automemo.serve.storage.episode_log import EpisodeLog, LogEntry, current_writers
 from automemo.serve.storage.state_folder import SnapshotMeta
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,17 +15,17 @@ import pytest
 from servetools import PNG, data_url, make_export
 from automemo.contract import EpisodeRecorder, Step
 from automemo.deploy import DeployError
-from automemo.serve.storage.episode_log import EpisodeLog
 from automemo.serve.access import LOCAL, namespace_for
-from automemo.serve.defaults import DEFAULT_USER
+from automemo.serve.cluster.engine import prepare
 from automemo.serve.cluster.lease import LeaseLost
 from automemo.serve.cluster.leased_memory import Evicted, LeasedUserMemory, LeasedUserMemoryPool, NotOwner
-from automemo.serve.cluster.engine import prepare
+from automemo.serve.defaults import DEFAULT_USER
 from automemo.serve.requests import RecallRequest, RequestLimits, remember_request
 from automemo.serve.service import MemoryService, ServiceError
+from automemo.serve.storage.episode_log import EpisodeLog
+from automemo.serve.storage.state_folder import LOG, STORE, StateFolder
 from automemo.serve.storage.transfer import read_lines
 from automemo.serve.user_memory import Quota
-from automemo.serve.storage.state_folder import LOG, STORE, StateFolder
 from automemo.toolkit.embedding_cache import EmbeddingCache
 
 

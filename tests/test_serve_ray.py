@@ -34,11 +34,11 @@ ray = pytest.importorskip("ray", reason="Ray is installed by the test command (a
 serve = pytest.importorskip("ray.serve", reason="Ray Serve is installed by the test command (automemo[ray])")
 
 from automemo.serve.access import token_table  # noqa: E402
-from automemo.serve.storage.episode_log import EpisodeLog, live_episodes  # noqa: E402
-from automemo.serve.http.policy import HttpPolicy  # noqa: E402
-from automemo.serve.cluster.lease import NamespaceLease  # noqa: E402
 from automemo.serve.cluster.engine import APP_NAME, deploy, prepare  # noqa: E402
+from automemo.serve.cluster.lease import NamespaceLease  # noqa: E402
+from automemo.serve.http.policy import HttpPolicy  # noqa: E402
 from automemo.serve.requests import RequestLimits  # noqa: E402
+from automemo.serve.storage.episode_log import EpisodeLog, live_episodes  # noqa: E402
 from automemo.serve.storage.state_folder import LOG, StateFolder  # noqa: E402
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.slow]

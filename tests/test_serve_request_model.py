@@ -8,8 +8,8 @@ import asyncio
 import pytest
 
 from automemo.serve import request_model as model
-from automemo.serve.mcp_face import build_mcp
 from automemo.serve.http.openapi import openapi_schema
+from automemo.serve.mcp_face import build_mcp
 from automemo.serve.requests import BadRequest, ForgetRequest, RequestLimits, forget_request, recall_request
 
 

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from automemo.serve.access import LOCAL, NamespaceRefused, namespace_for
-from automemo.serve.storage.episode_log import EpisodeLog, live_episodes
 from automemo.serve.mcp_face import build_mcp
 from automemo.serve.requests import BadRequest, RecallRequest, RequestLimits, remember_request
 from automemo.serve.service import MemoryService, ServiceError
+from automemo.serve.storage.episode_log import EpisodeLog, live_episodes
 from automemo.serve.storage.state_folder import LOG, SNAPSHOT, STORE, StateFolder
 from automemo.serve.storage.transfer import read_lines
 from automemo.serve.user_memory import Quota

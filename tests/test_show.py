@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 from automemo.cli import main
+from automemo.measurements.stand_ins.synthetic_run import write_synthetic_run
 
 
 def test_the_diagnosis_reads_as_text(tmp_path, capsys):

@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from automemo.measurements.landscape_search import run_landscape_search
 from automemo.configtools import ConfigError
+from automemo.measurements.landscape_search import run_landscape_search
+from automemo.measurements.stand_ins.landscape import Landscape
 from automemo.search import policy
 from automemo.search.config import SearchConfig
-from automemo.measurements.stand_ins.landscape import Landscape
 from automemo.search.policy import NodeStats, TreeStats
 from automemo.search.strategies import (
     AlmaStrategy, GreedyStrategy, RandomStrategy, best_mean, final_node, strategy_for,

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from automemo.agents.tool_agent import ToolUsingAgent
-from automemo.interaction.tools import ToolsConfig, WebTools, search_provider
 from automemo.agents.visual import VisualAgentConfig
 from automemo.benchmarks import load
 from automemo.contract import PartialRecorder
 from automemo.episode_store import EpisodeStore
-from automemo.measurements.stand_ins.fakellm import FakeLLM
+from automemo.interaction.tools import ToolsConfig, WebTools, search_provider
 from automemo.llm import LLMClient, LLMConfig, RoleConfig
+from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.paths import seed_path
 
 from livesite import LiveSite, site  # noqa: F401 (site: the shop, a fixture)

@@ -40,6 +40,7 @@ from automemo.adapt.feedback_questions import MIN_FEEDBACK, feedback_recalls, wr
 from automemo.adapt.history import History, read_history, still_live, write_sessions
 from automemo.adapt.search_race import Proposal, Race, race, round_config, search
 from automemo.adapt.version_build import prebuild_snapshot, write_program
+from automemo.config import RunConfig
 from automemo.deploy import read_manifest
 from automemo.export import PROGRAM
 from automemo.serve.storage.recall_log import RECALLS, RecallLog
@@ -309,7 +310,7 @@ def one_round(path: Path) -> Iterator[bool]:
         yield True
 
 
-def _first_winner(work: Path, proposals: Sequence[Proposal], configs: tuple[list[Any], list[Any]], live: str,
+def _first_winner(work: Path, proposals: Sequence[Proposal], configs: tuple[list[RunConfig], list[RunConfig]], live: str,
                   config: AdaptConfig, say: Callable[[str], None],
                   pooled: bool = False) -> tuple[Proposal | None, Race | None, str]:
     """Race the proposals in turn; the first that wins, its race and "" (else None, the last
@@ -357,7 +358,7 @@ def _install(versions: NamespaceVersions, served: Served, history: History, prop
 
 def _config(served: Served, sessions: Path, config: AdaptConfig, blocks: int | None, *,
             root: Path | None = None, pseudo_seed: int = 0, kinds: dict[str, float] | None = None,
-            pooled: bool = False, feedback: Path | None = None) -> Any:
+            pooled: bool = False, feedback: Path | None = None) -> RunConfig:
     """A run config of the round: the search's (rooted at `root`, the live program) or a race
     draw's (its own pseudo-question seed, and for the guard its kinds); with `feedback`, scored on
     the questions from the agent's feedback instead (older in train, newer in test)."""
@@ -379,7 +380,7 @@ def _feedback_questions(work: Path, read: Sequence[tuple[History, str, Path]]) -
 
 
 def _race_configs(served: Served, sessions: Path, config: AdaptConfig,
-                  blocks: int | None, pooled: bool = False, feedback: Path | None = None) -> tuple[list[Any], list[Any]]:
+                  blocks: int | None, pooled: bool = False, feedback: Path | None = None) -> tuple[list[RunConfig], list[RunConfig]]:
     """The race's draws: on the scored kind (with `feedback`: the newer recalls with feedback, the
     search fitted on the older ones), and on the guard kinds (pseudo-questions either way)."""
     seeds = [config.race_seed + draw for draw in range(config.race_draws)]
@@ -410,6 +411,27 @@ def not_grown(rounds_file: Path, history: History, config: AdaptConfig) -> str |
         return (f"the last round read {before} sessions and the history holds {history.sessions}; the next "
                 f"starts at {int(before * (1 + config.regrow)) + 1} (or run `automemo memory adapt` to force one)")
     return None
+
+
+def user_due(state: StateFolder, user: str, config: AdaptConfig) -> bool:
+    """Whether a per-user round on `user` is due: enough history, grown since their last round."""
+    folder = state.user_dir(user)
+    history = read_history(folder)
+    return eligible(history, config) is None and \
+        not_grown(NamespaceVersions(folder).root / ROUNDS, history, config) is None
+
+
+def pooled_due(state: StateFolder, config: AdaptConfig) -> bool:
+    """Whether a pooled round is due: enough users with enough history, whose sessions grew by
+    `regrow` since the last pooled round."""
+    ready = [read_history(state.user_dir(u)) for u in state.users()]
+    ready = [h for h in ready if eligible(h, config) is None]
+    if len(ready) < config.min_blocks:
+        return False
+    sessions = sum(h.sessions for h in ready)
+    last = last_round(state.root / f"adapt-{ROUNDS}")
+    before = int((last or {}).get("history", {}).get("sessions") or 0)
+    return not before or sessions >= before * (1 + config.regrow)
 
 
 def last_round(rounds_file: Path) -> dict[str, Any] | None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from automemo.adapt.config import AdaptConfig
+from automemo.config import RunConfig
 
 
 ONE_BLOCK = 1_000_000
@@ -74,7 +75,7 @@ class Race:
 def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfig, *, blocks: int | None,
                  sandbox: str, root: Path | None = None, pseudo_seed: int = 0, search_seed: int = 0,
                  kinds: Mapping[str, float] | None = None,
-                 pooled: bool = False, feedback: Path | None = None) -> Any:
+                 pooled: bool = False, feedback: Path | None = None) -> RunConfig:
     """The run config of a round's search (with `root`) or race: the conversations benchmark over
     `sessions`, label-free, with the served export's embeddings, budget and limits, over the
     operator's run-config TOML (`config.run_config`, checked when the `AdaptConfig` was made:
@@ -121,7 +122,7 @@ def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfi
     return resolved
 
 
-def search(work: Path, run_config: Any, live_source: str, candidates: int = 1) -> list[Proposal]:
+def search(work: Path, run_config: RunConfig, live_source: str, candidates: int = 1) -> list[Proposal]:
     """Run the round's search in `work/runs/search`; its selection as deployed, then (up to
     `candidates` in all) the other evaluated nodes best by their mean, each a program other than
     the live one and the ones before it. Empty: the search kept the live program."""
@@ -161,7 +162,7 @@ def search(work: Path, run_config: Any, live_source: str, candidates: int = 1) -
     return out
 
 
-def race(work: Path, scored: Sequence[Any], guarded: Sequence[Any], live_source: str, candidate_source: str,
+def race(work: Path, scored: Sequence[RunConfig], guarded: Sequence[RunConfig], live_source: str, candidate_source: str,
          z: float) -> Race:
     """Score both programs on the held-out conversations' pseudo-questions of each run config
     (one per draw of held-out turns), paired: `scored` on the kind the search is scored on,
@@ -191,7 +192,7 @@ def race(work: Path, scored: Sequence[Any], guarded: Sequence[Any], live_source:
                 texts, guard)
 
 
-def _paired_draws(work: Path, run_configs: Sequence[Any], live_source: str,
+def _paired_draws(work: Path, run_configs: Sequence[RunConfig], live_source: str,
                   candidate_source: str) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
     """Both programs' scores on the test split of each run config, by "draw:question"; a question
     text an earlier draw asked is not counted again."""
@@ -220,7 +221,7 @@ def _scores(result: Any) -> dict[str, float]:
     return {t.task_id: float(t.score) for t in result.tasks if t.counted and not t.excluded}
 
 
-def _unsafe(run_config: Any) -> bool:
+def _unsafe(run_config: RunConfig) -> bool:
     """A round runs its programs as the server runs them: `--sandbox unsafe` was the operator's
     own choice on the command line that started it."""
     return run_config.sandbox.backend == "unsafe"

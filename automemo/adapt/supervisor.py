@@ -16,16 +16,14 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 from automemo.adapt.config import POOLED, AdaptConfig
 from automemo.adapt.cpu import ROUND_THREAD_ENV, lowest_priority
-from automemo.adapt.history import read_history
-from automemo.adapt.round import ROUNDS, eligible, last_round, not_grown, sweep_stale_work
-from automemo.serve.storage.state_folder import LOG, StateFolder
+from automemo.adapt.round import pooled_due, sweep_stale_work, user_due
 from automemo.episode_store import atomic_write
+from automemo.serve.storage.state_folder import LOG, StateFolder
 from automemo.serve.storage.versions import ADAPT_STATUS, NamespaceVersions
 
 # What each round said (progress; its stderr, tracebacks included): a user's round logs into the
@@ -110,7 +108,7 @@ class Adapter:
             size = self._log_size(user)
             if user in self.running or self._log_sizes.get(user) == size:
                 continue
-            if self._user_due(user):
+            if user_due(self.state, user, self.config):
                 self._launch(user)
                 started.append(user)
             self._log_sizes[user] = size
@@ -122,7 +120,7 @@ class Adapter:
         sizes = {u: self._log_size(u) for u in self.state.users()}
         if sizes == self._log_sizes:
             return []
-        due = self._pooled_due()
+        due = pooled_due(self.state, self.config)
         if due:
             self._launch(POOLED)
         self._log_sizes = sizes
@@ -133,22 +131,6 @@ class Adapter:
             return (self.state.user_dir(user) / LOG).stat().st_size
         except OSError:
             return -1
-
-    def _user_due(self, user: str) -> bool:
-        folder = self.state.user_dir(user)
-        history = read_history(folder)
-        return eligible(history, self.config) is None and \
-            not_grown(NamespaceVersions(folder).root / ROUNDS, history, self.config) is None
-
-    def _pooled_due(self) -> bool:
-        ready = [read_history(self.state.user_dir(u)) for u in self.state.users()]
-        ready = [h for h in ready if eligible(h, self.config) is None]
-        if len(ready) < self.config.min_blocks:
-            return False
-        sessions = sum(h.sessions for h in ready)
-        last = last_round(self.state.root / f"adapt-{ROUNDS}")
-        before = int((last or {}).get("history", {}).get("sessions") or 0)
-        return not before or sessions >= before * (1 + self.config.regrow)
 
     def _launch(self, key: str) -> None:
         command = [sys.executable, "-m", "automemo", "memory", "adapt", str(self.state.root),

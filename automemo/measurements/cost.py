@@ -102,9 +102,9 @@ def _measure(seed: str, args) -> tuple[int, tuple[int, int, int], tuple[int, int
     (calls, prompt tokens, completion tokens), mean payload chars, wall seconds)."""
     from automemo.assembly import build_evaluation
     from automemo.llm import Ledger
+    from automemo.measurements.stand_ins.fakellm import FakeLLM
     from automemo.paths import list_seeds
     from automemo.resolution import load_run_config
-    from automemo.measurements.stand_ins.fakellm import FakeLLM
 
     source = FILLING_SOURCE if seed == FILLING else next(p.read_text() for p in list_seeds() if p.stem == seed)
     with FakeLLM() as fake, tempfile.TemporaryDirectory(prefix="qa-cost-") as tmp:

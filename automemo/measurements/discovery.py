@@ -40,14 +40,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from automemo.measurements.oracle import evaluated_candidates, search_oracle
 from automemo.benchmarks import ranking_metric
+from automemo.measurements.oracle import evaluated_candidates, search_oracle
 from automemo.measurements.question_budget import (check_fraction, compare, fraction_label, question_budget,
                                             render_comparison, run_questions_scored)
+from automemo.cli.flags import add_sandbox_flag, sandbox_choice, unsafe_confirmed
 from automemo.measurements.seeds import TARGET_MS
 from automemo.measurements.strategies import _mean_se
 from automemo.paths import list_seeds
-from automemo.cli.flags import add_sandbox_flag, sandbox_choice, unsafe_confirmed
 
 SEARCH_TARGET_S = 300.0  # a 20-step search on the dev data, sandbox included
 STRATEGIES = ("tree", "random", "greedy")
@@ -208,8 +208,8 @@ def run_search(args, scores: TestScores, search_seed: int, strategy: str, parall
     """One search in its own run directory, its selection scored on test; `budget`: (question
     budget, the fraction it is of the exhaustive search's count), None for an exhaustive search."""
     from automemo.assembly import build_search
-    from automemo.resolution import load_run_config
     from automemo.config import run_config_to_dict
+    from automemo.resolution import load_run_config
     from automemo.runs import RunDir
 
     config = load_run_config(None, None, _overrides(
@@ -373,9 +373,9 @@ def run(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from automemo.assembly import AssemblyError, build_evaluation, require_questions
-    from automemo.resolution import load_run_config
     from automemo.cli import UserError
     from automemo.configtools import ConfigError
+    from automemo.resolution import load_run_config
 
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     unknown = sorted(set(strategies) - set(STRATEGIES))

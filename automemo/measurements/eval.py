@@ -137,11 +137,11 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from rich.console import Console
 
+    from automemo.assembly import AssemblyError, open_sandbox
     from automemo.cli import UserError
     from automemo.episode_store import EpisodeStore
-    from automemo.measurements.stand_ins.fakellm import FakeLLM
     from automemo.llm import Ledger, RoleConfig
-    from automemo.assembly import AssemblyError, open_sandbox
+    from automemo.measurements.stand_ins.fakellm import FakeLLM
 
     if min(args.tasks, args.llm_calls, args.users) < 1 or args.concurrency < 2:
         raise UserError("--tasks, --llm-calls and --users must be >= 1 and --concurrency >= 2")

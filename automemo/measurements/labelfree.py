@@ -28,8 +28,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from automemo.measurements.discovery import Scored, TestScores, _overrides, score_seeds
 from automemo.cli.flags import add_sandbox_flag, unsafe_confirmed
+from automemo.measurements.discovery import Scored, TestScores, _overrides, score_seeds
 from automemo.paths import list_seeds
 
 

@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from automemo.evaluation.result import EvaluationResult
-from automemo.measurements.stand_ins.fakellm import FakeLLM
 from automemo.llm import LLMClient, LLMConfig, Ledger, RoleConfig
 from automemo.llm.messages import message_text
+from automemo.measurements.stand_ins.fakellm import FakeLLM
+from automemo.measurements.stand_ins.landscape import Landscape
 from automemo.meta.config import MetaConfig
 from automemo.meta.llm.agent import LLMMetaAgent
 from automemo.runs import RunDir
 from automemo.search.config import SearchConfig
-from automemo.measurements.stand_ins.landscape import Landscape
 from automemo.search.loop import Collaborators, SearchLoop
 from automemo.search.view import RunView
 

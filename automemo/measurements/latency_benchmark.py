@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from automemo.measurements.eval import FACTS_PROGRAM  # the fact table every harness benchmark measures with
 from automemo.benchmarks.base import Benchmark, Split, Task, TaskScore
 from automemo.contract import EpisodeRecorder, MemoryPayload, PartialRecorder
+from automemo.measurements.eval import FACTS_PROGRAM  # the fact table every harness benchmark measures with
 
 
 class LatencyBenchmark(Benchmark):

@@ -84,10 +84,10 @@ def _fake_model(parents: dict[str, str]):
 def measure(base_url: str, args, parents: dict[str, str]) -> dict[str, Any]:
     from automemo.llm import Ledger, LLMClient, LLMConfig, RoleConfig
     from automemo.meta.base import MetaError, ParentView
-    from automemo.meta.llm.codeblock import CodeBlockError, check_program
     from automemo.meta.config import LLMMetaConfig, MetaConfig
     from automemo.meta.context import GenerationContext
     from automemo.meta.llm.agent import LLMMetaAgent
+    from automemo.meta.llm.codeblock import CodeBlockError, check_program
     from automemo.meta.source.syntax import normalised
 
     role = RoleConfig(model=args.model, base_url=base_url, api_key_env=args.api_key_env,

@@ -113,10 +113,10 @@ def _executor_table(args, console):
 
 
 def _episodes_per_s(args, sandbox, executor, folder: Path) -> float:
-    from automemo.measurements.latency_benchmark import FACTS_PROGRAM, LatencyBenchmark
     from automemo.cli import UserError
     from automemo.episode_store import EpisodeStore
     from automemo.evaluation import EvaluationConfig, Evaluator
+    from automemo.measurements.latency_benchmark import FACTS_PROGRAM, LatencyBenchmark
 
     benchmark = LatencyBenchmark(args.episodes, args.latency)
     evaluator = Evaluator(benchmark, sandbox, EpisodeStore(folder),
@@ -138,8 +138,8 @@ def _episodes_per_s(args, sandbox, executor, folder: Path) -> float:
 def _search_table(args, console):
     from rich.table import Table
 
-    from automemo.measurements.landscape_search import regrets, run_landscape_search
     from automemo.evaluation.progress import track
+    from automemo.measurements.landscape_search import regrets, run_landscape_search
     from automemo.measurements.stand_ins.fakellm import FakeLLM
     from automemo.measurements.stand_ins.landscape import Landscape
 

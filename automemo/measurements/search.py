@@ -45,13 +45,13 @@ def run(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from automemo.assembly import build_search
     from automemo.cli import UserError
     from automemo.config import run_config_to_dict
-    from automemo.resolution import load_run_config
     from automemo.measurements.stand_ins.fakellm import FakeLLM
     from automemo.paths import seed_path
+    from automemo.resolution import load_run_config
     from automemo.runs import RunDir
-    from automemo.assembly import build_search
 
     if args.steps < 1:
         raise UserError(f"--steps must be at least 1, got {args.steps}")

@@ -22,16 +22,16 @@ from typing import Any, Callable
 
 from automemo.contract import EpisodeRecorder
 from automemo.deploy import DeployError, load_memory, manifest_question_time_keys, read_manifest
-from automemo.export import EXPERIENCE
 from automemo.errors import AutomemoError
+from automemo.export import EXPERIENCE
 from automemo.sandbox.base import ProgramError, SandboxError
 from automemo.serve import defaults
 from automemo.serve.defaults import DEFAULT_USER, MAX_OPEN_NAMESPACES, SNAPSHOT_EVERY
+from automemo.serve.memory_pool import UserMemoryPool
+from automemo.serve.requests import RecallRequest, check_forget_target
 from automemo.serve.storage.episode_draft import EpisodeDraft
 from automemo.serve.storage.namespace_files import IMAGES
-from automemo.serve.memory_pool import UserMemoryPool
 from automemo.serve.storage.recall_log import FeedbackRefused, RecallLog
-from automemo.serve.requests import RecallRequest, check_forget_target
 from automemo.serve.storage.state_folder import STORE, SnapshotMeta, StateError, StateFolder
 from automemo.serve.storage.transfer import data_url, episode_lines
 from automemo.serve.user_memory import NamespaceDead, Program, Quota, QuotaExceeded, UserMemory

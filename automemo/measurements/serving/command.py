@@ -25,9 +25,9 @@ import threading
 import time
 from pathlib import Path
 
-from automemo.measurements.serving.load import Server, post, recall_level, text_only, write_log
 from automemo.cli import UserError
 from automemo.cli.flags import add_sandbox_flag, sandbox_choice
+from automemo.measurements.serving.load import Server, post, recall_level, text_only, write_log
 
 OVERHEAD_P50_MS, OVERHEAD_P95_MS, RESTART_10K_S, RESTART_GROWTH = 10.0, 50.0, 5.0, 2.0
 

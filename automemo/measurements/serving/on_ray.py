@@ -23,8 +23,8 @@ from automemo.cli import UserError
 def run(args) -> int:
     from automemo.measurements.seeds import FastEncoder, synthetic_episode
     from automemo.measurements.serving.load import Server, recall_level, text_only, write_log
-    from automemo.paths import SEEDS_DIR
     from automemo.measurements.stand_ins.serve_export import write_export
+    from automemo.paths import SEEDS_DIR
 
     try:
         counts = [int(n) for n in args.replicas.split(",")]
@@ -63,10 +63,9 @@ def _ray_levels(export: Path, state: Path, args, counts: list[int], levels: list
     except ImportError:
         raise UserError("--engine ray needs Ray Serve: pip install 'automemo[ray]'") from None
     from automemo.serve.access import TokenTable
-    from automemo.serve.http.policy import HttpPolicy
     from automemo.serve.cluster.engine import APP_NAME, deploy, prepare
+    from automemo.serve.http.policy import HttpPolicy
     from automemo.serve.requests import RequestLimits
-    from automemo.serve.storage.state_folder import StateFolder
 
     prepared = prepare(export, state, sandbox=args.sandbox, unsafe=args.sandbox == "unsafe", services=encoder)
     lock = prepared.lock()

@@ -19,13 +19,13 @@ from ray import serve
 from ray.exceptions import ActorUnavailableError, RayActorError
 
 from automemo.serve.access import TokenTable
+from automemo.serve.cluster.replica import Reply, model_id
 from automemo.serve.defaults import ROUTE_ATTEMPTS, ROUTE_BACKOFF_SECONDS
-from automemo.serve.storage.episode_draft import EpisodeDraft
 from automemo.serve.http.app import build_app
 from automemo.serve.http.policy import HttpPolicy
-from automemo.serve.cluster.replica import Reply, model_id
 from automemo.serve.requests import RecallRequest, RequestLimits
 from automemo.serve.service import MemoryService, ServedExport, ServiceError, version_counts
+from automemo.serve.storage.episode_draft import EpisodeDraft
 from automemo.serve.storage.versions import read_adapt_status
 
 REPLICA_DIED = (RayActorError, ActorUnavailableError)

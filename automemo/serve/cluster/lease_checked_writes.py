@@ -19,8 +19,8 @@ from typing import Any, Iterable
 
 from automemo.contract import ImageRef
 from automemo.episode_store import EpisodeStore
-from automemo.serve.storage.episode_log import EpisodeLog, LogEntry
 from automemo.serve.cluster.lease import NamespaceLease
+from automemo.serve.storage.episode_log import EpisodeLog, LogEntry
 from automemo.serve.storage.namespace_files import NamespaceFiles
 from automemo.serve.storage.state_folder import SnapshotMeta, StateFolder
 from automemo.toolkit.embedding_cache import EmbeddingCache

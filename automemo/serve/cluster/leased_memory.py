@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Awaitable, Callable, TypeVar
 
 from automemo.errors import AutomemoError
-from automemo.serve.cluster.lease_checked_writes import LeaseCheckedStateFolder
 from automemo.serve.cluster.lease import LeaseHeld, LeaseLost, NamespaceLease
+from automemo.serve.cluster.lease_checked_writes import LeaseCheckedStateFolder
 from automemo.serve.storage.state_folder import StateFolder
 from automemo.serve.user_memory import Program, UserMemory
 

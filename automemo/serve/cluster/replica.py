@@ -24,10 +24,10 @@ from typing import Any, Awaitable
 
 from ray import serve
 
-from automemo.serve.storage.episode_draft import EpisodeDraft
 from automemo.serve.cluster.leased_memory import LeasedUserMemory, LeasedUserMemoryPool, NotOwner
 from automemo.serve.requests import BadRequest, RecallRequest
 from automemo.serve.service import MemoryService, ServedExport, ServiceError
+from automemo.serve.storage.episode_draft import EpisodeDraft
 from automemo.serve.user_memory import Program
 
 log = logging.getLogger("automemo.serve")

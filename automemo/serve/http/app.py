@@ -22,10 +22,10 @@ from starlette.responses import JSONResponse, Response
 
 from automemo.serve.access import NamespaceRefused, TokenTable, namespace_for, principal_of
 from automemo.serve.http.guard import build_guard
+from automemo.serve.http.openapi import openapi_schema
 from automemo.serve.http.policy import HttpPolicy
 from automemo.serve.mcp_face import build_mcp
 from automemo.serve.parsing_workers import ParsingWorkers, WorkerLost, json_of
-from automemo.serve.http.openapi import openapi_schema
 from automemo.serve.requests import (BadRequest, RequestLimits, export_request, feedback_request, forget_request,
                                      recall_request, remember_request)
 from automemo.serve.service import MemoryService, ServiceError

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from automemo.contract import ImageRef
-from automemo.serve.storage.episode_draft import EpisodeDraft, map_images
 from automemo.serve.requests import BadRequest, RequestLimits, remember_request
+from automemo.serve.storage.episode_draft import EpisodeDraft, map_images
 
 
 _SIGNATURES = ((b"\xff\xd8\xff", "jpeg"), (b"GIF8", "gif"), (b"\x89PNG", "png"))
