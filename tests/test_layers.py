@@ -152,15 +152,27 @@ def test_named_layer_rules():
     assert "adapt" not in edges["serve"] and "adapt" not in edges["search"]
 
 
+def test_the_serve_wings_stand_under_the_edges_that_use_them():
+    """A user's folder on disk (serve.storage) is the same whoever serves it: it imports neither
+    the HTTP edge nor the Ray cluster, and neither do the service's own top modules."""
+    wings = ("automemo.serve.http", "automemo.serve.cluster")
+    modules = module_graph()
+    below = {m: targets for m, targets in modules.items()
+             if m.startswith("automemo.serve.") and not m.startswith(wings)}
+    assert any(m.startswith("automemo.serve.storage.") for m in below)   # the graph sees the wings
+    assert {m: sorted(t for t in targets if t.startswith(wings)) for m, targets in below.items()
+            if any(t.startswith(wings) for t in targets)} == {}
+
+
 # The runtime package holds runtime code only. What the benches run in place of a real part
-# (automemo.measurements.stand_ins) belongs to the benches: nothing outside `bench` imports `bench`
-# except the command line that registers its commands.
+# (automemo.measurements.stand_ins) belongs to the benches: nothing outside `measurements`
+# imports it except the command line that registers its commands.
 BENCH_IMPORTERS = {"cli"}  # automemo.cli.bench_cmd loads automemo.measurements.<name> by name
 
 
 def importers_of_bench(edges: dict[str, set[str]]) -> set[str]:
-    """Top-level modules outside `bench` that import `automemo.measurements` and are not allowed to."""
-    return {a for a, targets in edges.items() if "bench" in targets} - BENCH_IMPORTERS - {"bench"}
+    """Top-level modules outside `measurements` that import it and are not allowed to."""
+    return {a for a, targets in edges.items() if "measurements" in targets} - BENCH_IMPORTERS - {"measurements"}
 
 
 def test_only_the_command_line_imports_the_benches_and_their_stand_ins():
@@ -169,7 +181,7 @@ def test_only_the_command_line_imports_the_benches_and_their_stand_ins():
 
 
 def test_the_bench_rule_finds_a_runtime_importer():
-    edges = {"bench": {"search"}, "search": {"bench", "runs"}, "cli": {"bench", "search"}}
+    edges = {"measurements": {"search"}, "search": {"measurements", "runs"}, "cli": {"measurements", "search"}}
     assert importers_of_bench(edges) == {"search"}
 
 
