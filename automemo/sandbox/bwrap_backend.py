@@ -30,22 +30,21 @@ from automemo.sandbox.cgroups import SessionCgroup
 from automemo.sandbox.host import (
     GUEST_CHANNEL,
     GUEST_PACKAGE_DIR,
-    GUEST_PYTHON,
     GUEST_PYTHONPATH,
     GUEST_STATE,
     GUEST_STORE,
+    GUEST_TMP_MB,
     GUEST_UID,
     ExitInfo,
     SubprocessGuest,
     SessionDirs,
     guest_environment,
     host_pid_alive,
-    runner_command,
-    start_session,
+    guest_runner,
+    start_guest_session,
     sweep_stale_session_dirs,
 )
 
-TMP_MB = 64
 DROP_PRIVILEGES = [  # run inside the sandbox, as root, right before the runner
     "/usr/bin/setpriv", f"--reuid={GUEST_UID}", f"--regid={GUEST_UID}", "--clear-groups",
     "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--",
@@ -105,7 +104,7 @@ class BubblewrapSandbox(Sandbox):
         if not self.privileged:
             cmd += ["--unshare-user", "--uid", str(GUEST_UID), "--gid", str(GUEST_UID)]
         cmd += ["--ro-bind", str(self.rootfs), "/", "--dev", "/dev", "--proc", "/proc",
-                "--perms", "01777", "--size", str(TMP_MB << 20), "--tmpfs", "/tmp",
+                "--perms", "01777", "--size", str(GUEST_TMP_MB << 20), "--tmpfs", "/tmp",
                 "--perms", "01777", "--size", str(limits.state_mb << 20), "--tmpfs", GUEST_STATE,
                 "--ro-bind", str(PACKAGE_DIR), GUEST_PACKAGE_DIR,
                 "--bind", str(dirs.channel), GUEST_CHANNEL, "--chdir", GUEST_STATE]
@@ -113,8 +112,7 @@ class BubblewrapSandbox(Sandbox):
             cmd += ["--ro-bind", str(Path(store_root).resolve()), GUEST_STORE]
         for key, value in env.items():
             cmd += ["--setenv", key, value]
-        runner = runner_command(GUEST_PYTHON, f"{GUEST_CHANNEL}/{dirs.socket_path.name}",
-                                no_site=True)
+        runner = guest_runner(dirs)
         if self.privileged:
             cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", *DROP_PRIVILEGES]
         else:
@@ -135,10 +133,7 @@ class BubblewrapSandbox(Sandbox):
                 )
             return BubblewrapGuest(proc, cgroup, log_path)
 
-        return start_session(
-            launch, source=program_source, limits=limits, services=services,
-            guest_state_dir=GUEST_STATE, guest_store_root=GUEST_STORE,
-        )
+        return start_guest_session(launch, program_source, limits, services)
 
 
 # Joins the cgroups named before `--` (writing the shell's own pid, which exec keeps), then execs

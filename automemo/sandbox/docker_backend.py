@@ -19,10 +19,10 @@ from automemo.sandbox.base import HostServices, Limits, Sandbox, SandboxUnavaila
 from automemo.sandbox.host import (
     GUEST_CHANNEL,
     GUEST_PACKAGE_DIR,
-    GUEST_PYTHON,
     GUEST_PYTHONPATH,
     GUEST_STATE,
     GUEST_STORE,
+    GUEST_TMP_MB,
     GUEST_UID,
     ExitInfo,
     GuestProcess,
@@ -30,14 +30,13 @@ from automemo.sandbox.host import (
     exit_info_from_status,
     guest_environment,
     host_pid_alive,
-    runner_command,
-    start_session,
+    guest_runner,
+    start_guest_session,
     sweep_stale_session_dirs,
 )
 
 LABEL = "automemo.sandbox"
 HOST_PID_LABEL = "automemo.host_pid"
-TMP_MB = 64  # /tmp for libraries that insist on a temp file; the state dir is the real storage
 
 
 class DockerGuest(GuestProcess):
@@ -139,8 +138,7 @@ class DockerSandbox(Sandbox):
         def launch(dirs: SessionDirs) -> GuestProcess:
             container = self.client.containers.run(
                 self.image_tag,
-                command=runner_command(GUEST_PYTHON, f"{GUEST_CHANNEL}/{dirs.socket_path.name}",
-                                       no_site=True),
+                command=guest_runner(dirs),
                 detach=True,
                 init=True,  # tini reaps a program's zombies and passes on how the runner died
                 network_mode="none",
@@ -157,7 +155,7 @@ class DockerSandbox(Sandbox):
                 tmpfs={
                     GUEST_STATE: f"size={limits.state_mb}m,uid={GUEST_UID},gid={GUEST_UID},"
                                  "mode=0700,nosuid,nodev,noexec",
-                    "/tmp": f"size={TMP_MB}m,mode=1777,nosuid,nodev,noexec",
+                    "/tmp": f"size={GUEST_TMP_MB}m,mode=1777,nosuid,nodev,noexec",
                 },
                 volumes={**volumes, str(dirs.channel): {"bind": GUEST_CHANNEL, "mode": "rw"}},
                 ipc_mode="none",
@@ -167,10 +165,7 @@ class DockerSandbox(Sandbox):
             )
             return DockerGuest(container)
 
-        return start_session(
-            launch, source=program_source, limits=limits, services=services,
-            guest_state_dir=GUEST_STATE, guest_store_root=GUEST_STORE,
-        )
+        return start_guest_session(launch, program_source, limits, services)
 
 
 def idle_container_options() -> dict[str, object]:

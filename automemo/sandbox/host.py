@@ -54,6 +54,7 @@ GUEST_PYTHON = "/usr/bin/python3"
 # session open; these are the paths site would have added in the image.
 GUEST_PYTHONPATH = ":".join(["/opt/automemo", "/usr/local/lib/python3.11/dist-packages",
                              "/usr/lib/python3/dist-packages"])
+GUEST_TMP_MB = 64  # /tmp for libraries that insist on a temp file; the state dir is the real storage
 
 
 def guest_environment(pythonpath: str, home: str) -> dict[str, str]:
@@ -75,6 +76,12 @@ def guest_environment(pythonpath: str, home: str) -> dict[str, str]:
 def runner_command(python: str, socket_path: str, *, no_site: bool = False) -> list[str]:
     flags = ["-S", "-s", "-B"] if no_site else ["-s", "-B"]
     return [python, *flags, "-m", "automemo.sandbox.runner", socket_path]
+
+
+def guest_runner(dirs: SessionDirs) -> list[str]:
+    """The runner in an isolating backend's guest (Docker, bubblewrap): the image's Python
+    without site, on the session's socket where the backend mounts the channel."""
+    return runner_command(GUEST_PYTHON, f"{GUEST_CHANNEL}/{dirs.socket_path.name}", no_site=True)
 
 
 _ERRORS = {"exception": ProgramError, "bad-result": BadResult, "import": ProgramLoadError}
@@ -363,6 +370,14 @@ def _error_from(err: Any) -> SandboxError:
     if cls is SandboxError:
         exc.kind = kind
     return exc
+
+
+def start_guest_session(launch: Callable[[SessionDirs], GuestProcess], source: str, limits: Limits,
+                        services: HostServices | None) -> ChannelSession:
+    """`start_session` for an isolating backend: its guest sees the state and the store where
+    every such backend mounts them."""
+    return start_session(launch, source=source, limits=limits, services=services,
+                         guest_state_dir=GUEST_STATE, guest_store_root=GUEST_STORE)
 
 
 def start_session(
