@@ -24,7 +24,7 @@ from automemo.serve.requests import RecallRequest, RequestLimits, remember_reque
 from automemo.serve.service import MemoryService, ServiceError
 from automemo.serve.storage.episode_log import EpisodeLog
 from automemo.serve.storage.state_folder import LOG, STORE, StateFolder
-from automemo.serve.storage.transfer import read_lines
+from automemo.serve.transfer import read_lines
 from automemo.serve.user_memory import Quota
 from automemo.toolkit.embedding_cache import EmbeddingCache
 

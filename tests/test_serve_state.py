@@ -114,7 +114,7 @@ def test_an_exported_image_keeps_its_own_type():
 
     from PIL import Image
 
-    from automemo.serve.storage.transfer import data_url
+    from automemo.serve.transfer import data_url
 
     for kind, mime in (("GIF", "gif"), ("WEBP", "webp"), ("PNG", "png"), ("JPEG", "jpeg")):
         buffer = io.BytesIO()

@@ -19,7 +19,7 @@ from automemo.serve.requests import BadRequest, RecallRequest, RequestLimits, re
 from automemo.serve.service import MemoryService, ServiceError
 from automemo.serve.storage.episode_log import EpisodeLog, live_episodes
 from automemo.serve.storage.state_folder import LOG, SNAPSHOT, STORE, StateFolder
-from automemo.serve.storage.transfer import read_lines
+from automemo.serve.transfer import read_lines
 from automemo.serve.user_memory import Quota
 from automemo.toolkit.embedding import CachedImageEncoder, CachedTextEncoder, Encoders, PerceptualImageEncoder
 from automemo.toolkit.embedding_cache import EmbeddingCache

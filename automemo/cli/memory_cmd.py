@@ -97,7 +97,7 @@ def run(args) -> int:
 
 
 def _export(memory, out: Path | None) -> int:
-    from automemo.serve.storage.transfer import episode_lines
+    from automemo.serve.transfer import episode_lines
 
     text = "".join(line + "\n" for line in episode_lines(memory))
     if out is None:
@@ -110,7 +110,7 @@ def _export(memory, out: Path | None) -> int:
 
 def _import(memory, state, file: Path) -> int:
     from automemo.serve.requests import BadRequest, RequestLimits
-    from automemo.serve.storage.transfer import read_lines
+    from automemo.serve.transfer import read_lines
 
     try:
         text = sys.stdin.read() if str(file) == "-" else file.read_text()

@@ -15,13 +15,14 @@ server's state folder (`automemo memory ...`). docs/serve.md is the user's guide
 | `request_model` | the one typed definition of a request, from which the checks, MCP tools and OpenAPI derive |
 | `requests` | the checks of a recall, remember, feedback, forget, import |
 | `transcript` | a conversation sent as one string, cut into turns |
+| `transfer` | a user's episodes and recalls out and in (export, import), each imported line checked as a remember |
 | `parsing_workers` | where a request carrying images is parsed: worker processes at background priority |
 | `mcp_face` | the MCP tools and resource |
 
 | wings | |
 |---|---|
 | `http/` | the HTTP edge: the app, its guard and rate limit, OpenAPI |
-| `storage/` | a user's folder on disk: log, images, recalls, versions, export and import |
+| `storage/` | a user's folder on disk: log, images, recalls, versions, keys |
 | `cluster/` | `--engine ray`: ingress, replicas, and the lease under which a replica holds a user's memory |
 
 One word for one thing: a user's memory is a `UserMemory` wherever it is held (`UserMemoryPool`

@@ -33,7 +33,7 @@ from automemo.serve.storage.episode_draft import EpisodeDraft
 from automemo.serve.storage.namespace_files import IMAGES
 from automemo.serve.storage.recall_log import FeedbackRefused, RecallLog
 from automemo.serve.storage.state_folder import STORE, SnapshotMeta, StateError, StateFolder
-from automemo.serve.storage.transfer import data_url, episode_lines
+from automemo.serve.transfer import data_url, episode_lines
 from automemo.serve.user_memory import NamespaceDead, Program, Quota, QuotaExceeded, UserMemory
 
 

@@ -29,7 +29,7 @@ from automemo.serve.parsing_workers import ParsingWorkers, WorkerLost, json_of
 from automemo.serve.requests import (BadRequest, RequestLimits, export_request, feedback_request, forget_request,
                                      recall_request, remember_request)
 from automemo.serve.service import MemoryService, ServiceError
-from automemo.serve.storage.transfer import read_lines
+from automemo.serve.transfer import read_lines
 
 log = logging.getLogger("automemo.serve")
 NDJSON = "application/x-ndjson"
