@@ -24,6 +24,7 @@ from automemo.adapt.config import POOLED, AdaptConfig
 from automemo.adapt.cpu import ROUND_THREAD_ENV, lowest_priority
 from automemo.adapt.history import read_history
 from automemo.adapt.round import ROUNDS, eligible, last_round, not_grown, sweep_stale_work
+from automemo.adapt.trial import decide_trials
 from automemo.serve.state_folder import LOG, StateFolder
 from automemo.episode_store import atomic_write
 from automemo.serve.versions import ADAPT_STATUS, NamespaceVersions
@@ -99,6 +100,7 @@ class Adapter:
         A namespace is looked at again only once its log changed since it was last decided
         (started, or found not due), so a look costs a stat per namespace."""
         self._reap()
+        self._decide_trials()
         room = self.config.max_parallel - len(self.running)
         if room <= 0:
             return []
@@ -116,6 +118,13 @@ class Adapter:
                 started.append(user)
             self._log_sizes[user] = size
         return started
+
+    def _decide_trials(self) -> None:
+        """Promote or retire the trials their feedback decides (`adapt.trial`): numbers read from
+        each user's recall log, cheap enough for every look."""
+        for decision in decide_trials(self.state, self.config.z):
+            self.say(f"adaptation: a {decision.source} trial was {decision.verdict} in {decision.users} user(s): "
+                     f"{decision.reason}")
 
     def _tick_pooled(self) -> list[str]:
         if POOLED in self.running:
