@@ -14,6 +14,7 @@ from automemo.adapt.config import AdaptConfig
 from automemo.adapt.feedback_questions import MIN_FEEDBACK
 from automemo.adapt.round import Outcome, Served, adapt_user
 from automemo.serve.storage.recall_log import RECALLS, RecallLog
+from automemo.serve.storage.trials import TrialPointer
 from automemo.serve.storage.versions import NamespaceVersions
 
 # one step and no sweep: the tests check where the questions come from and how they are split
@@ -42,10 +43,15 @@ def test_a_round_fits_on_older_feedback_and_races_on_newer(tmp_path):
     said = []
     result = adapt_user(state, Served(export, "bwrap", False), "ana", FAST, say=said.append)
     assert any("on the agent's feedback" in line for line in said), said
-    assert result.outcome is Outcome.INSTALLED, result.reason
+    # on feedback the candidate is not installed: it opens a trial beside the live program
+    # (docs/serve.md, "Trials"), and current.json does not move
+    assert result.outcome is Outcome.TRIAL, result.reason
     # raced on the newer half (12 of 24), by time: the last questions asked
     assert result.race["questions"] == (MIN_FEEDBACK + 4) // 2
     versions = NamespaceVersions(folder)
+    pointer = TrialPointer.read(versions.root)
+    assert versions.current() == 0 and pointer is not None and pointer.version == 1 and pointer.source == "per-user"
+    assert not versions.record(1).retired
     evidence = json.loads((versions.root / "1" / "evidence.json").read_text())
     raced = set(evidence["questions"].values())
     newest = {f"what did we say about {word}" for _, word in asked[len(asked) // 2:]}

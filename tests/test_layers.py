@@ -162,10 +162,11 @@ def test_the_serve_wings_stand_under_the_edges_that_use_them():
     assert any(m.startswith("automemo.serve.storage.") for m in below)   # the graph sees the wings
     assert {m: sorted(t for t in targets if t.startswith(wings)) for m, targets in below.items()
             if any(t.startswith(wings) for t in targets)} == {}
-    # and a user's folder stands below the service: of serve it reads only its defaults
+    # and a user's folder stands below the service: of serve it reads only two pure modules, the
+    # defaults and the interleave's credit rule (a trial's counts are read from the recall log)
     storage = {m: {t for t in targets if t.startswith("automemo.serve") and not t.startswith("automemo.serve.storage")}
                for m, targets in below.items() if m.startswith("automemo.serve.storage.")}
-    assert {m: sorted(t) for m, t in storage.items() if t - {"automemo.serve.defaults"}} == {}
+    assert {m: sorted(t) for m, t in storage.items() if t - {"automemo.serve.defaults", "automemo.serve.interleave"}} == {}
 
 
 # The runtime package holds runtime code only. What the benches run in place of a real part

@@ -30,7 +30,7 @@ import json
 import shutil
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -44,7 +44,8 @@ from automemo.config import RunConfig
 from automemo.deploy import read_manifest
 from automemo.export import PROGRAM
 from automemo.serve.storage.recall_log import RECALLS, RecallLog
-from automemo.serve.storage.state_folder import USERS, StateFolder
+from automemo.serve.storage.state_folder import USERS, StateFolder, incarnation
+from automemo.serve.storage.trials import TrialPointer
 from automemo.serve.storage.versions import (SHIPPED, WORK, NamespaceGone, NamespaceVersions, VersionRecord, now,
                                      pooled_used)
 
@@ -63,6 +64,7 @@ class Outcome(enum.Enum):
     SKIPPED = "skipped"         # not enough history (or nothing new since the last round)
     DISCARDED = "discarded"     # it won, but an episode it read was forgotten during the round
     REFUSED = "refused"         # pooled: no candidate had a shape that may be pooled
+    TRIAL = "trial"             # on feedback: the candidate held the guard and is on trial beside the live one
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,7 @@ def _adapt_user(served: Served, config: AdaptConfig, folder: Path,
             return result(Outcome.KEPT, KEPT_BY_SEARCH)
         proposal, run, why = _first_winner(work, proposals,
                                            _race_configs(served, sessions, config, blocks, feedback=feedback),
-                                           live.read_text(), config, say)
+                                           live.read_text(), config, say, on_trial=feedback is not None)
         if proposal is None:
             return result(Outcome.KEPT, why, race=run.summary() if run else {}, search=dict(proposals[0].search))
         say("the candidate won; rebuilding this memory on it")
@@ -165,11 +167,15 @@ def _adapt_user(served: Served, config: AdaptConfig, folder: Path,
                                used={folder.name: history.seqs}, race=run.summary(), search=dict(proposal.search))
         evidence = {"race": {**run.summary(), "per_question": run.per_question},
                     "questions": dict(run.texts), "search": dict(proposal.search)}
+        trial = new_trial(PER_USER, folder) if feedback is not None else None
         installed = _install(versions, served, history, proposal, record, evidence,
-                             adapted={"summary": proposal.summary, "source": PER_USER})
+                             adapted={"summary": proposal.summary, "source": PER_USER}, trial=trial)
         if installed is None:
             return result(Outcome.DISCARDED, "an episode the round read was forgotten meanwhile; nothing installed",
                           race=run.summary(), search=dict(proposal.search))
+        if trial is not None:
+            return result(Outcome.TRIAL, f"version {installed} is on trial beside the live program: {_raced(run)}",
+                          versions={folder.name: installed}, race=run.summary(), search=dict(proposal.search))
         return result(Outcome.INSTALLED, f"version {installed} serves: {_won(run)}", versions={folder.name: installed},
                       race=run.summary(), search=dict(proposal.search))
     finally:
@@ -247,20 +253,23 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
                           search=_aggregate(proposals[0]))
         proposal, run, why = _first_winner(work, clean,
                                            _race_configs(served, sessions, config, None, pooled=True, feedback=feedback),
-                                           live.read_text(), config, say, pooled=True)
+                                           live.read_text(), config, say, pooled=True,
+                                           on_trial=feedback is not None)
         if proposal is None:
             return result(Outcome.KEPT, why, race=run.summary() if run else {}, search=_aggregate(clean[0]))
         used = pooled_used(state.tag, {history.key: history.seqs for _, history in histories})
         installed: dict[str, int] = {}
+        trial_id = new_trial(POOLED, None).trial  # one trial in every user: decided on all their counts
         for user, history in histories:
             say(f"rebuilding one user's memory on the pooled candidate ({len(installed) + 1}/{len(histories)})")
             versions = NamespaceVersions(state.user_dir(user))
             record = VersionRecord(version=0, created=now(), program_sha256="", source=POOLED, parent=SHIPPED,
                                    used=used, race=run.summary(), search=_aggregate(proposal))
             try:
+                trial = new_trial(POOLED, versions.user_dir, trial_id) if feedback is not None else None
                 version = _install(versions, served, history, proposal, record, {"race": run.summary()},
                                    adapted={"source": POOLED},
-                                   also_live=[(state.user_dir(u), h) for u, h in histories])
+                                   also_live=[(state.user_dir(u), h) for u, h in histories], trial=trial)
             except NamespaceGone:
                 version = None  # this user was forgotten whole during the round
             if version is not None:
@@ -268,6 +277,9 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
         if not installed:
             return result(Outcome.DISCARDED, "an episode the round read was forgotten meanwhile; nothing installed",
                           race=run.summary(), search=_aggregate(proposal))
+        if feedback is not None:
+            return result(Outcome.TRIAL, f"the pooled candidate is on trial in {len(installed)} user(s): {_raced(run)}",
+                          versions=installed, race=run.summary(), search=_aggregate(proposal))
         return result(Outcome.INSTALLED, f"{len(installed)} user(s) serve the pooled candidate: {_won(run)}",
                       versions=installed, race=run.summary(), search=_aggregate(proposal))
     finally:
@@ -312,17 +324,20 @@ def one_round(path: Path) -> Iterator[bool]:
 
 def _first_winner(work: Path, proposals: Sequence[Proposal], configs: tuple[list[RunConfig], list[RunConfig]], live: str,
                   config: AdaptConfig, say: Callable[[str], None],
-                  pooled: bool = False) -> tuple[Proposal | None, Race | None, str]:
+                  pooled: bool = False, on_trial: bool = False) -> tuple[Proposal | None, Race | None, str]:
     """Race the proposals in turn; the first that wins, its race and "" (else None, the last
     race, and why none won). Pooled, what is said names the node only: its summary can quote a
-    stage fitted on the users' questions, and the round's log is outside every user's folder."""
+    stage fitted on the users' questions, and the round's log is outside every user's folder.
+    `on_trial` (a round on feedback): the first that holds the guard kinds, cleared or not: the
+    offline race on logged feedback cannot credit what only the candidate shows, so the trial
+    decides (`adapt.trial`)."""
     runs: list[str] = []
     run = None
     for proposal in proposals:
         said = "" if pooled else f" ({proposal.summary})"
         say(f"racing #{proposal.node_id}{said} against the live program")
         run = race(work / f"race-{proposal.node_id}", *configs, live, proposal.source, config.z)
-        if run.won:
+        if run.won or (on_trial and holds_guard(run)):
             return proposal, run, ""
         runs.append(f"#{proposal.node_id}: {_lost(run)}")
     return None, run, f"no candidate won its race ({len(runs)} raced): " + "; ".join(runs)
@@ -330,7 +345,7 @@ def _first_winner(work: Path, proposals: Sequence[Proposal], configs: tuple[list
 
 def _install(versions: NamespaceVersions, served: Served, history: History, proposal: Proposal,
              record: VersionRecord, evidence: dict[str, Any], *, adapted: dict[str, Any],
-             also_live: Sequence[tuple[Path, History]] = ()) -> int | None:
+             also_live: Sequence[tuple[Path, History]] = (), trial: TrialPointer | None = None) -> int | None:
     """Build the version in a staging folder, then, under the namespace's versions lock, install
     it if every namespace it read is the life it read and still holds every episode it read (else
     None, and nothing stays). A forget sweeps the staging folder (it holds a snapshot of the
@@ -349,7 +364,15 @@ def _install(versions: NamespaceVersions, served: Served, history: History, prop
                 return None
             version = versions.next_version()
             record = VersionRecord(**{**asdict(record), "version": version, "program_sha256": sha})
-            return versions.install(staged, record, evidence)
+            if trial is None:
+                return versions.install(staged, record, evidence)
+            # on trial: installed, but current.json stays; the trial pointer names it (`serve.storage.trials`)
+            replaced = TrialPointer.read(versions.root)
+            versions.install(staged, record, evidence, serve=False)
+            replace(trial, version=version).write(versions.root)
+        if replaced is not None:  # a newer trial replaces an older one still open
+            versions.retire(lambda r: r.version == replaced.version, "its trial was replaced by a newer round's")
+        return version
     except (FileNotFoundError, NamespaceGone):
         return None  # swept by a forget, or the user was forgotten whole: what it built is gone
     finally:
@@ -457,6 +480,22 @@ def _lost(run: Race) -> str:
                 f"questions (it may lose by no more than {run.z:g} SE)")
     return (f"the candidate did not win its race: {run.difference:+.3f} ± {run.se:.3f} on {run.questions} "
             f"held-out questions (it needs more than {run.z:g} SE above 0)")
+
+
+def holds_guard(run: Race) -> bool:
+    """Whether the candidate lost on no guard kind by more than z SEs (or none was asked)."""
+    return bool(run.guard.get("holds", True))
+
+
+def new_trial(source: str, folder: Path | None, trial_id: str | None = None) -> TrialPointer:
+    """A trial's pointer, its version filled in at install (`_install`)."""
+    return TrialPointer(version=0, trial=trial_id or uuid.uuid4().hex, source=source,
+                        incarnation=(incarnation(folder) or "") if folder is not None else "", opened=now())
+
+
+def _raced(run: Race) -> str:
+    return (f"offline on the newer feedback {run.live_mean:.3f} -> {run.candidate_mean:.3f} "
+            f"({run.difference:+.3f} ± {run.se:.3f}, {run.questions} questions; guard held)")
 
 
 def _won(run: Race) -> str:

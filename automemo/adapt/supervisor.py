@@ -22,6 +22,7 @@ from typing import Any, Callable
 from automemo.adapt.config import POOLED, AdaptConfig
 from automemo.adapt.cpu import ROUND_THREAD_ENV, lowest_priority
 from automemo.adapt.round import pooled_due, sweep_stale_work, user_due
+from automemo.adapt.trial import decide_trials
 from automemo.episode_store import atomic_write
 from automemo.serve.storage.state_folder import LOG, StateFolder
 from automemo.serve.storage.versions import ADAPT_STATUS, NamespaceVersions
@@ -96,6 +97,7 @@ class Adapter:
         A namespace is looked at again only once its log changed since it was last decided
         (started, or found not due), so a look costs a stat per namespace."""
         self._reap()
+        self._decide_trials()
         room = self.config.max_parallel - len(self.running)
         if room <= 0:
             return []
@@ -113,6 +115,13 @@ class Adapter:
                 started.append(user)
             self._log_sizes[user] = size
         return started
+
+    def _decide_trials(self) -> None:
+        """Promote or retire the trials their feedback decides (`adapt.trial`): numbers read from
+        each user's recall log, cheap enough for every look."""
+        for decision in decide_trials(self.state, self.config.z):
+            self.say(f"adaptation: a {decision.source} trial was {decision.verdict} in {decision.users} user(s): "
+                     f"{decision.reason}")
 
     def _tick_pooled(self) -> list[str]:
         if POOLED in self.running:

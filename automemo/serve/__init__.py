@@ -7,6 +7,8 @@ server's state folder (`automemo memory ...`). docs/serve.md is the user's guide
 | `service` | `MemoryService`: what every face calls (recall, remember, feedback, forget, export, import) |
 | `user_memory` | `UserMemory`: one user's memory: its program in its own sandbox session, its log, images, cache, versions |
 | `memory_pool` | `UserMemoryPool`: the user memories a process holds open (least recently used closed first) |
+| `trial_memory` | a program on trial beside the live one: it sees every remember, and recalls answer with the interleave |
+| `interleave` | team-draft interleaving of two ranked lists, and one recall's credit from the agent's feedback |
 | `access` | bearer tokens and which user a request acts on |
 | `defaults` | every serving default, in one place |
 

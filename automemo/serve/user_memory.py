@@ -33,8 +33,10 @@ from automemo.serve.storage.episode_draft import EpisodeDraft
 from automemo.serve.storage.episode_log import EpisodeLog, LogEntry, fsync_file, live_episodes
 from automemo.serve.storage.namespace_files import episode_images
 from automemo.serve.storage.recall_log import RECALLS, LoggedRecall, RecallLog, episode_item_ids
-from automemo.serve.storage.state_folder import LOG, STORE, SnapshotMeta, StateFolder
+from automemo.serve.storage.state_folder import LOG, STORE, SnapshotMeta, StateFolder, incarnation
+from automemo.serve.storage.trials import TrialPointer
 from automemo.serve.storage.versions import SHIPPED, NamespaceVersions, retire_derived
+from automemo.serve.trial_memory import TrialSide, open_trial
 from automemo.toolkit.embedding_cache import EmbeddingCache
 
 
@@ -108,6 +110,9 @@ class UserMemory:
         self.memory: DeployedMemory | None = None
         self.cache: EmbeddingCache | None = None  # the open program's embedding cache, when the service owns it
         self.unsnapshotted = 0       # log entries since the last snapshot
+        self.trial: TrialSide | None = None   # the program on trial beside this one (`serve.storage.trials`)
+        self._trial_stamp: tuple[int, int] | None = None
+        self._services: Any = None   # the open program's host services, which a trial program shares
         self.live_count = 0          # remembered, not forgotten
         self.bytes_used = 0          # the log and this namespace's own images
         self._notice = notice
@@ -125,6 +130,7 @@ class UserMemory:
     def open(self) -> None:
         if self.memory is not None:
             if self.versions.stamp() == self._stamp:
+                self._follow_trial()
                 return
             # another version serves now (an adaptation swapped it in, an operator rolled back):
             # its snapshot was written before the pointer moved, so this costs a load and the tail
@@ -175,6 +181,7 @@ class UserMemory:
         self.unsnapshotted = len(tail)
         if self.unsnapshotted >= self.program.snapshot_every:
             self.snapshot()
+        self._follow_trial(live)
 
     def _serving(self) -> tuple[int, Program]:
         """The version this namespace serves and its Program (the served export's when the
@@ -216,6 +223,7 @@ class UserMemory:
             store.mkdir(parents=True, exist_ok=True)
             make = self.program.services_for or (lambda root: default_services(read_manifest(self.active.folder), root))
             args["services"] = make(store)
+            self._services = args["services"]
             encoders = getattr(args["services"], "encoders", None)
             self.cache = getattr(getattr(encoders, "text", None), "cache", None)
         try:
@@ -236,6 +244,7 @@ class UserMemory:
             self.log.close()
 
     def _shut(self) -> None:
+        self._close_trial()
         if self.memory is not None:
             self.memory.close()
             self.memory = None
@@ -281,15 +290,19 @@ class UserMemory:
         task = PartialRecorder(task_id=f"recall-{uuid.uuid4().hex[:12]}", benchmark=self.program.benchmark,
                                instruction=instruction, task_images=refs, metadata=metadata)
         try:
-            if self.cache is not None:
-                with self.cache.transient():
-                    payload = self.memory.retrieve(task)
-            else:
+            with self.cache.transient() if self.cache is not None else contextlib.nullcontext():
                 payload = self.memory.retrieve(task)
+                trial_payload = self._trial_call(lambda side: side.retrieve(task))
+            teams: tuple[str, ...] = ()
+            if trial_payload is not None and self.trial is not None:
+                payload, drafted = self.trial.answer(payload, trial_payload, recall_id or task.task_id,
+                                                     self.memory.budget)
+                teams = drafted.teams
             if recall_id:
                 evidence = payload.metadata.get("evidence")
                 shown = [str(e) for e in evidence] if isinstance(evidence, list) else []
-                self.recalls.record(recall_id, instruction, shown, date=time_)
+                self.recalls.record(recall_id, instruction, shown, date=time_, teams=teams,
+                                    trial=self.trial.pointer.trial if teams and self.trial else "")
             return payload, {ref.path: self.image_bytes(ref) for ref in payload.images}
         except ProgramError:
             raise  # the program's own error: the memory lives on
@@ -322,6 +335,7 @@ class UserMemory:
             self.files.drop_images(new_images)  # never logged: nothing may point at them
             self._died(exc)
         entry = self.log.append_episode(episode.to_dict(), received=time.time(), keys=keys)
+        self._trial_call(lambda side: side.update(episode.to_dict(), self.cache), refusal_ends=False)
         self.files.add(entry)
         self.live_count += 1
         self.bytes_used += draft.size
@@ -421,6 +435,62 @@ class UserMemory:
 
     def image_bytes(self, ref: ImageRef) -> bytes:
         return self.store.image_bytes(ref)
+
+    # --- a trial beside the live program (`serve.storage.trials`, `serve.trial_memory`) ----------
+
+    def _follow_trial(self, live: list[LogEntry] | None = None) -> None:
+        """Open, keep or close the trial program as the namespace's trial pointer says (one stat
+        per call when nothing changed)."""
+        stamp = TrialPointer.stamp(self.versions.root)
+        if stamp == self._trial_stamp:
+            return
+        self._close_trial()
+        self._trial_stamp = stamp
+        pointer = TrialPointer.read(self.versions.root) if stamp is not None and self.program is not None else None
+        record = self.versions.record(pointer.version) if pointer is not None else None
+        if pointer is None or record is None or record.retired or pointer.version == self.version \
+                or pointer.incarnation != incarnation(self.folder):
+            return  # no trial, or one of another life of this namespace
+        trial = replace(self.program, folder=self.versions.program_folder(pointer.version),
+                        program_sha256=record.program_sha256, base_snapshot=None, versioned=True)
+        args = {**self.program.open_args, "services": self.program.open_args.get("services") or self._services}
+        try:
+            self.trial = open_trial(
+                pointer, lambda snapshot: load_memory(trial.folder, store_dir=self.folder / STORE, snapshot=snapshot,
+                                                      experience=self.program.shared_experience, **args),
+                self.state.read_snapshot(self.versions.folder(pointer.version), record.program_sha256),
+                live if live is not None else live_episodes(self._entries()), self._owned, self.cache)
+        except (DeployError, SandboxError, ProgramError, OSError) as exc:
+            self._end_trial(pointer, f"the program on trial did not open ({exc})")
+
+    def _trial_call(self, call: Callable[[TrialSide], Any], *, refusal_ends: bool = True) -> Any:
+        """`call` on the trial program, or None when there is none or it failed, which ends the
+        trial (a trial program's failure never fails the call); with `refusal_ends` False, its
+        refusal of one episode is skipped, as the live program's is."""
+        if self.trial is None:
+            return None
+        try:
+            return call(self.trial)
+        except ProgramError as exc:
+            if refusal_ends:
+                self._end_trial(self.trial.pointer, f"the program on trial raised ({exc.detail})")
+        except SandboxError as exc:
+            self._end_trial(self.trial.pointer, f"the program on trial stopped ({exc.kind})")
+        return None
+
+    def _end_trial(self, pointer: TrialPointer, reason: str) -> None:
+        self._close_trial()
+        self._notice(f"a user's trial of version {pointer.version} ended: {reason}")
+        self.versions.retire(lambda r: r.version == pointer.version, reason)  # the pointer goes with it
+        if TrialPointer.read(self.versions.root) == pointer:  # a version with no record: the pointer alone
+            TrialPointer.remove(self.versions.root)
+        self._trial_stamp = TrialPointer.stamp(self.versions.root)
+
+    def _close_trial(self) -> None:
+        if self.trial is not None:
+            trial, self.trial = self.trial, None
+            self._trial_stamp = None
+            trial.close()
 
     # --- helpers -------------------------------------------------------------------------
 

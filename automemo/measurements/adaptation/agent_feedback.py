@@ -84,3 +84,19 @@ def halves(questions: Sequence[Any]) -> tuple[list[tuple[str, Any]], list[Any]]:
         first += [(user, t) for t in tasks[:cut]]
         second += tasks[cut:]
     return first, second
+
+
+def round_and_trial(asked: Sequence[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """The asked questions split by order within each user: the older half is asked before the
+    round (what it fits and races on), the newer half after it, with a trial open (what decides
+    the trial, `automemo.adapt.trial`)."""
+    by_user: dict[str, list[tuple[str, Any]]] = {}
+    for user, task in asked:
+        by_user.setdefault(user, []).append((user, task))
+    older: list[tuple[str, Any]] = []
+    newer: list[tuple[str, Any]] = []
+    for pairs in by_user.values():
+        cut = (len(pairs) + 1) // 2
+        older += pairs[:cut]
+        newer += pairs[cut:]
+    return older, newer

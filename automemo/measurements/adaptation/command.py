@@ -84,6 +84,9 @@ def add_arguments(parser) -> None:
                         help="with --feedback: the share of used items the agent fails to report (default 0)")
     parser.add_argument("--feedback-false", type=float, default=0.0, metavar="P",
                         help="with --feedback: the share of unused shown items it reports as used (default 0)")
+    parser.add_argument("--trial-wait", type=float, default=150.0, metavar="S",
+                        help="with --feedback: wait at most this long for the server to decide a trial after its "
+                             "recalls (default 150; the adaptation loop looks every 30 s)")
     add_sandbox_flag(parser, default="bwrap")
 
 
@@ -160,15 +163,17 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
     from automemo.measurements.adaptation.load import LoadCycle, parse_loads
 
     loads = parse_loads(args.burner)
-    noise, asked = None, []
+    noise, asked, trialled = None, [], []
     if args.feedback:  # the first half of each user's questions is asked with feedback, the second scored
-        from automemo.measurements.adaptation.agent_feedback import FeedbackNoise, halves
+        from automemo.measurements.adaptation.agent_feedback import FeedbackNoise, halves, round_and_trial
 
         try:
             noise = FeedbackNoise(args.feedback_miss, args.feedback_false)
         except ValueError as exc:
             raise UserError(str(exc)) from None
         asked, questions = halves(questions)
+        # the older part of the first half before the round, the newer part after it (a trial's recalls)
+        asked, trialled = round_and_trial(asked)
     elif args.feedback_miss or args.feedback_false:
         raise UserError("--feedback-miss and --feedback-false set the agent of --feedback; add --feedback")
     played = None
@@ -212,6 +217,11 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
         busy = LoadCycle(loads).measure(lambda: _recall(url, first, PROBE)[0], seconds=args.timeout,
                                         until=lambda: _rounds_done(state, args.mode, users),
                                         at_least=20, pause=PROBE_PAUSE_S)
+        trial = None
+        if noise is not None:  # the trial phase: the newer asked questions, answered interleaved while one is open
+            from automemo.measurements.adaptation.trial import run_trial_phase
+
+            trial = run_trial_phase(url, state, users, trialled, noise, _post, timeout=args.trial_wait)
         after = _score(url, benchmark, questions)
         lost = sum(max(0, acked[u] - _exported(url, u)) for u in users)
         leaks = _leaks(url, state, users, first)
@@ -230,6 +240,7 @@ def _measure(args, benchmark: Any, users: dict[str, list[dict]], questions: list
                          "recalls_with_feedback": played.with_feedback, "items_reported": played.used,
                          "scored": "the second half of each user's questions, never asked before"}}
            if played is not None else {}),
+        **({"trial": trial} if trial is not None else {}),
         "gain": after["all"] - before["all"], "lost": lost,
         "per_user": {u: {"before": before.get(u), "after": after.get(u), "version": versions[u]} for u in users},
         "leaks": leaks, "rounds": rounds, "engine": args.engine, "killed": killed,

@@ -57,6 +57,9 @@ class LoggedRecall:
     used: tuple[str, ...] | None = None             # None: no feedback (yet)
     not_used: tuple[str, ...] = ()
     feedback_at: float | None = None
+    # a recall answered during a trial (`serve.storage.trials`): each shown item's team, and the trial's id
+    teams: tuple[str, ...] = ()
+    trial: str = ""
 
 
 @dataclass
@@ -74,9 +77,10 @@ class RecallLog:
     def entries(self) -> list[LoggedRecall]:
         return list(self._read().values())
 
-    def record(self, recall_id: str, query: str, shown: Iterable[str], date: str = "") -> None:
+    def record(self, recall_id: str, query: str, shown: Iterable[str], date: str = "", *,
+               teams: Iterable[str] = (), trial: str = "") -> None:
         line = {"recall": recall_id, "at": time.time(), "query": query, "shown": list(shown),
-                **({"date": date} if date else {})}
+                **({"date": date} if date else {}), **_trial_fields(tuple(teams), trial)}
         self._append(line, durable=False)
         entries = self._read()
         entries[recall_id] = _recall_of(line)
@@ -125,7 +129,7 @@ class RecallLog:
     def lines(self) -> list[dict[str, Any]]:
         """The log as an export carries it: one line per recall, its feedback inside."""
         return [{"recall": e.recall_id, "at": e.at, "query": e.query, "shown": list(e.shown),
-                 **({"date": e.date} if e.date else {}),
+                 **({"date": e.date} if e.date else {}), **_trial_fields(e.teams, e.trial),
                  **({"used": list(e.used), "not_used": list(e.not_used)} if e.used is not None else {})}
                 for e in self.entries()]
 
@@ -168,7 +172,8 @@ class RecallLog:
         with open(tmp, "w", encoding="utf-8") as fh:
             for e in entries:
                 fh.write(json.dumps({"recall": e.recall_id, "at": e.at, "query": e.query, "shown": list(e.shown),
-                                     **({"date": e.date} if e.date else {})}, ensure_ascii=False) + "\n")
+                                     **({"date": e.date} if e.date else {}), **_trial_fields(e.teams, e.trial)},
+                                    ensure_ascii=False) + "\n")
                 if e.used is not None:
                     fh.write(json.dumps({"feedback": e.recall_id, "at": e.feedback_at, "used": list(e.used),
                                          "not_used": list(e.not_used)}) + "\n")
@@ -199,7 +204,13 @@ def read_recalls(path: Path) -> dict[str, LoggedRecall]:
 
 def _recall_of(line: Mapping[str, Any]) -> LoggedRecall:
     return LoggedRecall(str(line["recall"]), float(line.get("at") or 0.0), str(line.get("query") or ""),
-                        tuple(str(i) for i in line.get("shown") or ()), str(line.get("date") or ""))
+                        tuple(str(i) for i in line.get("shown") or ()), str(line.get("date") or ""),
+                        teams=tuple(str(t) for t in line.get("teams") or ()), trial=str(line.get("trial") or ""))
+
+
+def _trial_fields(teams: tuple[str, ...], trial: str) -> dict[str, Any]:
+    """A trial recall's extra fields (`serve.storage.trials`); none for a recall outside a trial."""
+    return {"teams": list(teams), "trial": trial} if trial else {}
 
 
 def _with_feedback(recall: LoggedRecall, line: Mapping[str, Any]) -> LoggedRecall:

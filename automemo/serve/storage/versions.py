@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from automemo.episode_store import atomic_write
 from automemo.errors import DataError
 from automemo.serve.storage.episode_log import fsync_file
+from automemo.serve.storage.trials import TrialPointer
 
 VERSIONS = "versions"
 CURRENT = "current.json"
@@ -179,9 +180,10 @@ class NamespaceVersions:
             raise NamespaceGone(f"the namespace {self.user_dir.name} was forgotten; nothing of it is made again")
         self.root.mkdir(exist_ok=True)
 
-    def install(self, staged: Path, record: VersionRecord, evidence: Mapping[str, Any]) -> int:
+    def install(self, staged: Path, record: VersionRecord, evidence: Mapping[str, Any], *, serve: bool = True) -> int:
         """Make the staged folder (its `program/`, and a snapshot when the program saves one)
-        version `record.version`, with its record and evidence, and serve it. Call it holding
+        version `record.version`, with its record and evidence, and serve it (`serve=False`: the
+        pointer does not move; a trial's version, which `serve.storage.trials` points at). Call it holding
         `locked()`. A kill before the rename leaves a staging folder (swept later), after it
         the version exists and the pointer names the old or the new one: one whole version
         serves either way."""
@@ -192,7 +194,8 @@ class NamespaceVersions:
             raise VersionError(f"version {record.version} exists already")
         os.replace(staged, target)
         fsync_file(self.root)
-        self.set_current(record.version)
+        if serve:
+            self.set_current(record.version)
         return record.version
 
     def set_current(self, version: int) -> None:
@@ -246,6 +249,9 @@ class NamespaceVersions:
                 atomic_write(folder / RECORD, json.dumps(gone.to_dict(), indent=1).encode(), durable=True)
                 records[record.version] = gone
                 retired.append(record.version)
+            trial = TrialPointer.read(self.root)
+            if trial is not None and trial.version in retired:
+                TrialPointer.remove(self.root)  # a retired version's trial ends with it
             current = self.current()
             if current in retired:
                 fallback = current
