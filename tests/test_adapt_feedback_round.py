@@ -66,3 +66,28 @@ def test_too_little_feedback_leaves_the_round_label_free(tmp_path):
     said = []
     adapt_user(state, Served(export, "bwrap", False), "ana", FAST, say=said.append)
     assert any("without labels" in line for line in said), said
+
+
+def test_on_feedback_the_first_candidate_goes_on_trial_whatever_its_offline_race_said(tmp_path, monkeypatch):
+    """The offline gates cannot credit what only a candidate shows (on the development data they
+    vetoed a candidate the trial then promoted, +0.072): on feedback the race is recorded, the
+    trial decides. Without feedback a lost race still keeps the live program."""
+    from automemo.adapt import round as round_module
+    from automemo.adapt.search_race import Proposal, Race
+
+    lost = Race(0.7, 0.6, -0.1, 0.02, 40, 1.0, False, {}, {}, {"difference": -0.2, "se": 0.05, "holds": False})
+    monkeypatch.setattr(round_module, "race", lambda *a, **k: lost)
+    proposals = [Proposal("class Memo: pass\n", n, f"node {n}", {}) for n in (3, 4)]
+    said = []
+    chosen, run, why = round_module._first_winner(tmp_path, proposals, ([], []), "live", FAST, said.append,
+                                                   on_trial=True)
+    assert chosen is proposals[0] and run is lost and why == "" and "for the record" in said[0]
+    chosen, run, why = round_module._first_winner(tmp_path, proposals, ([], []), "live", FAST, said.append)
+    assert chosen is None and "no candidate won its race (2 raced)" in why
+    # a candidate that answers every raced question as the live program does is no trial's
+    copy = Race(0.7, 0.7, 0.0, 0.0, 2, 1.0, False, {"a": (1.0, 1.0), "b": (0.5, 0.5)}, {}, {"difference": 0.0, "se": 0.0})
+    races = iter([copy, lost])
+    monkeypatch.setattr(round_module, "race", lambda *a, **k: next(races))
+    chosen, run, why = round_module._first_winner(tmp_path, proposals, ([], []), "live", FAST, said.append,
+                                                   on_trial=True)
+    assert copy.same_answers and not lost.same_answers and chosen is proposals[1] and run is lost

@@ -54,6 +54,8 @@ ROUND_LOCK = ".round-lock"         # held by the one round on a namespace (versi
 POOLED_LOCK = ".adapt-pooled-lock"  # held by the one pooled round (STATE/.adapt-pooled-lock)
 # Why a round kept the live program when its search proposed nothing: the search is held to the
 # live program (its root) and nothing beat it by the win rule (automemo.search.win_rule).
+# Why a round on feedback put no candidate on trial: it behaves as the live program does.
+SAME_ANSWERS = "it scored as the live program on every raced question: a trial could not tell them apart"
 KEPT_BY_SEARCH = ("the search kept the live program: no candidate won on the scored questions by a paired "
                   "SE without losing on a guard kind by more than one")
 
@@ -139,6 +141,69 @@ def adapt_namespace(state: StateFolder, served: Served, key: str, config: AdaptC
         return _adapt_user(served, config, folder, versions, history, result, say)
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What a round reads: each history under its name in the sessions file (per user
+    "history"; pooled opaque names u1, u2, ...: no user id reaches the files), with its folder
+    (where the agent's feedback on its recalls is logged)."""
+
+    histories: tuple[tuple[str, History, Path], ...]
+    pooled: bool
+    blocks: int | None   # per user: sessions a conversation of the split; pooled: a user is one
+
+    def said(self) -> str:
+        if self.pooled:
+            return f"{len(self.histories)} users' histories"
+        (_, history, _), = self.histories
+        return f"{history.sessions} sessions ({history.turns} turns)"
+
+    def search_record(self, proposal: Proposal) -> dict[str, Any]:
+        return _aggregate(proposal) if self.pooled else dict(proposal.search)
+
+
+@dataclass(frozen=True)
+class _Chosen:
+    proposal: Proposal
+    run: Race
+    on_trial: bool   # a round on the agent's feedback: the candidate goes on trial, not in service
+
+
+def _search_and_race(read: _Read, served: Served, config: AdaptConfig, live: Path, work: Path,
+                     result: Callable[..., RoundResult], say: Callable[[str], None]) -> _Chosen | RoundResult:
+    """What a round per user and a pooled one share: the histories as a sessions file, the search
+    rooted at the live program (on the agent's feedback when enough recalls carry it, else
+    without labels), the pooled shape check, and the race of its proposals in turn. The
+    candidate chosen, or the round's result when the live program stays."""
+    sessions = work / "sessions.jsonl"
+    write_sessions(sessions, [(history, name) for name, history, _ in read.histories])
+    # pooled, the agents' feedback of every user is pooled as their histories are: what is fitted
+    # on it crosses users as numbers only (a pooled candidate's shape, `privacy`)
+    feedback = _feedback_questions(work, [(history, name, folder) for name, history, folder in read.histories])
+    steps = f"{config.steps} step{'s' if config.steps != 1 else ''}"
+    whose = "their agents'" if read.pooled else "the agent's"
+    say(f"searching {read.said()} " + (f"on {whose} feedback, {steps}" if feedback else f"without labels, {steps}"))
+    live_source = live.read_text()
+    proposals = search(work, _config(served, sessions, config, read.blocks, root=live, pooled=read.pooled,
+                                     feedback=feedback),
+                       live_source, config.race_candidates, when_kept=feedback is not None)
+    if not proposals:
+        return result(Outcome.KEPT, KEPT_BY_SEARCH)
+    if read.pooled:
+        clean = [p for p in proposals if privacy.refusal(p.source, live_source) is None]
+        if not clean:
+            return result(Outcome.REFUSED, f"no candidate ({len(proposals)}) may be pooled: "
+                                           f"{privacy.refusal(proposals[0].source, live_source)}",
+                          search=_aggregate(proposals[0]))
+        proposals = clean
+    proposal, run, why = _first_winner(work, proposals,
+                                       _race_configs(served, sessions, config, read.blocks, pooled=read.pooled,
+                                                     feedback=feedback),
+                                       live_source, config, say, pooled=read.pooled, on_trial=feedback is not None)
+    if proposal is None:
+        return result(Outcome.KEPT, why, race=run.summary() if run else {}, search=read.search_record(proposals[0]))
+    return _Chosen(proposal, run, on_trial=feedback is not None)
+
+
 def _adapt_user(served: Served, config: AdaptConfig, folder: Path,
                 versions: NamespaceVersions, history: History, result: Callable[..., RoundResult],
                 say: Callable[[str], None]) -> RoundResult:
@@ -146,28 +211,17 @@ def _adapt_user(served: Served, config: AdaptConfig, folder: Path,
     live = _program_file(served.export, versions, live_version)
     work = folder / WORK / uuid.uuid4().hex[:12]
     try:
-        sessions = work / "sessions.jsonl"
-        write_sessions(sessions, [(history, "history")])
-        blocks = _block_sessions(history.sessions, config)
-        feedback = _feedback_questions(work, [(history, "history", folder)])
-        steps = f"{config.steps} step{'s' if config.steps != 1 else ''}"
-        say(f"searching {history.sessions} sessions ({history.turns} turns) "
-            + (f"on the agent's feedback, {steps}" if feedback else f"without labels, {steps}"))
-        proposals = search(work, _config(served, sessions, config, blocks, root=live, feedback=feedback),
-                           live.read_text(), config.race_candidates)
-        if not proposals:
-            return result(Outcome.KEPT, KEPT_BY_SEARCH)
-        proposal, run, why = _first_winner(work, proposals,
-                                           _race_configs(served, sessions, config, blocks, feedback=feedback),
-                                           live.read_text(), config, say, on_trial=feedback is not None)
-        if proposal is None:
-            return result(Outcome.KEPT, why, race=run.summary() if run else {}, search=dict(proposals[0].search))
-        say("the candidate won; rebuilding this memory on it")
+        read = _Read((("history", history, folder),), pooled=False, blocks=_block_sessions(history.sessions, config))
+        chosen = _search_and_race(read, served, config, live, work, result, say)
+        if isinstance(chosen, RoundResult):
+            return chosen
+        proposal, run = chosen.proposal, chosen.run
+        say("the candidate " + ("goes on trial" if chosen.on_trial else "won") + "; rebuilding this memory on it")
         record = VersionRecord(version=0, created=now(), program_sha256="", source=PER_USER, parent=live_version,
                                used={folder.name: history.seqs}, race=run.summary(), search=dict(proposal.search))
         evidence = {"race": {**run.summary(), "per_question": run.per_question},
                     "questions": dict(run.texts), "search": dict(proposal.search)}
-        trial = new_trial(PER_USER, folder) if feedback is not None else None
+        trial = new_trial(PER_USER, folder) if chosen.on_trial else None
         installed = _install(versions, served, history, proposal, record, evidence,
                              adapted={"summary": proposal.summary, "source": PER_USER}, trial=trial)
         if installed is None:
@@ -233,30 +287,12 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
     live = served.export / PROGRAM
     work = state.root / WORK / uuid.uuid4().hex[:12]
     try:
-        sessions = work / "sessions.jsonl"
-        names = [f"u{i + 1}" for i in range(len(histories))]  # opaque: no user id reaches the files
-        write_sessions(sessions, [(h, name) for name, (_, h) in zip(names, histories)])
-        # the agents' feedback of every user, pooled as their histories are: what is fitted on it
-        # crosses users as numbers only (a pooled candidate's shape, `privacy`)
-        feedback = _feedback_questions(work, [(h, name, state.user_dir(u)) for name, (u, h) in zip(names, histories)])
-        steps = f"{config.steps} step{'s' if config.steps != 1 else ''}"
-        say(f"searching {len(histories)} users' histories "
-            + (f"on their agents' feedback, {steps}" if feedback else f"without labels, {steps}"))
-        proposals = search(work, _config(served, sessions, config, None, root=live, pooled=True, feedback=feedback),
-                           live.read_text(), config.race_candidates)
-        if not proposals:
-            return result(Outcome.KEPT, KEPT_BY_SEARCH)
-        clean = [p for p in proposals if privacy.refusal(p.source, live.read_text()) is None]
-        if not clean:
-            return result(Outcome.REFUSED, f"no candidate ({len(proposals)}) may be pooled: "
-                                           f"{privacy.refusal(proposals[0].source, live.read_text())}",
-                          search=_aggregate(proposals[0]))
-        proposal, run, why = _first_winner(work, clean,
-                                           _race_configs(served, sessions, config, None, pooled=True, feedback=feedback),
-                                           live.read_text(), config, say, pooled=True,
-                                           on_trial=feedback is not None)
-        if proposal is None:
-            return result(Outcome.KEPT, why, race=run.summary() if run else {}, search=_aggregate(clean[0]))
+        read = _Read(tuple((f"u{i + 1}", history, state.user_dir(user)) for i, (user, history) in enumerate(histories)),
+                     pooled=True, blocks=None)
+        chosen = _search_and_race(read, served, config, live, work, result, say)
+        if isinstance(chosen, RoundResult):
+            return chosen
+        proposal, run = chosen.proposal, chosen.run
         used = pooled_used(state.tag, {history.key: history.seqs for _, history in histories})
         installed: dict[str, int] = {}
         trial_id = new_trial(POOLED, None).trial  # one trial in every user: decided on all their counts
@@ -266,7 +302,7 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
             record = VersionRecord(version=0, created=now(), program_sha256="", source=POOLED, parent=SHIPPED,
                                    used=used, race=run.summary(), search=_aggregate(proposal))
             try:
-                trial = new_trial(POOLED, versions.user_dir, trial_id) if feedback is not None else None
+                trial = new_trial(POOLED, versions.user_dir, trial_id) if chosen.on_trial else None
                 version = _install(versions, served, history, proposal, record, {"race": run.summary()},
                                    adapted={"source": POOLED},
                                    also_live=[(state.user_dir(u), h) for u, h in histories], trial=trial)
@@ -277,7 +313,7 @@ def _adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, histo
         if not installed:
             return result(Outcome.DISCARDED, "an episode the round read was forgotten meanwhile; nothing installed",
                           race=run.summary(), search=_aggregate(proposal))
-        if feedback is not None:
+        if chosen.on_trial:
             return result(Outcome.TRIAL, f"the pooled candidate is on trial in {len(installed)} user(s): {_raced(run)}",
                           versions=installed, race=run.summary(), search=_aggregate(proposal))
         return result(Outcome.INSTALLED, f"{len(installed)} user(s) serve the pooled candidate: {_won(run)}",
@@ -322,24 +358,25 @@ def one_round(path: Path) -> Iterator[bool]:
         yield True
 
 
-def _first_winner(work: Path, proposals: Sequence[Proposal], configs: tuple[list[RunConfig], list[RunConfig]], live: str,
-                  config: AdaptConfig, say: Callable[[str], None],
+def _first_winner(work: Path, proposals: Sequence[Proposal], configs: tuple[list[RunConfig], list[RunConfig]],
+                  live: str, config: AdaptConfig, say: Callable[[str], None],
                   pooled: bool = False, on_trial: bool = False) -> tuple[Proposal | None, Race | None, str]:
     """Race the proposals in turn; the first that wins, its race and "" (else None, the last
     race, and why none won). Pooled, what is said names the node only: its summary can quote a
     stage fitted on the users' questions, and the round's log is outside every user's folder.
-    `on_trial` (a round on feedback): the first that holds the guard kinds, cleared or not: the
-    offline race on logged feedback cannot credit what only the candidate shows, so the trial
-    decides (`adapt.trial`)."""
+    `on_trial` (a round on the agent's feedback): the first proposal that does not answer as the
+    live program does, its race recorded but not a gate. Logged feedback labels only what the live program showed, so neither the race on it nor
+    the guard kinds can credit what only the candidate shows; the interleaved trial can, and it
+    decides (`adapt.trial`; docs/serve.md, "Trials", for what the offline gates cost)."""
     runs: list[str] = []
     run = None
     for proposal in proposals:
         said = "" if pooled else f" ({proposal.summary})"
-        say(f"racing #{proposal.node_id}{said} against the live program")
+        say(f"racing #{proposal.node_id}{said} against the live program" + (" (for the record)" if on_trial else ""))
         run = race(work / f"race-{proposal.node_id}", *configs, live, proposal.source, config.z)
-        if run.won or (on_trial and holds_guard(run)):
+        if run.won or (on_trial and not run.same_answers):
             return proposal, run, ""
-        runs.append(f"#{proposal.node_id}: {_lost(run)}")
+        runs.append(f"#{proposal.node_id}: " + (SAME_ANSWERS if on_trial else _lost(run)))
     return None, run, f"no candidate won its race ({len(runs)} raced): " + "; ".join(runs)
 
 
@@ -482,11 +519,6 @@ def _lost(run: Race) -> str:
             f"held-out questions (it needs more than {run.z:g} SE above 0)")
 
 
-def holds_guard(run: Race) -> bool:
-    """Whether the candidate lost on no guard kind by more than z SEs (or none was asked)."""
-    return bool(run.guard.get("holds", True))
-
-
 def new_trial(source: str, folder: Path | None, trial_id: str | None = None) -> TrialPointer:
     """A trial's pointer, its version filled in at install (`_install`)."""
     return TrialPointer(version=0, trial=trial_id or uuid.uuid4().hex, source=source,
@@ -494,8 +526,10 @@ def new_trial(source: str, folder: Path | None, trial_id: str | None = None) -> 
 
 
 def _raced(run: Race) -> str:
+    guard = run.guard
+    said = (f"; guard kinds {guard['difference']:+.3f} ± {guard['se']:.3f}" if "difference" in guard else "")
     return (f"offline on the newer feedback {run.live_mean:.3f} -> {run.candidate_mean:.3f} "
-            f"({run.difference:+.3f} ± {run.se:.3f}, {run.questions} questions; guard held)")
+            f"({run.difference:+.3f} ± {run.se:.3f}, {run.questions} questions{said}); the trial decides")
 
 
 def _won(run: Race) -> str:

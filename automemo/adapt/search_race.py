@@ -67,6 +67,13 @@ class Race:
 
         return win_rule.clears(PairedDifference(self.difference, self.se, self.questions), self.z)
 
+    @property
+    def same_answers(self) -> bool:
+        """Whether the candidate scored as the live program on every raced question, the guard
+        kinds' too: a copy in behaviour, which a trial could not tell apart."""
+        return all(live == candidate for live, candidate in self.per_question.values()) and \
+            self.guard.get("difference", 0.0) == 0.0 and self.guard.get("se", 0.0) == 0.0
+
     def summary(self) -> dict[str, Any]:
         """The race without its questions (what a pooled version may carry)."""
         return {k: v for k, v in asdict(self).items() if k not in ("per_question", "texts")}
@@ -122,10 +129,13 @@ def round_config(sessions: Path, manifest: Mapping[str, Any], config: AdaptConfi
     return resolved
 
 
-def search(work: Path, run_config: RunConfig, live_source: str, candidates: int = 1) -> list[Proposal]:
+def search(work: Path, run_config: RunConfig, live_source: str, candidates: int = 1, *,
+           when_kept: bool = False) -> list[Proposal]:
     """Run the round's search in `work/runs/search`; its selection as deployed, then (up to
     `candidates` in all) the other evaluated nodes best by their mean, each a program other than
-    the live one and the ones before it. Empty: the search kept the live program."""
+    the live one and the ones before it. Empty: the search kept the live program, unless
+    `when_kept` (a round on feedback, whose trial is the check the logged feedback cannot be: the
+    best nodes other than the live program are proposed all the same)."""
     from automemo.assembly import build_search
     from automemo.config import run_config_to_dict
     from automemo.meta.source.fitted import deployable_source
@@ -150,7 +160,8 @@ def search(work: Path, run_config: RunConfig, live_source: str, candidates: int 
     seen = {deployable_source(live_source)}
     out: list[Proposal] = []
     for node_id in ranked:
-        if len(out) >= candidates or (node_id == selected and deployable_source(run.program_source(node_id)) in seen):
+        if len(out) >= candidates or (node_id == selected and not when_kept
+                                      and deployable_source(run.program_source(node_id)) in seen):
             break  # the search kept the live program: nothing else is proposed
         source = deployable_source(run.program_source(node_id))
         if source in seen:
