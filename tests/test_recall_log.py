@@ -59,7 +59,7 @@ def test_the_ids_a_program_may_cite_for_an_episode():
 
 
 def test_the_log_keeps_the_newest_recalls_without_feedback_and_every_one_with(tmp_path, monkeypatch):
-    from automemo.serve import recall_log
+    from automemo.serve.storage import recall_log
 
     monkeypatch.setattr(recall_log, "KEPT_RECALLS", 8)
     log = RecallLog(tmp_path / "recalls.jsonl")

@@ -81,7 +81,7 @@ def run(args) -> int:
         root = Path(tmp)
         export = write_export(root / "export", program.read_text(), shipped)
         if args.tenants or args.ingest or args.first_start or args.faults:
-            from automemo.measurements import serve_phases
+            from automemo.measurements.serving import phases as serve_phases
 
             print(f"serving seed {name} ({args.sandbox} sandbox)")
             if args.tenants:
