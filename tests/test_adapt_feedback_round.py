@@ -6,10 +6,13 @@ searches without labels as before. Real processes, bubblewrap, MiniLM."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from adapttools import chat_sessions, served_state
+from adapttools import ROOT, chat_sessions, served_state
 from automemo.adapt.config import AdaptConfig
 from automemo.adapt.feedback_questions import MIN_FEEDBACK
 from automemo.adapt.round import Outcome, Served, adapt_user
@@ -52,6 +55,10 @@ def test_a_round_fits_on_older_feedback_and_races_on_newer(tmp_path):
     pointer = TrialPointer.read(versions.root)
     assert versions.current() == 0 and pointer is not None and pointer.version == 1 and pointer.source == "per-user"
     assert not versions.record(1).retired
+    listed = subprocess.run([sys.executable, "-m", "automemo", "memory", "versions", str(state.root), "--user", "ana"],
+                            cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith("* 0") and "\n~ 1\t" in listed.stdout and "~ version 1 is on trial" in listed.stdout
     evidence = json.loads((versions.root / "1" / "evidence.json").read_text())
     raced = set(evidence["questions"].values())
     newest = {f"what did we say about {word}" for _, word in asked[len(asked) // 2:]}

@@ -143,6 +143,8 @@ def _forget(memory, state, task_id: str | None, *, all: bool) -> int:
 
 
 def _versions(state, args) -> int:
+    from automemo.serve.storage.recall_log import RECALLS, RecallLog
+    from automemo.serve.storage.trials import TrialPointer, trial_counts
     from automemo.serve.storage.versions import SHIPPED, NamespaceVersions, VersionError
 
     if not (state.root / "program.json").is_file():
@@ -158,6 +160,7 @@ def _versions(state, args) -> int:
         print(f"{user} serves version {args.to} (a running server follows on this user's next call)", file=sys.stderr)
         return 0
     current = versions.current()
+    trial = TrialPointer.read(versions.root)
     print(f"{'*' if current == SHIPPED else ' '} 0\tshipped\tthe exported program")
     for r in versions.records():
         race = r.race or {}
@@ -165,7 +168,12 @@ def _versions(state, args) -> int:
                 f"from {r.parent}: {race.get('live_mean', 0):.3f} -> {race.get('candidate_mean', 0):.3f} "
                 f"({race.get('difference', 0):+.3f} +- {race.get('se', 0):.3f} on {race.get('questions', 0)} "
                 f"pseudo-questions)")
-        print(f"{'*' if r.version == current else ' '} {r.version}\t{r.source}\t{r.created}\t{said}")
+        mark = "*" if r.version == current else "~" if trial and r.version == trial.version else " "
+        print(f"{mark} {r.version}\t{r.source}\t{r.created}\t{said}")
+    if trial is not None:  # `~`: beside the one serving, its results interleaved into recalls
+        counts = trial_counts(RecallLog(versions.user_dir / RECALLS).entries(), trial.trial)
+        print(f"~ version {trial.version} is on trial since {trial.opened}: {counts.recalls} interleaved recalls, "
+              f"{counts.wins} won, {counts.losses} lost, {counts.ties} tied (a running `serve --adapt` decides it)")
     return 0
 
 
