@@ -15,7 +15,8 @@ import pytest
 from adapttools import ROOT, chat_sessions, served_state
 from automemo.adapt.config import AdaptConfig
 from automemo.adapt.feedback_questions import MIN_FEEDBACK
-from automemo.adapt.round import Outcome, Served, adapt_user
+from automemo.adapt.round import Served, adapt_user
+from automemo.adapt.round_log import Outcome
 from automemo.serve.storage.recall_log import RECALLS, RecallLog
 from automemo.serve.storage.trials import TrialPointer
 from automemo.serve.storage.versions import NamespaceVersions

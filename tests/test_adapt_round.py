@@ -16,7 +16,8 @@ import pytest
 from adapttools import ROOT, chat_sessions, files_holding, served_state
 from automemo.adapt import privacy
 from automemo.adapt.config import AdaptConfig
-from automemo.adapt.round import Outcome, Served, adapt_pooled, adapt_user
+from automemo.adapt.round import Served, adapt_pooled, adapt_user
+from automemo.adapt.round_log import Outcome
 from automemo.deploy import read_manifest
 from automemo.serve.storage.versions import NamespaceVersions
 from servetools import Server, call

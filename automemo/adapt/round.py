@@ -24,13 +24,11 @@ restart the sequence numbers at 1) and still holds every episode it read."""
 from __future__ import annotations
 
 import contextlib
-import enum
 import fcntl
-import json
 import shutil
 import time
 import uuid
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -38,6 +36,7 @@ from automemo.adapt import privacy
 from automemo.adapt.config import PER_USER, POOLED, AdaptConfig
 from automemo.adapt.feedback_questions import MIN_FEEDBACK, feedback_recalls, write_questions
 from automemo.adapt.history import History, read_history, still_live, write_sessions
+from automemo.adapt.round_log import ROUNDS, Outcome, RoundResult, append_round, eligible, not_grown
 from automemo.adapt.search_race import Proposal, Race, race, round_config, search
 from automemo.adapt.version_build import prebuild_snapshot, write_program
 from automemo.config import RunConfig
@@ -49,7 +48,6 @@ from automemo.serve.storage.trials import TrialPointer
 from automemo.serve.storage.versions import (SHIPPED, WORK, NamespaceGone, NamespaceVersions, VersionRecord, now,
                                      pooled_used)
 
-ROUNDS = "rounds.jsonl"   # a namespace's round log (versions/rounds.jsonl); pooled: STATE/adapt-rounds.jsonl
 ROUND_LOCK = ".round-lock"         # held by the one round on a namespace (versions/.round-lock)
 POOLED_LOCK = ".adapt-pooled-lock"  # held by the one pooled round (STATE/.adapt-pooled-lock)
 # Why a round kept the live program when its search proposed nothing: the search is held to the
@@ -60,35 +58,6 @@ KEPT_BY_SEARCH = ("the search kept the live program: no candidate won on the sco
                   "SE without losing on a guard kind by more than one")
 
 
-class Outcome(enum.Enum):
-    INSTALLED = "installed"     # a candidate won its race and serves now
-    KEPT = "kept"               # the live program stays: the search kept it, or the candidate lost
-    SKIPPED = "skipped"         # not enough history (or nothing new since the last round)
-    DISCARDED = "discarded"     # it won, but an episode it read was forgotten during the round
-    REFUSED = "refused"         # pooled: no candidate had a shape that may be pooled
-    TRIAL = "trial"             # on feedback: the candidate held the guard and is on trial beside the live one
-
-
-@dataclass(frozen=True)
-class RoundResult:
-    mode: str
-    outcome: Outcome
-    reason: str
-    users: tuple[str, ...] = ()                 # namespaces the round read, by folder key
-    versions: dict[str, int] = field(default_factory=dict)   # folder key -> version installed
-    race: dict[str, Any] = field(default_factory=dict)
-    search: dict[str, Any] = field(default_factory=dict)
-    history: dict[str, int] = field(default_factory=dict)    # sessions, turns read
-    seconds: float = 0.0
-
-    def to_dict(self, *, with_users: bool = True) -> dict[str, Any]:
-        out = {**asdict(self), "outcome": self.outcome.value, "at": now()}
-        if not with_users:
-            out.pop("users")
-            out.pop("versions")
-        return out
-
-
 @dataclass(frozen=True)
 class Served:
     """What a round needs of the server: the export it serves and how it runs programs."""
@@ -96,14 +65,6 @@ class Served:
     export: Path
     sandbox: str
     shared_experience: bool
-
-
-def eligible(history: History, config: AdaptConfig) -> str | None:
-    """Why this history cannot be adapted on yet, or None."""
-    if history.sessions < config.min_sessions or history.turns < config.min_turns:
-        return (f"the history holds {history.sessions} sessions and {history.turns} turns; adaptation starts at "
-                f"{config.min_sessions} sessions and {config.min_turns} turns")
-    return None
 
 
 def adapt_user(state: StateFolder, served: Served, user: str, config: AdaptConfig, *, force: bool = False,
@@ -128,7 +89,7 @@ def adapt_namespace(state: StateFolder, served: Served, key: str, config: AdaptC
     def result(outcome: Outcome, reason: str, **kw: Any) -> RoundResult:
         done = RoundResult(PER_USER, outcome, reason, (key,), history=figures,
                            seconds=round(time.monotonic() - started, 1), **kw)
-        _append(versions.root / ROUNDS, done.to_dict())
+        append_round(versions.root / ROUNDS, done.to_dict())
         return done
 
     why = eligible(history, config) or (None if force else not_grown(versions.root / ROUNDS, history, config))
@@ -269,7 +230,7 @@ def adapt_pooled(state: StateFolder, served: Served, config: AdaptConfig, *, use
     def result(outcome: Outcome, reason: str, **kw: Any) -> RoundResult:
         done = RoundResult(POOLED, outcome, reason, tuple(u for u, _ in histories), history=figures,
                            seconds=round(time.monotonic() - started, 1), **kw)
-        _append(state.root / f"adapt-{ROUNDS}", done.to_dict(with_users=False))
+        append_round(state.root / f"adapt-{ROUNDS}", done.to_dict(with_users=False))
         return done
 
     if len(histories) < config.min_blocks:
@@ -462,48 +423,6 @@ def _block_sessions(sessions: int, config: AdaptConfig) -> int:
     return max(2, min(config.block_sessions, sessions // config.min_blocks))
 
 
-def not_grown(rounds_file: Path, history: History, config: AdaptConfig) -> str | None:
-    last = last_round(rounds_file)
-    if last is None:
-        return None
-    before = int((last.get("history") or {}).get("sessions") or 0)
-    if before and history.sessions < before * (1 + config.regrow):
-        return (f"the last round read {before} sessions and the history holds {history.sessions}; the next "
-                f"starts at {int(before * (1 + config.regrow)) + 1} (or run `automemo memory adapt` to force one)")
-    return None
-
-
-def user_due(state: StateFolder, user: str, config: AdaptConfig) -> bool:
-    """Whether a per-user round on `user` is due: enough history, grown since their last round."""
-    folder = state.user_dir(user)
-    history = read_history(folder)
-    return eligible(history, config) is None and \
-        not_grown(NamespaceVersions(folder).root / ROUNDS, history, config) is None
-
-
-def pooled_due(state: StateFolder, config: AdaptConfig) -> bool:
-    """Whether a pooled round is due: enough users with enough history, whose sessions grew by
-    `regrow` since the last pooled round."""
-    ready = [read_history(state.user_dir(u)) for u in state.users()]
-    ready = [h for h in ready if eligible(h, config) is None]
-    if len(ready) < config.min_blocks:
-        return False
-    sessions = sum(h.sessions for h in ready)
-    last = last_round(state.root / f"adapt-{ROUNDS}")
-    before = int((last or {}).get("history", {}).get("sessions") or 0)
-    return not before or sessions >= before * (1 + config.regrow)
-
-
-def last_round(rounds_file: Path) -> dict[str, Any] | None:
-    """The last round of a round log that measured something (not a skip), or None."""
-    try:
-        lines = [json.loads(line) for line in rounds_file.read_text().splitlines() if line.strip()]
-    except (OSError, ValueError):
-        return None
-    measured = [r for r in lines if r.get("outcome") != Outcome.SKIPPED.value]
-    return measured[-1] if measured else None
-
-
 def _aggregate(proposal: Proposal) -> dict[str, Any]:
     """A pooled search's record without its summary's words (a node summary can quote a stage
     fitted on the users' questions)."""
@@ -534,9 +453,3 @@ def _raced(run: Race) -> str:
 
 def _won(run: Race) -> str:
     return f"{run.live_mean:.3f} -> {run.candidate_mean:.3f} ({run.difference:+.3f} ± {run.se:.3f}, {run.questions} questions)"
-
-
-def _append(path: Path, record: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, default=str) + "\n")

@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 from automemo.adapt.config import POOLED, AdaptConfig
 from automemo.adapt.cpu import ROUND_THREAD_ENV, lowest_priority
-from automemo.adapt.round import pooled_due, sweep_stale_work, user_due
+from automemo.adapt.round import sweep_stale_work
+from automemo.adapt.round_log import pooled_due, user_due
 from automemo.adapt.trial import decide_trials
 from automemo.episode_store import atomic_write
 from automemo.serve.storage.state_folder import LOG, StateFolder

@@ -369,7 +369,7 @@ def _reexpected(scenario: Any, users: dict[str, list[dict]]) -> dict[str, int]:
 def _rounds_done(state: Path, mode: str, users: dict[str, list[dict]]) -> bool:
     from automemo.adapt.config import AdaptConfig
     from automemo.adapt.history import read_history
-    from automemo.adapt.round import ROUNDS, eligible
+    from automemo.adapt.round_log import ROUNDS, eligible
     from automemo.serve.storage.state_folder import StateFolder
 
     if _round_running(state):
@@ -383,7 +383,7 @@ def _rounds_done(state: Path, mode: str, users: dict[str, list[dict]]) -> bool:
 
 def _rounds(state: Path, users: dict[str, list[dict]]) -> list[dict[str, Any]]:
     """Every round's record (outcome, reason, race), per user and pooled."""
-    from automemo.adapt.round import ROUNDS
+    from automemo.adapt.round_log import ROUNDS
     from automemo.serve.storage.state_folder import StateFolder
 
     files = [StateFolder(state).user_dir(u) / "versions" / ROUNDS for u in users] + [state / f"adapt-{ROUNDS}"]
