@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from automemo.errors import UsageError
+from automemo.errors import AutomemoError, UsageError
 from automemo.search.config import SearchConfig
 
 
@@ -92,7 +92,8 @@ class AdaptConfig:
     check_every_s: float = 30.0
     # The operator's run-config TOML (LLM roles, pseudo-question and search settings) over which
     # a round's search and race are resolved (`serve --adapt-run-config`, `memory adapt
-    # --run-config`). With the pseudo-question LLM role configured, the LLM writes the questions.
+    # --config`, which means what `--config` means to every other command). With the
+    # pseudo-question LLM role configured, the LLM writes the questions.
     run_config: Path | None = None
 
     def __post_init__(self) -> None:
@@ -131,7 +132,6 @@ def _check_run_config(path: Path) -> None:
     """The run-config file read as a round reads it, refused with a sentence when it cannot be, or
     when it names a shared embedding cache: every round would then write every user's vectors
     into one file that no forget cleans."""
-    from automemo.errors import AutomemoError
     from automemo.resolution import load_run_config
 
     if not path.is_file():

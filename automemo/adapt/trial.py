@@ -26,6 +26,7 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from automemo.adapt.config import POOLED
 from automemo.adapt.history import still_live
 from automemo.serve.storage.recall_log import RECALLS, RecallLog
 from automemo.serve.storage.state_folder import StateFolder, incarnation
@@ -111,7 +112,7 @@ def _promote(folder: Path, pointer: TrialPointer) -> bool:
             record = versions.record(pointer.version)
             if TrialPointer.read(versions.root) != pointer or record is None or record.retired:
                 return False
-            fit_read = record.used.get(folder.name) if record.source != "pooled" else ()
+            fit_read = record.used.get(folder.name) if record.source != POOLED else ()
             alive = incarnation(folder) == pointer.incarnation and \
                 (fit_read is None or still_live(folder, [int(s) for s in fit_read], pointer.incarnation))
             if alive:
@@ -138,7 +139,7 @@ def _retire(folder: Path, pointer: TrialPointer, reason: str) -> bool:
 def _log(state: StateFolder, where: list[tuple[Path, TrialPointer]], decision: TrialDecision) -> None:
     """A pooled decision into STATE/adapt-trials.jsonl (numbers only, no user); a user's into
     the user's own versions folder (it leaves with a forget all)."""
-    if decision.source == "pooled":
+    if decision.source == POOLED:
         paths = [state.root / f"adapt-{TRIALS_LOG}"]
     else:
         paths = [NamespaceVersions(folder).root / TRIALS_LOG for folder, _ in where]
